@@ -44,7 +44,7 @@ def parse(
 def world_build(
     out: Path = typer.Option(..., "--out", help="Output folder (created)."),
     identities: int = typer.Option(100, "--identities", min=1),
-    images_per_identity: int = typer.Option(10, "--images-per-identity", min=1),
+    images_per_identity: int = typer.Option(10, "--images-per-identity", min=2),
     seed: int = typer.Option(0, "--seed"),
     workers: int = typer.Option(0, "--workers", help="Processes; 0 = all cores. Output does not depend on it."),
 ) -> None:
@@ -70,7 +70,11 @@ def world_sheet(
     """Draw a contact sheet: identities × modalities × resolutions."""
     from engine.world.sheet import contact_sheet
 
-    typer.echo(f"wrote {contact_sheet(out, identities=identities, seed=seed)}")
+    try:
+        sheet = contact_sheet(out, identities=identities, seed=seed)
+    except (ValueError, OSError) as exc:
+        _fail(str(exc))
+    typer.echo(f"wrote {sheet}")
 
 
 @world_app.command("benchmarks")
@@ -102,6 +106,125 @@ def world_export(
     except (ValueError, OSError) as exc:
         _fail(str(exc))
     typer.echo(f"wrote {n} records to {out}")
+
+
+@app.command()
+def demo(
+    rebuild: bool = typer.Option(False, "--rebuild", help="Build the demo world again even when cached."),
+) -> None:
+    """Build (once) and show the built-in demo: synthetic world, contact sheet, progressive descriptions."""
+    import random
+
+    from engine.demo import DEMO_IDENTITIES, DEMO_IMAGES_PER_IDENTITY, DEMO_SEED, demo_world_dir, demo_world_ready
+    from engine.progress import cli_progress
+    from engine.text.generator import query_chain
+    from engine.text.parser import parse as parse_text
+    from engine.world.build import build_world
+    from engine.world.sheet import contact_sheet
+
+    world = demo_world_dir()
+    if rebuild or not demo_world_ready(world):
+        typer.echo(f"building the demo world in {world} (once; later runs reuse it)")
+        with cli_progress("rendering demo world") as report:
+            build_world(world, identities=DEMO_IDENTITIES, images_per_identity=DEMO_IMAGES_PER_IDENTITY,
+                        seed=DEMO_SEED, workers=os.cpu_count() or 1, progress=report)
+    sheet = contact_sheet(world / "contact_sheet.png", identities=6, seed=DEMO_SEED)
+    typer.echo(f"demo world: {world}\ncontact sheet: {sheet}")
+    first = json.loads((world / "manifest.jsonl").open(encoding="utf-8").readline())
+    typer.echo(f"\nA progressive query chain for identity {first['identity']} and what the parser reads:")
+    for step in query_chain(first["attributes"], random.Random(DEMO_SEED)):
+        parsed = parse_text(step["text"])
+        typer.echo(f"  [{parsed.level}] {step['text']}")
+        typer.echo(f"        {parsed.count} attributes; add next: {', '.join(parsed.missing[:4]) or '-'}")
+
+
+@app.command("eval")
+def evaluate_command(
+    checkpoint: Path = typer.Option(None, "--checkpoint", help="Checkpoint folder (default: the shipped one)."),
+    world: Path = typer.Option(None, "--world", help="A built world folder (benchmarks built on demand)."),
+    data: str = typer.Option(None, "--data", help="A real dataset as READER:PATH (cuhk-pedes:/data/CUHK-PEDES)."),
+    protocol: str = typer.Option(
+        ..., "--protocol", help="mg-separate | mg-progressive | modes | cross-res | anytime (world); t2i (data)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    level: str = typer.Option(None, "--level", help="auto | given (default: given on a world, auto on data)."),
+    rho: float = typer.Option(0.5, "--rho", help="Progressive keep rate: k = ceil(rho * |candidates|)."),
+    batch: int = typer.Option(64, "--batch", min=1, help="Images or texts per model call."),
+    device: str = typer.Option(None, "--device", help="cpu, cuda, cuda:1 ... (default: CUDA when available)."),
+    out: Path = typer.Option(None, "--out", help="Also write the JSON report to this file."),
+) -> None:
+    """Evaluate a checkpoint: MG-Eval separate/progressive, query modes, cross-resolution, any-time, t2i."""
+    from engine.data.atomic import atomic_write_json
+    from engine.evaluation import evaluate, load_model, render
+    from engine.evaluation.api import check_options, check_source
+    from engine.evaluation.sources import read_dataset_spec
+    from engine.progress import cli_progress
+
+    if (world is None) == (data is None):
+        _fail("give exactly one of --world DIR or --data READER:PATH")
+    if data is not None and data.lower().startswith("world:"):
+        world, data = Path(data.partition(":")[2]), None  # the training command's spelling of a world
+    try:
+        check_options(protocol, level, rho, batch)
+        check_source(protocol, on_world=world is not None)
+        source = world if world is not None else read_dataset_spec(data)
+        model = load_model(checkpoint, device=device)
+        with cli_progress(f"encoding ({protocol})") as progress:
+            report = evaluate(model, source, protocol, level=level, rho=rho, batch_size=batch, progress=progress)
+    except (ValueError, OSError, RuntimeError) as exc:
+        _fail(str(exc))
+    if data is not None:
+        report["source"]["data"] = data
+    report["checkpoint"] = str(checkpoint) if checkpoint is not None else "default"
+    if out is not None:
+        atomic_write_json(out, report, indent=2)
+    if as_json:
+        typer.echo(json.dumps(report))
+    else:
+        render(report)
+
+
+@app.command("train")
+def train_command(
+    config: str = typer.Option("default", "--config",
+                               help="Model config name (resources/configs), a config JSON path, or a run file."),
+    data: str = typer.Option(..., "--data", help="READER:PATH, e.g. world:/tmp/world or cuhk-pedes:/data/CUHK-PEDES."),
+    out: Path = typer.Option(..., "--out", help="Run folder: model/ checkpoint, training state, log.jsonl."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the run in --out from its saved state."),
+    epochs: int = typer.Option(None, "--epochs", min=1, help="Override the training epochs."),
+    max_minutes: float = typer.Option(None, "--max-minutes", min=0.0,
+                                      help="Stop cleanly (checkpoint written) after this many minutes."),
+    seed: int = typer.Option(0, "--seed"),
+    device: str = typer.Option(None, "--device", help="cpu, cuda or cuda:N (default: CUDA when available)."),
+) -> None:
+    """Train (or resume) a model on a world or a dataset; writes a checkpoint and a learning curve."""
+    from engine.models import ConfigError
+    from engine.progress import cli_progress
+    from engine.train import (
+        RunFolderError,
+        TrainConfigError,
+        Trainer,
+        TrainingDataError,
+        TrainingError,
+        TrainOptions,
+    )
+
+    options = TrainOptions(config=config, data=data, out=out, resume=resume, epochs=epochs,
+                           max_minutes=max_minutes, seed=seed, device=device, command=" ".join(sys.argv))
+    import time
+
+    started = time.monotonic()
+    try:
+        with cli_progress("decoding images") as report:
+            trainer = Trainer.prepare(options, progress=report, echo=typer.echo)
+        with cli_progress("training") as report:
+            result = trainer.run(progress=report, started=started)
+    except (TrainConfigError, ConfigError, TrainingDataError, RunFolderError, TrainingError) as exc:
+        _fail(str(exc))
+    except (ValueError, OSError) as exc:
+        _fail(f"{type(exc).__name__}: {exc}")
+    typer.echo(f"{result.status}: {result.epoch} epochs, {result.global_step} steps; "
+               f"checkpoint {result.model_dir}; learning curve {result.out / 'log.jsonl'}")
 
 
 def main() -> None:
