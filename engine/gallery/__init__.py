@@ -1,0 +1,25 @@
+"""The gallery folder: items, crops, float16 vectors per view and a FAISS index per view."""
+
+from engine.gallery.errors import (
+    GalleryCorruptError,
+    GalleryError,
+    GalleryIndexError,
+    GalleryInputError,
+    GalleryMismatchError,
+    GalleryNotFoundError,
+)
+from engine.gallery.items import GalleryItem
+from engine.gallery.store import AddReport, Gallery, Problem
+
+__all__ = [
+    "AddReport",
+    "Gallery",
+    "GalleryCorruptError",
+    "GalleryError",
+    "GalleryIndexError",
+    "GalleryInputError",
+    "GalleryItem",
+    "GalleryMismatchError",
+    "GalleryNotFoundError",
+    "Problem",
+]

@@ -1,0 +1,67 @@
+"""Redo journal for changes that replace several gallery files at once (remove, rebuild).
+
+All new files are written first under temporary names; then ``journal.json`` lists the renames and the new
+``gallery.json``; then the renames happen. Whoever finds a journal (``Gallery.open``, the next writer) rolls it
+forward, so a crash leaves either the old gallery or the new one."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+
+from engine.data.atomic import atomic_write_json
+from engine.gallery.errors import GalleryCorruptError
+
+JOURNAL_FILE = "journal.json"
+GALLERY_FILE = "gallery.json"
+PENDING_SUFFIX = ".pending"
+
+
+def pending_name(path: Path) -> Path:
+    return path.with_name(path.name + PENDING_SUFFIX)
+
+
+def commit(root: Path, moves: list[tuple[Path, Path]], meta: dict, delete: list[str] = ()) -> None:
+    """Record the journal, then apply it. ``moves`` are (pending file, final file) pairs inside ``root``."""
+    record = {
+        "moves": [[str(a.relative_to(root)), str(b.relative_to(root))] for a, b in moves],
+        "gallery": meta,
+        "delete": list(delete),
+    }
+    atomic_write_json(root / JOURNAL_FILE, record)
+    roll_forward(root)
+
+
+def roll_forward(root: Path) -> bool:
+    """Finish a recorded change if one is pending; returns whether there was one."""
+    path = root / JOURNAL_FILE
+    if not path.exists():
+        return False
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        moves, meta, delete = record["moves"], record["gallery"], record["delete"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise GalleryCorruptError(
+            f"{path} is unreadable ({exc}); the last remove or rebuild cannot be finished"
+        ) from None
+    for source, target in moves:
+        if (root / source).exists():
+            os.replace(root / source, root / target)
+    atomic_write_json(root / GALLERY_FILE, meta, indent=1)
+    for relative in delete:
+        with contextlib.suppress(FileNotFoundError):
+            (root / relative).unlink()
+    path.unlink()
+    return True
+
+
+def clear_pending(root: Path) -> None:
+    """Delete temporary files a crashed writer left before it recorded its journal."""
+    for folder in (root, root / "vectors", root / "index"):
+        if folder.is_dir():
+            for leftover in folder.iterdir():
+                if leftover.name.endswith((PENDING_SUFFIX, ".tmp")):
+                    with contextlib.suppress(FileNotFoundError):
+                        leftover.unlink()

@@ -1,0 +1,624 @@
+"""The gallery folder: items, crops, float16 vectors per view and a FAISS index per view.
+
+Layout::
+
+    gallery.json            format, model fingerprint, views and dims, committed counts (the commit point)
+    items.jsonl             one item per line; line i = vector row i
+    crops/                  crop images (content-addressed)
+    vectors/<view>.f16.npy  float16 rows, appended in place
+    index/<view>.faiss      FAISS index (flat or IVF, see ``engine.gallery.indexes``)
+
+Crash safety: ``add`` appends each batch to every vectors file and to ``items.jsonl``, fsyncs, then rewrites
+``gallery.json`` atomically; readers trust only the committed counts, so a killed add leaves the previous
+batches intact and its partial batch invisible (the next writer trims it). Index files are rewritten after the
+batches (or on the way out of a failed add); an index that lags behind is caught up from the vectors when the
+gallery is opened for writing. ``remove`` and ``rebuild`` go through the redo journal (``engine.gallery.journal``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import faiss
+import numpy as np
+
+from engine.data.atomic import atomic_write_json
+from engine.gallery import indexes, journal, vector_file
+from engine.gallery.crops import put_crop, sha256_file
+from engine.gallery.errors import (
+    GalleryCorruptError,
+    GalleryError,
+    GalleryIndexError,
+    GalleryInputError,
+    GalleryMismatchError,
+    GalleryNotFoundError,
+)
+from engine.gallery.items import GalleryItem, ItemColumns, as_item, read_columns
+from engine.gallery.scoring import inner_products, to_float32
+
+FORMAT_VERSION = 1
+GALLERY_FILE = journal.GALLERY_FILE
+ITEMS_FILE = "items.jsonl"
+DEFAULT_BATCH = 4096
+NORM_TOLERANCE = 0.02
+_VIEW_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9:_.+-]{0,63}$")
+ProgressFn = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class AddReport:
+    added: int
+    skipped: int  # ids already in the gallery (a resumed ingest)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _file_stem(view: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.+-]", "_", view)
+
+
+def _check_views(views: Mapping[str, int]) -> dict[str, dict[str, Any]]:
+    if not views:
+        raise GalleryInputError("a gallery needs at least one view")
+    out: dict[str, dict[str, Any]] = {}
+    stems: dict[str, str] = {}
+    for name, dim in views.items():
+        if not isinstance(name, str) or not _VIEW_NAME.match(name):
+            raise GalleryInputError(f"view name {name!r} must be 1-64 characters of letters, digits and ':_.+-'")
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim <= 0:
+            raise GalleryInputError(f"view {name!r} needs a positive integer dimension, got {dim!r}")
+        stem = _file_stem(name)
+        if stem.lower() in stems:
+            raise GalleryInputError(f"views {stems[stem.lower()]!r} and {name!r} would share the file name {stem!r}")
+        stems[stem.lower()] = name
+        out[name] = {"dim": dim, "file": stem}
+    return out
+
+
+class Gallery:
+    """A gallery folder opened for reading and writing (one writer at a time)."""
+
+    def __init__(self, root: Path, meta: dict[str, Any], columns: ItemColumns) -> None:
+        self.root = root
+        self._meta = meta
+        self._columns = columns
+        self._indexes: dict[str, faiss.Index] = {}
+        self._writable: set[str] = set()
+        self._matrices: dict[str, np.ndarray] = {}
+        self._gpu: dict[str, indexes.GpuCopy] = {}
+
+    # ------------------------------------------------------------------------------------------------ opening
+
+    @classmethod
+    def create(
+        cls,
+        root: str | Path,
+        views: Mapping[str, int],
+        model_fingerprint: str,
+        *,
+        ivf_threshold: int = indexes.DEFAULT_IVF_THRESHOLD,
+        recall_target: float = indexes.DEFAULT_RECALL_TARGET,
+    ) -> Gallery:
+        """A new, empty gallery in ``root`` (which must not exist or be empty)."""
+        root = Path(root)
+        if root.exists() and (not root.is_dir() or any(root.iterdir())):
+            raise GalleryInputError(f"cannot create a gallery in {root}: it exists and is not an empty folder")
+        if not isinstance(model_fingerprint, str) or not model_fingerprint:
+            raise GalleryInputError("model_fingerprint must be a non-empty string (the checkpoint's fingerprint)")
+        if ivf_threshold < 1:
+            raise GalleryInputError(f"ivf_threshold must be at least 1, got {ivf_threshold}")
+        if not 0 < recall_target <= 1:
+            raise GalleryInputError(f"recall_target must lie in (0, 1], got {recall_target}")
+        view_meta = _check_views(views)
+        for folder in (root, root / "vectors", root / "index", root / "crops"):
+            folder.mkdir(parents=True, exist_ok=True)
+        (root / ITEMS_FILE).touch()
+        for entry in view_meta.values():
+            vector_file.create(root / "vectors" / f"{entry['file']}.f16.npy", entry["dim"])
+            indexes.save(indexes.empty_flat(entry["dim"]), root / "index" / f"{entry['file']}.faiss")
+        meta = {
+            "format": FORMAT_VERSION,
+            "model_fingerprint": model_fingerprint,
+            "views": view_meta,
+            "count": 0,
+            "items_bytes": 0,
+            "ivf_threshold": int(ivf_threshold),
+            "recall_target": float(recall_target),
+            "indexes": {name: indexes.IndexSpec("flat", 0).to_dict() for name in view_meta},
+            "created": _now(),
+            "updated": _now(),
+        }
+        atomic_write_json(root / GALLERY_FILE, meta, indent=1)
+        return cls.open(root)
+
+    @classmethod
+    def open(cls, root: str | Path, *, check_indexes: bool = True) -> Gallery:
+        """Open an existing gallery. Finishes an interrupted remove/rebuild; ignores an interrupted add's tail.
+
+        With ``check_indexes`` every index is loaded (memory-mapped) and checked against ``gallery.json``;
+        ``check_indexes=False`` lets ``rebuild`` open a gallery whose indexes are broken."""
+        root = Path(root)
+        if not root.is_dir():
+            raise GalleryNotFoundError(f"gallery folder {root} does not exist")
+        meta_path = root / GALLERY_FILE
+        if not meta_path.is_file() and not (root / journal.JOURNAL_FILE).exists():
+            raise GalleryNotFoundError(f"{root} is not a gallery: {GALLERY_FILE} is missing")
+        journal.roll_forward(root)
+        meta = cls._read_meta(meta_path)
+        for entry in meta["views"].values():
+            vector_file.check(root / "vectors" / f"{entry['file']}.f16.npy", meta["count"], entry["dim"])
+        columns = read_columns(root / ITEMS_FILE, meta["items_bytes"], meta["count"])
+        gallery = cls(root, meta, columns)
+        if check_indexes:
+            for view in meta["views"]:
+                gallery._index(view)
+        return gallery
+
+    @staticmethod
+    def _read_meta(path: Path) -> dict[str, Any]:
+        try:
+            meta = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise GalleryCorruptError(f"{path} is unreadable: {exc}") from None
+        required = ("format", "model_fingerprint", "views", "count", "items_bytes", "ivf_threshold", "indexes")
+        if not isinstance(meta, dict) or any(key not in meta for key in required):
+            raise GalleryCorruptError(f"{path} lacks one of the fields {list(required)}")
+        if meta["format"] != FORMAT_VERSION:
+            raise GalleryCorruptError(
+                f"{path} has format {meta['format']!r}; this program reads format {FORMAT_VERSION}"
+            )
+        try:
+            _check_views({name: entry["dim"] for name, entry in meta["views"].items()})
+        except (GalleryInputError, TypeError, KeyError) as exc:
+            raise GalleryCorruptError(f"{path} lists invalid views: {exc}") from None
+        return meta
+
+    # ------------------------------------------------------------------------------------------------ reading
+
+    @property
+    def model_fingerprint(self) -> str:
+        return self._meta["model_fingerprint"]
+
+    @property
+    def views(self) -> dict[str, int]:
+        """View name → vector dimension."""
+        return {name: entry["dim"] for name, entry in self._meta["views"].items()}
+
+    @property
+    def columns(self) -> ItemColumns:
+        return self._columns
+
+    @property
+    def ids(self) -> list[str]:
+        return self._columns.ids
+
+    def __len__(self) -> int:
+        return self._meta["count"]
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self._columns.row_of
+
+    def row(self, item_id: str) -> int:
+        try:
+            return self._columns.row_of[item_id]
+        except KeyError:
+            raise GalleryInputError(f"item {item_id!r} is not in the gallery {self.root}") from None
+
+    def rows(self, item_ids: Iterable[str]) -> np.ndarray:
+        return np.asarray([self.row(i) for i in item_ids], dtype=np.int64)
+
+    def item(self, key: str | int) -> GalleryItem:
+        """The full item record by id or row (read from ``items.jsonl``)."""
+        row = self.row(key) if isinstance(key, str) else int(key)
+        if not 0 <= row < len(self):
+            raise GalleryInputError(f"row {row} is outside the gallery (0..{len(self) - 1})")
+        return GalleryItem.from_dict(json.loads(self._raw_lines([row])[0]))
+
+    def _raw_lines(self, rows: Sequence[int]) -> list[bytes]:
+        offsets = self._columns.offset
+        ends = np.append(offsets[1:], self._meta["items_bytes"])
+        out = []
+        with open(self.root / ITEMS_FILE, "rb") as fh:
+            for row in rows:
+                fh.seek(int(offsets[row]))
+                out.append(fh.read(int(ends[row] - offsets[row])))
+        return out
+
+    def iter_items(self) -> Iterable[GalleryItem]:
+        with open(self.root / ITEMS_FILE, "rb") as fh:
+            for _ in range(len(self)):
+                yield GalleryItem.from_dict(json.loads(fh.readline()))
+
+    def _vector_path(self, view: str) -> Path:
+        return self.root / "vectors" / f"{self._meta['views'][view]['file']}.f16.npy"
+
+    def _index_path(self, view: str) -> Path:
+        return self.root / "index" / f"{self._meta['views'][view]['file']}.faiss"
+
+    def _check_view(self, view: str) -> int:
+        if view not in self._meta["views"]:
+            raise GalleryMismatchError(f"view {view!r} is not in the gallery {self.root}; it has {list(self.views)}")
+        return self._meta["views"][view]["dim"]
+
+    def stored_vectors(self, view: str) -> np.ndarray:
+        """Read-only float16 memory map [count, dim] of one view."""
+        dim = self._check_view(view)
+        return vector_file.rows_view(self._vector_path(view), len(self), dim)
+
+    def vectors(self, view: str, rows: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
+        """float32 copies of the given rows (all rows when ``rows`` is None)."""
+        stored = self.stored_vectors(view)
+        if rows is None:
+            return to_float32(np.asarray(stored))
+        picked = np.asarray(rows, dtype=np.int64)
+        if picked.size and (picked.min() < 0 or picked.max() >= len(self)):
+            raise GalleryInputError(f"rows must lie in 0..{len(self) - 1}")
+        return to_float32(np.asarray(stored[picked]))
+
+    def matrix(self, view: str) -> np.ndarray:
+        """The whole view as a cached float32 matrix (4·dim bytes per item in memory), for exact scoring."""
+        if view not in self._matrices:
+            self._matrices[view] = self.vectors(view)
+        return self._matrices[view]
+
+    def check_model(self, model_fingerprint: str | None = None, dims: Mapping[str, int] | None = None) -> None:
+        """Raise ``GalleryMismatchError`` when a checkpoint is not the one that made this gallery."""
+        if model_fingerprint is not None and model_fingerprint != self.model_fingerprint:
+            raise GalleryMismatchError(
+                f"checkpoint fingerprint {model_fingerprint!r} does not match the gallery's "
+                f"{self.model_fingerprint!r} ({self.root}); ingest the footage again with this checkpoint"
+            )
+        for view, dim in (dims or {}).items():
+            if view in self._meta["views"] and self._meta["views"][view]["dim"] != dim:
+                raise GalleryMismatchError(
+                    f"view {view!r} has dimension {self._meta['views'][view]['dim']} in the gallery, the "
+                    f"checkpoint gives {dim}"
+                )
+
+    # ------------------------------------------------------------------------------------------------ indexes
+
+    def _index(self, view: str) -> faiss.Index:
+        """The view's index, memory-mapped; checked against the vectors and caught up after a killed add."""
+        if view in self._indexes:
+            return self._indexes[view]
+        dim = self._check_view(view)
+        path = self._index_path(view)
+        if not path.is_file():
+            raise GalleryIndexError(f"index file {path} for view {view!r} is missing")
+        kind, index_dim, ntotal = indexes.peek(path)
+        if index_dim != dim:
+            raise GalleryIndexError(f"index {path} has dimension {index_dim}, view {view!r} has {dim}")
+        if ntotal > len(self):
+            raise GalleryIndexError(f"index {path} holds {ntotal} vectors but the gallery has {len(self)} items")
+        index = indexes.load(path, writable=ntotal < len(self))
+        if index.ntotal != ntotal or index.d != dim:
+            raise GalleryIndexError(f"index {path} header and body disagree")
+        if ntotal < len(self):
+            indexes.add_rows(index, self.stored_vectors(view)[ntotal:])
+            self._writable.add(view)
+        self._indexes[view] = index
+        return index
+
+    def _writable_index(self, view: str) -> faiss.Index:
+        if view not in self._writable:
+            self._indexes.pop(view, None)
+            index = self._index(view)
+            if view not in self._writable:
+                index = indexes.load(self._index_path(view), writable=True)
+                self._indexes[view] = index
+                self._writable.add(view)
+        return self._indexes[view]
+
+    def index_spec(self, view: str) -> indexes.IndexSpec:
+        recall = self._meta["indexes"].get(view, {}).get("recall_at_100")
+        return indexes.spec_of(self._index(view), recall)
+
+    def search(
+        self, view: str, query: np.ndarray, k: int, subset: Sequence[int] | np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k (rows, scores) by inner product, best first. Without ``subset`` the view's FAISS index answers
+        (GPU copy when FAISS sees a GPU); with ``subset`` the given rows are scored exactly."""
+        dim = self._check_view(view)
+        q = np.ascontiguousarray(query, dtype=np.float32)
+        if q.shape != (dim,):
+            raise GalleryMismatchError(f"query for view {view!r} must have shape ({dim},), got {q.shape}")
+        if not np.isfinite(q).all():
+            raise GalleryInputError("query vector has NaN or infinite values")
+        if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+            raise GalleryInputError(f"k must be a positive integer, got {k!r}")
+        if subset is not None:
+            rows = np.asarray(subset, dtype=np.int64)
+            scores = inner_products(self.matrix(view), q, rows)
+            take = min(int(k), rows.size)
+            top = np.argpartition(-scores, take - 1)[:take] if take else np.zeros(0, dtype=np.int64)
+            top = top[np.lexsort((rows[top], -scores[top]))]
+            return rows[top], scores[top]
+        take = min(int(k), len(self))
+        if take == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        searcher = self._gpu_copy(view) or self._index(view)
+        scores, rows = searcher.search(q[None, :], take)
+        keep = rows[0] >= 0
+        return rows[0][keep], scores[0][keep]
+
+    def _gpu_copy(self, view: str) -> indexes.GpuCopy | None:
+        if not indexes.gpu_available():
+            return None
+        if view not in self._gpu:
+            self._gpu[view] = indexes.GpuCopy(self._index(view), self.stored_vectors(view))
+        return self._gpu[view]
+
+    # ------------------------------------------------------------------------------------------------ writing
+
+    def put_crop(self, data: bytes, suffix: str = ".png") -> tuple[str, str]:
+        """Store a crop image's bytes in ``crops/``; returns (relative path, SHA-256) for the item record."""
+        return put_crop(self.root, data, suffix)
+
+    def _check_vectors(self, vectors_by_view: Mapping[str, Any], count: int) -> dict[str, np.ndarray]:
+        missing = set(self._meta["views"]) - set(vectors_by_view)
+        extra = set(vectors_by_view) - set(self._meta["views"])
+        if missing or extra:
+            raise GalleryMismatchError(
+                f"vectors must cover exactly the gallery's views {sorted(self.views)}; "
+                f"missing {sorted(missing)}, unknown {sorted(extra)}"
+            )
+        out = {}
+        for view, array in vectors_by_view.items():
+            dim = self._meta["views"][view]["dim"]
+            data = np.asarray(array)
+            if data.ndim != 2 or data.shape != (count, dim):
+                raise GalleryMismatchError(
+                    f"vectors for view {view!r} must have shape ({count}, {dim}), got {data.shape}"
+                )
+            if not np.issubdtype(data.dtype, np.floating):
+                raise GalleryInputError(f"vectors for view {view!r} must be floating point, got {data.dtype}")
+            if not np.isfinite(data).all():
+                raise GalleryInputError(f"vectors for view {view!r} contain NaN or infinite values")
+            norms = np.linalg.norm(data.astype(np.float32, copy=False), axis=1)
+            bad = np.flatnonzero(np.abs(norms - 1) > NORM_TOLERANCE)
+            if bad.size:
+                raise GalleryInputError(
+                    f"vectors for view {view!r} must be L2-normalised; row {int(bad[0])} has norm {norms[bad[0]]:.4f}"
+                )
+            out[view] = data
+        return out
+
+    def _check_crops(self, items: list[GalleryItem]) -> list[GalleryItem]:
+        checked = []
+        for item in items:
+            if item.crop is not None:
+                path = self.root / item.crop
+                if not path.is_file():
+                    raise GalleryInputError(f"item {item.id!r}: crop file {path} does not exist")
+                digest = sha256_file(path)
+                if item.crop_sha256 is not None and item.crop_sha256 != digest:
+                    raise GalleryInputError(f"item {item.id!r}: crop {path} has SHA-256 {digest}, the item says "
+                                            f"{item.crop_sha256}")
+                item = replace(item, crop_sha256=digest)
+            checked.append(item)
+        return checked
+
+    def add(
+        self,
+        items: Sequence[GalleryItem | Mapping[str, Any]],
+        vectors_by_view: Mapping[str, Any],
+        *,
+        batch_size: int = DEFAULT_BATCH,
+        progress: ProgressFn | None = None,
+    ) -> AddReport:
+        """Append items with one vector per view each (row i of every array belongs to ``items[i]``).
+
+        Everything is validated before anything is written. Ids already in the gallery are skipped, so adding
+        the same items again resumes an interrupted ingest. Batches commit one by one (see module docstring)."""
+        records = [as_item(item) for item in items]
+        vectors = self._check_vectors(vectors_by_view, len(records))
+        seen: set[str] = set()
+        for record in records:
+            if record.id in seen:
+                raise GalleryInputError(f"item id {record.id!r} appears twice in this add")
+            seen.add(record.id)
+        new_rows = np.asarray([i for i, r in enumerate(records) if r.id not in self._columns.row_of], dtype=np.int64)
+        fresh = self._check_crops([records[i] for i in new_rows])
+        if batch_size < 1:
+            raise GalleryInputError(f"batch_size must be positive, got {batch_size}")
+        report = AddReport(added=len(fresh), skipped=len(records) - len(fresh))
+        if not fresh:
+            return report
+        journal.roll_forward(self.root)
+        journal.clear_pending(self.root)
+        for view in self._meta["views"]:
+            self._writable_index(view)
+        done = 0
+        try:
+            for start in range(0, len(fresh), batch_size):
+                batch = fresh[start : start + batch_size]
+                picked = new_rows[start : start + batch_size]
+                self._append_batch(batch, {view: array[picked] for view, array in vectors.items()})
+                done += len(batch)
+                if progress is not None:
+                    progress(done, len(fresh))
+        finally:
+            self._finish_add()
+        return report
+
+    def _append_batch(self, batch: list[GalleryItem], vectors: dict[str, np.ndarray]) -> None:
+        count, items_bytes = self._meta["count"], self._meta["items_bytes"]
+        lines = [(item.to_json() + "\n").encode("utf-8") for item in batch]
+        half = {view: np.asarray(array, dtype=np.float16) for view, array in vectors.items()}
+        for view, block in half.items():
+            vector_file.append(self._vector_path(view), count, self._meta["views"][view]["dim"], block)
+        with open(self.root / ITEMS_FILE, "r+b") as fh:
+            fh.truncate(items_bytes)
+            fh.seek(items_bytes)
+            fh.write(b"".join(lines))
+            fh.flush()
+            os.fsync(fh.fileno())
+        meta = dict(self._meta, count=count + len(batch), items_bytes=items_bytes + sum(map(len, lines)),
+                    updated=_now())
+        atomic_write_json(self.root / GALLERY_FILE, meta, indent=1)  # commit point
+        self._meta = meta
+        self._columns.append(batch, map(len, lines), items_bytes)
+        for view, block in half.items():
+            indexes.add_rows(self._indexes[view], block)
+        self._matrices.clear()
+        self._gpu.clear()
+
+    def _finish_add(self) -> None:
+        """Drop an uncommitted tail, fix vector headers, persist the indexes (switching to IVF past the threshold)."""
+        count = len(self)
+        with open(self.root / ITEMS_FILE, "r+b") as fh:
+            fh.truncate(self._meta["items_bytes"])
+        index_meta = dict(self._meta["indexes"])
+        for view, entry in self._meta["views"].items():
+            vector_file.set_rows(self._vector_path(view), count, entry["dim"])
+            index = self._indexes[view]
+            recall = index_meta.get(view, {}).get("recall_at_100")
+            wanted = indexes.choose_kind(count, self._meta["ivf_threshold"])
+            if wanted == "ivf" and not isinstance(index, faiss.IndexIVF):
+                index, spec = indexes.build(self.stored_vectors(view), "ivf", self._meta.get("recall_target", 0.95))
+                self._indexes[view] = index
+                recall = spec.recall_at_100
+            indexes.save(index, self._index_path(view))
+            index_meta[view] = indexes.spec_of(index, recall).to_dict()
+        self._meta = dict(self._meta, indexes=index_meta, updated=_now())
+        atomic_write_json(self.root / GALLERY_FILE, self._meta, indent=1)
+
+    def remove(self, item_ids: Iterable[str]) -> int:
+        """Remove items by id (all or nothing); rewrites vectors and indexes. Returns how many were removed."""
+        ids = list(dict.fromkeys(item_ids))
+        drop = self.rows(ids)
+        if drop.size == 0:
+            return 0
+        keep = np.setdiff1d(np.arange(len(self)), drop)
+        journal.roll_forward(self.root)
+        journal.clear_pending(self.root)
+        moves: list[tuple[Path, Path]] = []
+        lines = self._raw_lines(keep.tolist())
+        items_path = self.root / ITEMS_FILE
+        with open(journal.pending_name(items_path), "wb") as fh:
+            fh.write(b"".join(lines))
+            fh.flush()
+            os.fsync(fh.fileno())
+        moves.append((journal.pending_name(items_path), items_path))
+        index_meta = {}
+        for view in self._meta["views"]:
+            kept = np.asarray(self.stored_vectors(view)[keep])
+            vector_path = self._vector_path(view)
+            vector_file.write_new(journal.pending_name(vector_path), kept)
+            moves.append((journal.pending_name(vector_path), vector_path))
+            kind = indexes.choose_kind(keep.size, self._meta["ivf_threshold"])
+            index, spec = indexes.build(kept, kind, self._meta.get("recall_target", 0.95))
+            index_path = self._index_path(view)
+            indexes.save(index, journal.pending_name(index_path))
+            moves.append((journal.pending_name(index_path), index_path))
+            index_meta[view] = spec.to_dict()
+        remaining_crops = {json.loads(line).get("crop") for line in lines}
+        removed_crops = sorted({c for c in (json.loads(x).get("crop") for x in self._raw_lines(drop.tolist()))
+                                if c is not None and c not in remaining_crops})
+        meta = dict(self._meta, count=int(keep.size), items_bytes=sum(map(len, lines)), indexes=index_meta,
+                    updated=_now())
+        journal.commit(self.root, moves, meta, removed_crops)
+        self._reload()
+        return int(drop.size)
+
+    def rebuild(self, progress: ProgressFn | None = None) -> dict[str, Any]:
+        """Rebuild every index from the vectors (kind chosen by size), trim interrupted appends, fix headers.
+
+        Cannot restore lost vectors, items or crops: ``verify`` reports those."""
+        journal.roll_forward(self.root)
+        journal.clear_pending(self.root)
+        count = len(self)
+        with open(self.root / ITEMS_FILE, "r+b") as fh:
+            fh.truncate(self._meta["items_bytes"])
+        moves: list[tuple[Path, Path]] = []
+        index_meta = {}
+        kind = indexes.choose_kind(count, self._meta["ivf_threshold"])
+        views = list(self._meta["views"].items())
+        for done, (view, entry) in enumerate(views, start=1):
+            vector_file.set_rows(self._vector_path(view), count, entry["dim"])
+            if kind == "ivf" and count > 0:
+                index, spec = indexes.build(self.stored_vectors(view), "ivf", self._meta.get("recall_target", 0.95))
+            else:
+                index, spec = indexes.build(self.stored_vectors(view), "flat")
+            index_path = self._index_path(view)
+            indexes.save(index, journal.pending_name(index_path))
+            moves.append((journal.pending_name(index_path), index_path))
+            index_meta[view] = spec.to_dict()
+            if progress is not None:
+                progress(done, len(views))
+        meta = dict(self._meta, indexes=index_meta, updated=_now())
+        journal.commit(self.root, moves, meta)
+        self._reload()
+        return self.info()
+
+    def _reload(self) -> None:
+        fresh = Gallery.open(self.root)
+        self.__dict__.update(fresh.__dict__)
+
+    # ------------------------------------------------------------------------------------------------ reports
+
+    def verify(self, *, check_crops: bool = True, check_sources: bool = False) -> list[Problem]:
+        """Problems found (empty when the gallery is sound); see ``engine.gallery.verify``."""
+        from engine.gallery.verify import verify_gallery
+
+        return verify_gallery(self, check_crops=check_crops, check_sources=check_sources)
+
+    def info(self) -> dict[str, Any]:
+        """Counts, views, index kinds, cameras, time range and bytes on disk."""
+        count = len(self)
+        sizes = {"items": (self.root / ITEMS_FILE).stat().st_size, "vectors": 0, "indexes": 0, "crops": 0}
+        for view in self._meta["views"]:
+            sizes["vectors"] += self._vector_path(view).stat().st_size
+            with contextlib.suppress(FileNotFoundError):
+                sizes["indexes"] += self._index_path(view).stat().st_size
+        crops = self.root / "crops"
+        if crops.is_dir():
+            sizes["crops"] = sum(p.stat().st_size for p in crops.rglob("*") if p.is_file())
+        sizes["metadata"] = (self.root / GALLERY_FILE).stat().st_size
+        times = self._columns.time
+        known = times[np.isfinite(times)] if times.size else times
+        raw = sum(4 * dim for dim in self.views.values())
+        without_crops = sum(v for k, v in sizes.items() if k != "crops")
+        return {
+            "path": str(self.root),
+            "format": self._meta["format"],
+            "model_fingerprint": self.model_fingerprint,
+            "count": count,
+            "views": {
+                view: {"dim": dim, "index": self._meta["indexes"].get(view, {})} for view, dim in self.views.items()
+            },
+            "cameras": list(self._columns.cameras.names),
+            "identities": len(self._columns.identities.names),
+            "time_range": [float(known.min()), float(known.max())] if known.size else None,
+            "bytes": sizes,
+            "bytes_per_item_without_crops": without_crops / count if count else math.nan,
+            "raw_float32_bytes_per_item": raw,
+            "created": self._meta.get("created"),
+            "updated": self._meta.get("updated"),
+        }
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing ``verify`` found wrong: ``kind`` is a short code, ``subject`` the item, view or file."""
+
+    kind: str
+    subject: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.subject}: {self.message}"
+
+
+__all__ = ["AddReport", "Gallery", "GalleryError", "Problem"]

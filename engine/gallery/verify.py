@@ -1,0 +1,116 @@
+"""``Gallery.verify``: re-read every gallery file and list what disagrees (nothing is changed).
+
+Checks: item records parse and validate; crop files exist and match their SHA-256; optionally source files
+match theirs; each vectors file has the committed rows, a matching header, finite unit rows; each index file
+loads, has the view's dimension, holds exactly the committed rows, and a sample of its stored codes equals the
+vectors file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from engine.gallery import indexes, journal, vector_file
+from engine.gallery.crops import sha256_file
+from engine.gallery.errors import GalleryError
+from engine.gallery.items import GalleryItem
+from engine.gallery.scoring import to_float32
+
+NORM_TOLERANCE = 0.02
+CONTENT_SAMPLE = 1024
+_CHUNK = 65_536
+
+
+def verify_gallery(gallery, *, check_crops: bool = True, check_sources: bool = False) -> list:
+    from engine.gallery.store import ITEMS_FILE, Problem
+
+    problems: list[Problem] = []
+    root: Path = gallery.root
+    count = len(gallery)
+    if (root / journal.JOURNAL_FILE).exists():
+        problems.append(Problem("journal", journal.JOURNAL_FILE, "an unfinished remove or rebuild is pending"))
+
+    source_hashes: dict[str, str] = {}
+    with open(root / ITEMS_FILE, "rb") as fh:
+        for row in range(count):
+            line = fh.readline()
+            try:
+                item = GalleryItem.from_dict(json.loads(line))
+            except (ValueError, TypeError) as exc:
+                problems.append(Problem("item", f"row {row}", f"invalid item record: {exc}"))
+                continue
+            if check_crops and item.crop is not None:
+                path = root / item.crop
+                if not path.is_file():
+                    problems.append(Problem("missing_crop", item.id, f"crop file {path} is missing"))
+                elif item.crop_sha256 is not None and sha256_file(path) != item.crop_sha256:
+                    problems.append(Problem("crop_hash", item.id, f"crop file {path} does not match its SHA-256"))
+            if check_sources and item.source_sha256 is not None:
+                source = Path(item.source)
+                if not source.is_file():
+                    problems.append(Problem("missing_source", item.id, f"source {source} is not reachable"))
+                    continue
+                if item.source not in source_hashes:
+                    source_hashes[item.source] = sha256_file(source)
+                if source_hashes[item.source] != item.source_sha256:
+                    problems.append(Problem("source_hash", item.id, f"source {source} does not match its SHA-256"))
+
+    for view, dim in gallery.views.items():
+        problems.extend(_check_vectors(gallery, view, dim, count, Problem))
+        problems.extend(_check_index(gallery, view, dim, count, Problem))
+    return problems
+
+
+def _check_vectors(gallery, view: str, dim: int, count: int, Problem) -> list:
+    path = gallery._vector_path(view)
+    try:
+        vector_file.check(path, count, dim)
+    except GalleryError as exc:
+        return [Problem("vectors", view, str(exc))]
+    out = []
+    header_rows, _ = vector_file.read_header(path)
+    if header_rows != count:
+        out.append(Problem("vectors_header", view, f"{path} header says {header_rows} rows, the gallery has {count}"))
+    stored = gallery.stored_vectors(view)
+    for start in range(0, count, _CHUNK):
+        block = to_float32(np.asarray(stored[start : start + _CHUNK]))
+        finite = np.isfinite(block).all(axis=1)
+        norms = np.linalg.norm(np.where(finite[:, None], block, 0), axis=1)
+        bad = np.flatnonzero(~finite | (np.abs(norms - 1) > NORM_TOLERANCE))
+        if bad.size:
+            row = start + int(bad[0])
+            out.append(Problem("vector_values", view, f"{bad.size} rows from row {row} (item "
+                                                      f"{gallery.ids[row]!r}) are not finite unit vectors"))
+            break
+    return out
+
+
+def _check_index(gallery, view: str, dim: int, count: int, Problem) -> list:
+    path = gallery._index_path(view)
+    if not path.is_file():
+        return [Problem("index_missing", view, f"index file {path} is missing")]
+    try:
+        _, index_dim, ntotal = indexes.peek(path)
+        index = indexes.load(path)
+    except GalleryError as exc:
+        return [Problem("index_unreadable", view, str(exc))]
+    if index_dim != dim or index.d != dim:
+        return [Problem("index_dim", view, f"index {path} has dimension {index.d}, the view has {dim}")]
+    if index.ntotal != count:
+        message = f"index {path} holds {index.ntotal} vectors, the gallery has {count} items"
+        return [Problem("index_count", view, message)]
+    recorded = gallery._meta["indexes"].get(view, {}).get("count")
+    out = []
+    if recorded != count:
+        message = f"gallery.json records {recorded} indexed rows, the index holds {count}"
+        out.append(Problem("index_metadata", view, message))
+    if count:
+        rng = np.random.default_rng(0)
+        sample = np.unique(np.concatenate([[0, count - 1], rng.integers(0, count, min(CONTENT_SAMPLE, count))]))
+        wrong = indexes.content_mismatches(index, gallery.stored_vectors(view), sample)
+        if wrong.size:
+            out.append(Problem("index_content", view, f"index {path} disagrees with the vectors at {wrong.size} of "
+                                                      f"{sample.size} sampled rows (first: row {int(wrong[0])})"))
+    return out

@@ -1,0 +1,111 @@
+"""One step's query: what to search with, how many to keep, and which cameras/times to allow."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from engine.ontology import LEVELS
+from engine.search.errors import QueryInputError
+
+ImageInput = str | Path | np.ndarray
+
+
+def _finite_number(value: object, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise QueryInputError(f"{what} must be a finite number, got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class StepQuery:
+    """A step's query. Give any of ``text``/``sketch``/``ir`` (combined = fused query) or ``example`` (a gallery
+    item id: find similar). Keep rule: at most one of ``rho`` (fraction, default the session's), ``k`` (count)
+    or ``threshold`` (minimum score). ``cameras`` and ``time_range`` (seconds, inclusive, None = open) filter
+    the candidates; ``level`` overrides the parser/classifier; ``target_identity`` marks ground truth."""
+
+    text: str | None = None
+    sketch: ImageInput | None = field(default=None, compare=False)
+    ir: ImageInput | None = field(default=None, compare=False)
+    example: str | None = None
+    scenario: str | None = None
+    level: str | None = None
+    rho: float | None = None
+    k: int | None = None
+    threshold: float | None = None
+    cameras: frozenset[str] | None = None
+    time_range: tuple[float | None, float | None] | None = None
+    target_identity: str | None = None
+
+    def __post_init__(self) -> None:
+        text = self.text.strip() if isinstance(self.text, str) else self.text
+        if text is not None and not isinstance(text, str):
+            raise QueryInputError(f"text must be a string, got {type(self.text).__name__}")
+        object.__setattr__(self, "text", text or None)
+        if self.example is not None and (not isinstance(self.example, str) or not self.example):
+            raise QueryInputError(f"example must be a gallery item id, got {self.example!r}")
+        has_image = self.sketch is not None or self.ir is not None
+        if self.example is not None and (self.text is not None or has_image):
+            raise QueryInputError("an example-item query (find similar) cannot be combined with text, sketch or IR")
+        if self.example is None and self.text is None and not has_image:
+            raise QueryInputError("the query is empty: give text, a sketch, an IR image or an example item")
+        if self.scenario is not None and self.example is None:
+            raise QueryInputError("scenario applies to example-item (find similar) queries only")
+        if self.level is not None and self.level not in LEVELS:
+            raise QueryInputError(f"level must be one of {list(LEVELS)}, got {self.level!r}")
+        rules = [name for name in ("rho", "k", "threshold") if getattr(self, name) is not None]
+        if len(rules) > 1:
+            raise QueryInputError(f"give at most one keep rule (rho, k or threshold), got {rules}")
+        if self.rho is not None and not 0 < _finite_number(self.rho, "rho") <= 1:
+            raise QueryInputError(f"rho must lie in (0, 1], got {self.rho}")
+        if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1):
+            raise QueryInputError(f"k must be a positive integer, got {self.k!r}")
+        if self.threshold is not None:
+            _finite_number(self.threshold, "threshold")
+        if self.cameras is not None:
+            cameras = frozenset([self.cameras] if isinstance(self.cameras, str) else self.cameras)
+            if not cameras or not all(isinstance(c, str) and c for c in cameras):
+                raise QueryInputError(f"cameras must be a non-empty set of camera names, got {self.cameras!r}")
+            object.__setattr__(self, "cameras", cameras)
+        if self.time_range is not None:
+            if len(self.time_range) != 2:
+                raise QueryInputError(f"time_range must be (start, end), got {self.time_range!r}")
+            start, end = (None if v is None else _finite_number(v, "time_range bound") for v in self.time_range)
+            if start is not None and end is not None and start > end:
+                raise QueryInputError(f"time_range starts after it ends: {self.time_range!r}")
+            object.__setattr__(self, "time_range", (start, end))
+
+    @property
+    def kind(self) -> str:
+        """'example', or the modalities joined by '+' (e.g. 'text+sketch')."""
+        if self.example is not None:
+            return "example"
+        parts = [name for name in ("text", "sketch", "ir") if getattr(self, name) is not None]
+        return "+".join(parts)
+
+
+def load_image(value: ImageInput, what: str) -> np.ndarray:
+    """An RGB uint8 image [H, W, 3] from a file path or an array (grey images are repeated to 3 channels)."""
+    if isinstance(value, np.ndarray):
+        image = value
+        if image.ndim == 2:
+            image = np.repeat(image[:, :, None], 3, axis=2)
+        if image.ndim != 3 or image.shape[2] != 3 or image.shape[0] < 1 or image.shape[1] < 1:
+            raise QueryInputError(f"{what} image must be [H, W, 3] or [H, W], got shape {value.shape}")
+        if image.dtype != np.uint8:
+            raise QueryInputError(f"{what} image must be uint8, got {image.dtype}")
+        return image
+    if not isinstance(value, str | Path):
+        raise QueryInputError(f"{what} must be an image file path or an array, got {type(value).__name__}")
+    path = Path(value)
+    if not path.is_file():
+        raise QueryInputError(f"{what} file {path} does not exist")
+    data = np.fromfile(path, dtype=np.uint8)
+    image = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
+    if image is None:
+        raise QueryInputError(f"{what} file {path} is not a readable image")
+    return cv2.cvtColor(image, cv2.COLOR_BGR2RGB)

@@ -1,0 +1,273 @@
+"""Progressive search session (DESIGN "The search session"; METHODS §1.3).
+
+Step j scores its candidate set C_j exactly (gathered rows × query vector, cost ∝ |C_j|; the first step scans
+the whole view contiguously), applies its filters, and keeps the top k_j = ⌈ρ·|C_j|⌉ (or an explicit k, or a
+score threshold). C_{j+1} = kept − rejected ∪ confirmed. The FAISS index is not used for steps: a step needs
+every candidate's score (for the distribution plot and the final ranking), which an index top-k does not give.
+
+Steps are immutable ``StepResult`` values; ``undo`` pops the last one, ``branch`` copies the first ones into a
+new session. Marks (reject/confirm) belong to the session and are copied by ``branch``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from engine.gallery import Gallery, GalleryMismatchError
+from engine.gallery.scoring import inner_products
+from engine.metrics.progressive import DEFAULT_RHO
+from engine.ontology import LEVELS
+from engine.search.encoder import QueryEncoder
+from engine.search.errors import NoCandidatesError, QueryInputError, SessionStateError
+from engine.search.query import StepQuery, load_image
+from engine.search.ranking import FinalRanking, final_ranking
+from engine.search.selection import keep_mask, members
+from engine.search.step import StepResult, frozen_array
+from engine.search.views import route
+
+#: relevance(query, rows) -> bool per row (ground truth for plots and metrics)
+RelevanceFn = Callable[[StepQuery, np.ndarray], np.ndarray]
+
+
+class SearchSession:
+    def __init__(
+        self,
+        gallery: Gallery,
+        encoder: QueryEncoder | None = None,
+        rho: float = DEFAULT_RHO,
+        *,
+        relevance: RelevanceFn | None = None,
+        target_identity: str | None = None,
+    ) -> None:
+        if isinstance(rho, bool) or not isinstance(rho, int | float) or not 0 < rho <= 1:
+            raise QueryInputError(f"rho must lie in (0, 1], got {rho!r}")
+        if encoder is not None:
+            fingerprint = getattr(encoder, "fingerprint", None)
+            if fingerprint is not None:
+                gallery.check_model(fingerprint)
+        self.gallery = gallery
+        self.encoder = encoder
+        self.rho = float(rho)
+        self.relevance = relevance
+        self.target_identity = target_identity
+        self._steps: tuple[StepResult, ...] = ()
+        self._rejected: dict[str, None] = {}
+        self._confirmed: dict[str, None] = {}
+
+    # ------------------------------------------------------------------------------------------------ state
+
+    @property
+    def steps(self) -> tuple[StepResult, ...]:
+        return self._steps
+
+    @property
+    def rejected(self) -> tuple[str, ...]:
+        return tuple(self._rejected)
+
+    @property
+    def confirmed(self) -> tuple[str, ...]:
+        return tuple(self._confirmed)
+
+    def reject(self, item_id: str) -> None:
+        """The item is not the person: it leaves the candidate set from the next step on."""
+        self.gallery.row(item_id)
+        self._confirmed.pop(item_id, None)
+        self._rejected[item_id] = None
+
+    def confirm(self, item_id: str) -> None:
+        """The item is the person: it stays in every later candidate set and leads the final ranking."""
+        self.gallery.row(item_id)
+        self._rejected.pop(item_id, None)
+        self._confirmed[item_id] = None
+
+    def clear_mark(self, item_id: str) -> None:
+        self._rejected.pop(item_id, None)
+        self._confirmed.pop(item_id, None)
+
+    def undo(self) -> StepResult:
+        """Drop the last step and return it."""
+        if not self._steps:
+            raise SessionStateError("nothing to undo: the session has no steps")
+        last = self._steps[-1]
+        self._steps = self._steps[:-1]
+        return last
+
+    def branch(self, step_index: int) -> SearchSession:
+        """A new session holding steps 0..step_index (and the current marks); this session is unchanged."""
+        if not -len(self._steps) <= step_index < len(self._steps):
+            raise SessionStateError(f"cannot branch from step {step_index}: the session has {len(self._steps)} steps")
+        other = SearchSession.__new__(SearchSession)
+        other.__dict__.update(self.__dict__)
+        other._steps = self._steps[: step_index % len(self._steps) + 1]
+        other._rejected = dict(self._rejected)
+        other._confirmed = dict(self._confirmed)
+        return other
+
+    def _mark_rows(self, marks: dict[str, None]) -> np.ndarray:
+        if not marks:
+            return np.zeros(0, dtype=np.int64)
+        return np.unique(np.asarray([self.gallery.row(i) for i in marks], dtype=np.int64))
+
+    def candidates(self) -> np.ndarray | None:
+        """Rows the next step will score (ascending), or None for the whole gallery."""
+        rejected = self._mark_rows(self._rejected)
+        if not self._steps:
+            if rejected.size == 0:
+                return None
+            rows = np.arange(len(self.gallery), dtype=np.int64)
+        else:
+            rows = self._steps[-1].kept
+            confirmed = self._mark_rows(self._confirmed)
+            if confirmed.size and not members(confirmed, rows).all():
+                rows = np.union1d(rows, confirmed)
+        return rows[~members(rows, rejected)] if rejected.size else rows
+
+    # ------------------------------------------------------------------------------------------------ steps
+
+    def step(self, query: StepQuery | str) -> StepResult:
+        """Run one step (a plain string is a text query) and append it to the session."""
+        started = time.perf_counter()
+        if isinstance(query, str):
+            query = StepQuery(text=query)
+        if not isinstance(query, StepQuery):
+            raise QueryInputError(f"a step needs a StepQuery or text, got {type(query).__name__}")
+        level, level_source = self._level(query)
+        target = route(has_text=query.text is not None, has_image=query.sketch is not None or query.ir is not None,
+                       example=query.example is not None, scenario=query.scenario, level=level,
+                       available=self.gallery.views)
+        vector = self._query_vector(query, target.view, target.encoding)
+        candidates = self.candidates()
+        count = len(self.gallery) if candidates is None else candidates.size
+        if count == 0:
+            raise NoCandidatesError("no candidates are left for this step: undo, branch or clear some rejects")
+        scores = inner_products(self.gallery.matrix(target.view), vector, candidates)
+        rows = np.arange(count, dtype=np.int64) if candidates is None else candidates
+        confirmed = self._mark_rows(self._confirmed)
+        pinned = members(rows, confirmed) if confirmed.size else None
+        passed = self._filter(query, rows)
+        if passed is not None and pinned is not None:
+            passed |= pinned  # confirmed items are never filtered out
+        if passed is not None and not passed.all():
+            filtered_rows, filtered_scores = rows[~passed], scores[~passed]
+            rows, scores = rows[passed], scores[passed]
+            pinned = None if pinned is None else pinned[passed]
+        else:
+            filtered_rows, filtered_scores = rows[:0], scores[:0]
+        if rows.size == 0:
+            raise NoCandidatesError("the step's camera/time filters leave no candidates")
+        rule, value = self._keep_rule(query)
+        kept, k = keep_mask(scores, pinned, **{rule: value})
+        result = StepResult(
+            index=len(self._steps),
+            query=query,
+            view=target.view,
+            level=level,
+            level_source=level_source,
+            keep_rule=rule,
+            keep_value=float(value),
+            k=k,
+            rows=frozen_array(rows, np.int64),
+            scores=frozen_array(scores, np.float32),
+            filtered_rows=frozen_array(filtered_rows, np.int64),
+            filtered_scores=frozen_array(filtered_scores, np.float32),
+            kept=frozen_array(rows[kept], np.int64),
+            relevant=self._relevant(query, rows),
+            seconds=time.perf_counter() - started,
+            item_ids=self.gallery.ids,
+        )
+        self._steps = (*self._steps, result)
+        return result
+
+    def _level(self, query: StepQuery) -> tuple[str | None, str | None]:
+        if query.level is not None:
+            return query.level, "override"
+        if query.text is None:
+            return None, None
+        if self.encoder is None:
+            raise QueryInputError("text queries need a query encoder (a loaded checkpoint)")
+        level = self.encoder.level_for(query.text)
+        if level is None:
+            return LEVELS[0], "default"
+        if level not in LEVELS:
+            raise QueryInputError(f"the encoder returned level {level!r}, not one of {list(LEVELS)}")
+        return level, "encoder"
+
+    def _query_vector(self, query: StepQuery, view: str, encoding: str) -> np.ndarray:
+        if encoding == "example":
+            if query.example not in self.gallery:
+                raise QueryInputError(f"example item {query.example!r} is not in the gallery {self.gallery.root}")
+            vector = self.gallery.vectors(view, [self.gallery.row(query.example)])[0]
+        else:
+            sketch = None if query.sketch is None else load_image(query.sketch, "sketch")
+            ir = None if query.ir is None else load_image(query.ir, "IR")
+            if self.encoder is None:
+                raise QueryInputError(f"{query.kind} queries need a query encoder (a loaded checkpoint)")
+            if encoding == "text":
+                vector = self.encoder.encode_text(query.text)
+            else:
+                vector = self.encoder.encode_fused(query.text, sketch, ir)
+        vector = np.asarray(vector, dtype=np.float32).reshape(-1)
+        dim = self.gallery.views[view]
+        if vector.shape[0] != dim:
+            raise GalleryMismatchError(f"the query vector has dimension {vector.shape[0]}, view {view!r} has {dim}: "
+                                       f"the checkpoint does not match the gallery")
+        norm = float(np.linalg.norm(vector))
+        if not np.isfinite(vector).all() or norm == 0:
+            raise QueryInputError(f"the encoder returned an unusable vector for the {query.kind} query (NaN or zero)")
+        return vector / norm
+
+    def _filter(self, query: StepQuery, rows: np.ndarray) -> np.ndarray | None:
+        """Mask of the rows the camera/time filters let through; None without filters."""
+        if query.cameras is None and query.time_range is None:
+            return None
+        passed = np.ones(rows.size, dtype=bool)
+        columns = self.gallery.columns
+        if query.cameras is not None:
+            codes = [columns.cameras.lookup(name) for name in query.cameras]
+            wanted = np.unique(np.asarray([c for c in codes if c is not None], dtype=np.int32))
+            passed &= members(columns.camera[rows], wanted)
+        if query.time_range is not None:
+            start, end = query.time_range
+            times = columns.time[rows]
+            if start is not None:
+                passed &= times >= start
+            if end is not None:
+                passed &= times <= end
+        return passed
+
+    def _keep_rule(self, query: StepQuery) -> tuple[str, float]:
+        if query.k is not None:
+            return "k", query.k
+        if query.threshold is not None:
+            return "threshold", query.threshold
+        return "rho", query.rho if query.rho is not None else self.rho
+
+    def _relevant(self, query: StepQuery, rows: np.ndarray) -> np.ndarray | None:
+        if self.relevance is not None:
+            flags = np.asarray(self.relevance(query, rows), dtype=bool)
+            if flags.shape != rows.shape:
+                raise QueryInputError(f"relevance returned shape {flags.shape} for {rows.size} candidates")
+            return frozen_array(flags, bool)
+        columns = self.gallery.columns
+        target = query.target_identity or self.target_identity
+        if target is not None:
+            code = columns.identities.lookup(target)
+        elif query.example is not None:
+            code = int(columns.identity[self.gallery.row(query.example)])
+            if code < 0:
+                return None
+        else:
+            return None
+        flags = np.zeros(rows.size, dtype=bool) if code is None else columns.identity[rows] == code
+        return frozen_array(flags, bool)
+
+    # ------------------------------------------------------------------------------------------------ result
+
+    def final_ranking(self) -> FinalRanking:
+        """All gallery items in the order of METHODS §1.3 (see ``engine.search.ranking``)."""
+        if not self._steps:
+            raise SessionStateError("the session has no steps yet")
+        return final_ranking(self._steps, len(self.gallery), self._mark_rows(self._confirmed), self.gallery.ids)

@@ -1,0 +1,88 @@
+"""Which gallery view a query searches: decided here and nowhere else (DESIGN "The model").
+
+View names (the gallery stores one float16 matrix per name):
+
+- ``text:<level>`` for level in UC, C, M, F, UF: image vectors from that level's granularity expert, searched by
+  text-only queries of that level (CMAM: score = cos(v^g, t), g = the query's level);
+- ``rgb``: image vectors at the image-query level, searched by sketch, IR and fused queries (FlexiReID:
+  every fused mode is matched against v^rgb), and by text when the gallery has no per-level views;
+- ``reid:<scenario>`` for the Uni-AT scenarios (DT-ST … AD-LT): re-identification features, searched by a
+  gallery item used as the example ("find similar"); without them find-similar falls back to ``rgb``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from engine.gallery.errors import GalleryMismatchError
+from engine.ontology import LEVELS
+from engine.search.errors import QueryInputError
+
+TEXT_PREFIX = "text:"
+IMAGE_QUERY_VIEW = "rgb"
+REID_PREFIX = "reid:"
+
+
+def text_view(level: str) -> str:
+    if level not in LEVELS:
+        raise QueryInputError(f"level must be one of {list(LEVELS)}, got {level!r}")
+    return TEXT_PREFIX + level
+
+
+def reid_view(scenario: str) -> str:
+    if not isinstance(scenario, str) or not scenario:
+        raise QueryInputError(f"scenario must be a non-empty string, got {scenario!r}")
+    return REID_PREFIX + scenario
+
+
+def gallery_views(dim: int, *, levels: Iterable[str] = LEVELS, image: bool = True,
+                  scenarios: Iterable[str] = (), reid_dim: int | None = None) -> dict[str, int]:
+    """The views an ingest should store for a model: ``{name: dimension}``."""
+    views = {text_view(level): dim for level in levels}
+    if image:
+        views[IMAGE_QUERY_VIEW] = dim
+    for scenario in scenarios:
+        views[reid_view(scenario)] = reid_dim or dim
+    return views
+
+
+@dataclass(frozen=True)
+class Route:
+    """The view a query searches and how its vector is made: ``text``, ``fused`` or ``example``."""
+
+    view: str
+    encoding: str
+
+
+def route(*, has_text: bool, has_image: bool, example: bool, scenario: str | None, level: str | None,
+          available: Mapping[str, int]) -> Route:
+    """Pick the view for a query (see module docstring); raises ``GalleryMismatchError`` if the gallery lacks it."""
+    if example:
+        if scenario is not None:
+            view = reid_view(scenario)
+            if view not in available:
+                present = [v for v in available if v.startswith(REID_PREFIX)]
+                raise GalleryMismatchError(f"find-similar scenario {scenario!r} needs view {view!r}; "
+                                           f"the gallery has {present or 'no re-identification views'}")
+            return Route(view, "example")
+        reid = [v for v in available if v.startswith(REID_PREFIX)]
+        if reid:
+            return Route(reid[0], "example")
+        if IMAGE_QUERY_VIEW in available:
+            return Route(IMAGE_QUERY_VIEW, "example")
+        raise GalleryMismatchError(f"find-similar needs a {REID_PREFIX}<scenario> or {IMAGE_QUERY_VIEW!r} view; "
+                                   f"the gallery has {list(available)}")
+    if has_image:
+        if IMAGE_QUERY_VIEW not in available:
+            raise GalleryMismatchError(f"sketch and IR queries search view {IMAGE_QUERY_VIEW!r}, which the gallery "
+                                       f"lacks (it has {list(available)})")
+        return Route(IMAGE_QUERY_VIEW, "fused")
+    if has_text:
+        if level is not None and text_view(level) in available:
+            return Route(text_view(level), "text")
+        if IMAGE_QUERY_VIEW in available:
+            return Route(IMAGE_QUERY_VIEW, "fused")
+        raise GalleryMismatchError(f"text queries of level {level!r} search view {TEXT_PREFIX}{level}, which the "
+                                   f"gallery lacks (it has {list(available)})")
+    raise QueryInputError("the query is empty: give text, a sketch, an IR image or an example item")
