@@ -227,6 +227,71 @@ def train_command(
                f"checkpoint {result.model_dir}; learning curve {result.out / 'log.jsonl'}")
 
 
+@app.command("ingest")
+def ingest_command(
+    source: Path = typer.Argument(..., help="A video, an image folder, a built world, or a folder holding them."),
+    gallery: Path = typer.Option(..., "--gallery", help="Gallery folder (created when absent or empty)."),
+    checkpoint: Path = typer.Option(None, "--checkpoint", help="Checkpoint folder (default: the shipped one)."),
+    detector: str = typer.Option("hog", "--detector", help="hog, or a path to a local ONNX person detector."),
+    onnx_layout: str = typer.Option("yolo", "--onnx-layout", help="ONNX output layout: yolo | yolov8 | ssd."),
+    onnx_size: str = typer.Option("640x640", "--onnx-size", help="ONNX input size, WIDTHxHEIGHT."),
+    person_class: int = typer.Option(0, "--person-class", min=0, help="ONNX class index of 'person'."),
+    min_score: float = typer.Option(0.5, "--min-score", help="ONNX: lowest detection score kept."),
+    min_person_height: float = typer.Option(64.0, "--min-person-height", min=1.0,
+                                            help="HOG: smallest person (px) to find; frames are upscaled for it."),
+    hog_threshold: float = typer.Option(0.0, "--hog-threshold",
+                                        help="HOG: SVM margin threshold (lower finds more, with more false alarms)."),
+    stride: int = typer.Option(1, "--stride", min=1, help="Read every STRIDE-th frame (or image)."),
+    samples_per_track: int = typer.Option(3, "--samples-per-track", min=1, help="Crops kept per track."),
+    track: bool = typer.Option(True, "--track/--no-track", help="Track people, or keep every detection."),
+    min_box_height: float = typer.Option(24.0, "--min-box-height", min=1.0, help="Drop shorter detections (px)."),
+    camera: str = typer.Option(None, "--camera", help="Camera name for every source (overrides file names)."),
+    start: str = typer.Option(None, "--start", help="Start time of the videos: ISO 8601 or POSIX seconds."),
+    modality: str = typer.Option("auto", "--modality", help="auto | rgb | ir (auto: grey footage is ir)."),
+    reid: str = typer.Option("AD-LT", "--reid", help="Re-id views: scenarios (comma-separated), all or none."),
+    batch: int = typer.Option(32, "--batch", min=1, help="Crops per model call and gallery commit."),
+    device: str = typer.Option(None, "--device", help="cpu, cuda, cuda:1 ... (default: CUDA when available)."),
+    force: bool = typer.Option(False, "--force", help="Read sources again although they are marked done."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
+) -> None:
+    """Ingest footage (videos, image folders) or a built world into a gallery folder; resumable."""
+    from engine.evaluation.sources import load_model
+    from engine.ingest import (
+        IngestOptions,
+        ModelEncoder,
+        ingest,
+        make_detector,
+        parse_scenarios,
+        parse_size,
+    )
+    from engine.ingest.timing import parse_time
+    from engine.progress import cli_progress
+
+    try:
+        if detector.lower().endswith(".onnx"):
+            person_detector = make_detector(detector, layout=onnx_layout, input_size=parse_size(onnx_size),
+                                            person_class=person_class, min_score=min_score)
+        else:
+            person_detector = make_detector(detector, min_person_height=min_person_height,
+                                            hit_threshold=hog_threshold)
+        options = IngestOptions(stride=stride, samples_per_track=samples_per_track, track=track,
+                                min_box_height=min_box_height, camera=camera,
+                                start=None if start is None else parse_time(start, "--start"),
+                                modality=modality, batch_size=batch, force=force)
+        encoder = ModelEncoder(load_model(checkpoint, device=device), reid_scenarios=parse_scenarios(reid))
+        with cli_progress("ingesting frames") as report:
+            summary = ingest(source, gallery, encoder, person_detector, options, progress=report)
+    except (ValueError, OSError, RuntimeError) as exc:
+        _fail(str(exc))
+    if as_json:
+        typer.echo(json.dumps(summary.to_dict()))
+    else:
+        typer.echo("\n".join(summary.lines()))
+    totals = summary.totals()
+    if totals["sources_read"] + totals["sources_done_before"] == 0:
+        raise typer.Exit(code=1)
+
+
 def main() -> None:
     try:
         app()

@@ -1,0 +1,38 @@
+"""The Lineup network: one configurable PersonSearchModel on an open_clip CLIP (DESIGN "The model").
+
+    from engine.models import create, load, save, load_backbone_weights
+    model = create("default")            # or a path / dict / ModelConfig; CUDA when available
+    vectors, level_logits = model.encode_text(["a woman in a red coat"])
+"""
+
+from engine.models.backbone_weights import BackboneLoadReport, load_backbone_weights, read_clip_state_dict
+from engine.models.checkpoint import CheckpointError, create, load, read_metadata, save
+from engine.models.config import ConfigError, ModelConfig, load_config, shipped_config_names
+from engine.models.device import autocast_for, choose_device
+from engine.models.model import PersonSearchModel
+from engine.models.names import FUSION_MODES, LEVELS, MODALITIES, RESOLUTIONS, SCENARIOS
+from engine.models.tokenizer import Tokenizer
+
+__all__ = [
+    "FUSION_MODES",
+    "LEVELS",
+    "MODALITIES",
+    "RESOLUTIONS",
+    "SCENARIOS",
+    "BackboneLoadReport",
+    "CheckpointError",
+    "ConfigError",
+    "ModelConfig",
+    "PersonSearchModel",
+    "Tokenizer",
+    "autocast_for",
+    "choose_device",
+    "create",
+    "load",
+    "load_backbone_weights",
+    "load_config",
+    "read_clip_state_dict",
+    "read_metadata",
+    "save",
+    "shipped_config_names",
+]

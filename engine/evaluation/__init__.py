@@ -1,0 +1,35 @@
+"""Evaluation of a model on a world's benchmarks or a real dataset (DESIGN "engine/metrics"; METHODS §1–5).
+
+    from engine.evaluation import evaluate, load_model
+    report = evaluate(load_model("runs/x/checkpoint"), "worlds/bench", "mg-separate")
+    report["overall"]["R@1"], report["by"]["UF"]["mAP"]
+
+Protocols on a world: mg-separate, mg-progressive, modes, cross-res, anytime; on a dataset: t2i.
+"""
+
+from engine.evaluation.api import (
+    DATASET_PROTOCOLS,
+    PROTOCOLS,
+    WORLD_PROTOCOLS,
+    default_level,
+    evaluate,
+    evaluate_benchmark,
+)
+from engine.evaluation.errors import EvaluationError
+from engine.evaluation.render import render
+from engine.evaluation.sources import NoCheckpointError, default_checkpoint, load_model, world_benchmark
+
+__all__ = [
+    "DATASET_PROTOCOLS",
+    "PROTOCOLS",
+    "WORLD_PROTOCOLS",
+    "EvaluationError",
+    "NoCheckpointError",
+    "default_checkpoint",
+    "default_level",
+    "evaluate",
+    "evaluate_benchmark",
+    "load_model",
+    "render",
+    "world_benchmark",
+]

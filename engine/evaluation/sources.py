@@ -1,0 +1,108 @@
+"""What an evaluation runs on and with: a world's benchmark files (built on demand, rebuilt when the
+world's manifest changed), a real dataset named ``READER:PATH``, and the model checkpoint (the shipped
+default at ``resources/checkpoints/default`` unless one is given)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from engine.data.readers import READERS, DatasetIndex, parse_dataset_spec, read_spec
+from engine.data.readers.world import manifest_path
+from engine.evaluation.errors import EvaluationError
+from engine.world.benchmarks import VERSION, build_benchmarks, load_benchmark
+
+DEFAULT_CHECKPOINT: tuple[str, ...] = ("checkpoints", "default")
+BENCHMARKS_FOLDER = "benchmarks"
+
+
+class NoCheckpointError(FileNotFoundError):
+    """No checkpoint was given and none is shipped."""
+
+
+def default_checkpoint() -> Path:
+    """The shipped default checkpoint folder, or ``NoCheckpointError`` naming where it was looked for."""
+    from engine.resources import resource_path
+
+    try:
+        return resource_path(*DEFAULT_CHECKPOINT)
+    except FileNotFoundError:
+        where = resource_path().joinpath(*DEFAULT_CHECKPOINT)
+        raise NoCheckpointError(
+            f"no default checkpoint is shipped (looked for {where}); train one with `lineup train` "
+            "and pass it with --checkpoint PATH"
+        ) from None
+
+
+def load_model(checkpoint: Path | str | None = None, device: str | None = None):
+    """The model of ``checkpoint`` (default: the shipped one), in eval mode."""
+    from engine.models import load
+
+    path = default_checkpoint() if checkpoint is None else Path(checkpoint)
+    return load(path, device=device)
+
+
+# ------------------------------------------------------------------------------------------- worlds
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _current(folder: Path, name: str, manifest_sha: str) -> bool:
+    """True when ``folder/name.json`` exists, has this code's schema version and the world's manifest hash."""
+    file = folder / f"{name}.json"
+    if not file.is_file():
+        return False
+    try:
+        header = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return False
+    return (
+        isinstance(header, dict)
+        and header.get("version") == VERSION
+        and header.get("manifest_sha256") == manifest_sha
+    )
+
+
+def world_benchmark(
+    world: Path | str, name: str, benchmarks_dir: Path | str | None = None, seed: int = 0
+) -> tuple[dict[str, Any], bool]:
+    """(loaded benchmark ``name`` of a world, whether it was (re)built now).
+
+    The files live in ``benchmarks_dir`` (default WORLD/benchmarks); they are built when absent and
+    rebuilt when stale (another schema version, or the world's manifest hash differs).
+    """
+    world = Path(world)
+    manifest = manifest_path(world)
+    folder = Path(benchmarks_dir) if benchmarks_dir is not None else manifest.parent / BENCHMARKS_FOLDER
+    built = False
+    if not _current(folder, name, _sha256(manifest)):
+        build_benchmarks(manifest.parent, folder, seed=seed)
+        built = True
+    return load_benchmark(folder, name), built
+
+
+# ----------------------------------------------------------------------------------------- datasets
+
+
+def is_dataset_spec(text: str) -> bool:
+    """True for ``READER:PATH`` with a known reader other than ``world`` (and not an existing path)."""
+    if Path(text).exists():
+        return False
+    reader, sep, _ = text.partition(":")
+    return bool(sep) and reader.strip().lower() in READERS and reader.strip().lower() != "world"
+
+
+def read_dataset_spec(spec: str) -> DatasetIndex:
+    """Read a ``READER:PATH`` dataset (errors name the spec, the file and the problem)."""
+    parsed = parse_dataset_spec(spec)
+    if parsed.reader == "world":
+        raise EvaluationError(f"{spec!r}: a world is evaluated with --world DIR and the world protocols")
+    return read_spec(spec)

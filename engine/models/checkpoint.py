@@ -1,0 +1,122 @@
+"""Create, save and load models. A checkpoint is one folder:
+
+    config.json        the fully resolved model config
+    weights.safetensors
+    metadata.json      training command, data fingerprint, evaluation report path, and whatever else is given
+
+Saving writes a temporary sibling folder and swaps it into place, so a reader never sees half a checkpoint.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from engine.models.config import ModelConfig, load_config
+from engine.models.device import choose_device
+from engine.models.model import PersonSearchModel
+
+CONFIG_FILE = "config.json"
+WEIGHTS_FILE = "weights.safetensors"
+METADATA_FILE = "metadata.json"
+FORMAT = "lineup-checkpoint/1"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint folder that is incomplete or does not match its config."""
+
+
+def create(
+    config: str | Path | dict[str, Any] | ModelConfig = "default", device: str | torch.device | None = None
+) -> PersonSearchModel:
+    """A freshly initialised model for a config (name, path, dict or ``ModelConfig``), in eval mode on ``device``
+    (CUDA when available unless given)."""
+    model = PersonSearchModel(load_config(config))
+    return model.to(choose_device(device))
+
+
+def save(model: PersonSearchModel, path: str | Path, extra_metadata: dict[str, Any] | None = None) -> Path:
+    """Write ``model`` as a checkpoint folder at ``path`` (replacing one that is there) and return the path.
+
+    ``extra_metadata`` typically holds ``training_command``, ``data_fingerprint`` and ``eval_report``.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    metadata: dict[str, Any] = {
+        "format": FORMAT,
+        "config_name": model.config.name,
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "training_command": None,
+        "data_fingerprint": None,
+        "eval_report": None,
+    }
+    metadata.update(extra_metadata or {})
+    try:
+        metadata_text = json.dumps(metadata, indent=2, sort_keys=True, ensure_ascii=False)
+    except TypeError as exc:
+        raise ValueError(f"extra_metadata must be JSON-serialisable: {exc}") from exc
+    state = {k: v.detach().to("cpu").contiguous() for k, v in model.state_dict().items()}
+    staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    try:
+        (staging / CONFIG_FILE).write_text(json.dumps(model.config.to_dict(), indent=2) + "\n", encoding="utf-8")
+        save_file(state, str(staging / WEIGHTS_FILE), metadata={"format": FORMAT})
+        (staging / METADATA_FILE).write_text(metadata_text + "\n", encoding="utf-8")
+        previous = None
+        if path.exists():
+            previous = path.parent / f".{path.name}.old-{os.getpid()}"
+            os.replace(path, previous)
+        os.replace(staging, path)
+        if previous is not None:
+            shutil.rmtree(previous, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return path
+
+
+def read_metadata(path: str | Path) -> dict[str, Any]:
+    """The metadata.json of a checkpoint folder."""
+    return json.loads(_checkpoint_file(Path(path), METADATA_FILE).read_text(encoding="utf-8"))
+
+
+def load(path: str | Path, device: str | torch.device | None = None) -> PersonSearchModel:
+    """The model stored in a checkpoint folder, in eval mode on ``device`` (CUDA when available unless given)."""
+    path = Path(path)
+    config_file = _checkpoint_file(path, CONFIG_FILE)
+    weights_file = _checkpoint_file(path, WEIGHTS_FILE)
+    config = ModelConfig.from_dict(json.loads(config_file.read_text(encoding="utf-8")), source=str(config_file))
+    model = PersonSearchModel(config)
+    state = load_file(str(weights_file))
+    expected = model.state_dict()
+    missing = sorted(set(expected) - set(state))
+    unexpected = sorted(set(state) - set(expected))
+    wrong = sorted(k for k in set(expected) & set(state) if expected[k].shape != state[k].shape)
+    if missing or unexpected or wrong:
+        parts = []
+        if missing:
+            parts.append(f"missing {len(missing)} (e.g. {missing[:3]})")
+        if unexpected:
+            parts.append(f"unexpected {len(unexpected)} (e.g. {unexpected[:3]})")
+        if wrong:
+            parts.append(f"shape mismatch {len(wrong)} (e.g. {wrong[:3]})")
+        raise CheckpointError(f"{weights_file} does not match its config: " + "; ".join(parts))
+    model.load_state_dict(state, strict=True)
+    return model.to(choose_device(device)).eval()
+
+
+def _checkpoint_file(path: Path, name: str) -> Path:
+    if not path.is_dir():
+        raise FileNotFoundError(f"checkpoint folder not found: {path}")
+    file = path / name
+    if not file.is_file():
+        raise CheckpointError(f"checkpoint {path} is incomplete: {name} is missing")
+    return file

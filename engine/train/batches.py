@@ -1,0 +1,212 @@
+"""Assemble one training batch from P×K pair indices: images, texts and every auxiliary input the
+enabled components need (``PersonSearchModel.forward_train``), plus the labels the losses read.
+
+- Images come from the uint8 cache, normalised, then augmented (METHODS §1.7) with the step's generator.
+- CRST (METHODS §2): each pair gets a resolution r uniform over HR, mild, mid, ultra; its view is the
+  augmented HR image downsampled ×2/×4/×8 (area) and upsampled back (bicubic); the HR image goes in as
+  ``hr_images``; masked token ids follow the policy π_r of ``engine.losses.crst.resolution_masking``.
+- FlexiReID (METHODS §4): one sketch and one IR image of the pair's identity (same outfit when there is one).
+- Uni-AT (METHODS §3): RGB and IR re-id images of the batch identities with person and clothing ids.
+- CMAM: the wrong levels g' for GCR (METHODS §1.8) and the attribute codes PCIA needs (METHODS §1.7).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from engine.data.augment import ImageAugment
+from engine.losses.crst import resolution_masking
+from engine.losses.gcr import sample_wrong_levels
+from engine.losses.pcia import encode_attributes
+from engine.models import ModelConfig
+from engine.models.names import RESOLUTIONS
+from engine.models.tokenizer import Tokenizer
+from engine.ontology import LEVELS, ONTOLOGY
+from engine.train.config import TrainConfig
+from engine.train.data import DataNeeds, PairItem, TrainingData
+from engine.train.texts import TextSource, attribute_token_mask, ordinary_token_mask
+
+
+@dataclass
+class Batch:
+    """Model inputs (``forward_kwargs``) and loss labels of one step; tensors on the CPU until ``to``."""
+
+    images: torch.Tensor
+    token_ids: torch.Tensor
+    levels: torch.Tensor
+    labels: torch.Tensor  # training identity per pair
+    resolution: torch.Tensor
+    query_codes: torch.Tensor  # [B, 18] value codes of what each text states (−1 unstated)
+    fine_codes: torch.Tensor  # [B, 18] value codes of each image's full attribute set
+    text_attribute_targets: torch.Tensor  # [B, 18], −100 where the text does not state the attribute
+    image_attribute_targets: torch.Tensor | None  # [B, 18] (world only)
+    texts: list[str]
+    mismatch_levels: torch.Tensor | None = None
+    hr_images: torch.Tensor | None = None
+    mlm_ids: torch.Tensor | None = None
+    mlm_labels: torch.Tensor | None = None
+    sketch: torch.Tensor | None = None
+    ir: torch.Tensor | None = None
+    reid_images: torch.Tensor | None = None
+    reid_modality: torch.Tensor | None = None
+    reid_person: torch.Tensor | None = None
+    reid_clothing: torch.Tensor | None = None
+    clothing_person: torch.Tensor | None = None  # person of every clothing id of the training data
+
+    @property
+    def size(self) -> int:
+        return int(self.images.shape[0])
+
+    def to(self, device: torch.device) -> Batch:
+        for name, value in vars(self).items():
+            if isinstance(value, torch.Tensor):
+                setattr(self, name, value.to(device, non_blocking=True))
+        return self
+
+    def forward_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"levels": self.levels, "resolution": self.resolution}
+        optional = {
+            "mismatch_levels": self.mismatch_levels, "hr_images": self.hr_images, "mlm_ids": self.mlm_ids,
+            "mlm_labels": self.mlm_labels, "sketch": self.sketch, "ir": self.ir,
+            "reid_images": self.reid_images, "reid_modality": self.reid_modality,
+        }
+        kwargs.update({k: v for k, v in optional.items() if v is not None})
+        return kwargs
+
+
+def _codes_to_targets(codes: torch.Tensor) -> torch.Tensor:
+    return torch.where(codes >= 0, codes, torch.full_like(codes, -100))
+
+
+class BatchBuilder:
+    """Turns sampler indices into a ``Batch``; all randomness comes from the ``rng``/``generator`` given."""
+
+    def __init__(self, data: TrainingData, config: ModelConfig, training: TrainConfig, tokenizer: Tokenizer) -> None:
+        self.data = data
+        self.config = config
+        self.training = training
+        self.tokenizer = tokenizer
+        self.needs = DataNeeds.of(config)
+        self.texts = TextSource(training.level_sizes, training.text_augment, training.text_pick, data.vocabulary)
+        self.image_augment = ImageAugment() if training.image_augment else None
+        self.mean = torch.tensor(config.vision.mean).view(1, 3, 1, 1)
+        self.std = torch.tensor(config.vision.std).view(1, 3, 1, 1)
+        self.use_gcr = config.gcr.enabled and config.losses.gcr > 0
+        self.use_rcr = config.crst.rcr and config.losses.rcr > 0
+
+    # ------------------------------------------------------------------------------------------ images
+    def _normalised(self, rows: list[int] | torch.Tensor) -> torch.Tensor:
+        rows = torch.as_tensor(rows, dtype=torch.long)
+        return (self.data.images.index_select(0, rows).float() / 255.0 - self.mean) / self.std
+
+    def images(self, rows: list[int] | torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+        """Normalised (and, with a generator and augmentation on, augmented) images of cache rows."""
+        x = self._normalised(rows)
+        if self.image_augment is not None and generator is not None:
+            x = self.image_augment(x, generator)
+        return x
+
+    def low_resolution_views(self, hr: torch.Tensor, resolution: torch.Tensor) -> torch.Tensor:
+        """Each row downsampled by its resolution's factor (area) and upsampled back (bicubic)."""
+        out = hr.clone()
+        size = hr.shape[-2:]
+        for index, factor in enumerate(self.training.low_resolution_factors, start=1):
+            rows = (resolution == index).nonzero().squeeze(1)
+            if rows.numel() == 0:
+                continue
+            small_size = (max(1, size[0] // factor), max(1, size[1] // factor))
+            small = F.interpolate(hr.index_select(0, rows), size=small_size, mode="area")
+            out[rows] = F.interpolate(small, size=size, mode="bicubic", align_corners=False)
+        return out
+
+    # -------------------------------------------------------------------------------------------- batch
+    def build(self, indices: list[int], rng: random.Random, generator: torch.Generator) -> Batch:
+        items: list[PairItem] = [self.data.pairs[i] for i in indices]
+        drawn = [self.texts.sample(item, rng) for item in items]
+        texts = [d.text for d in drawn]
+        levels = torch.tensor([d.level for d in drawn], dtype=torch.long)
+        labels = torch.tensor([item.label for item in items], dtype=torch.long)
+        query_codes = torch.tensor([encode_attributes(d.stated) for d in drawn], dtype=torch.long)
+        fine = [item.attributes if item.attributes is not None else _richest(item) for item in items]
+        fine_codes = torch.tensor([encode_attributes(a) for a in fine], dtype=torch.long)
+        world = all(item.attributes is not None for item in items)
+
+        ids = self.tokenizer(texts)
+        length = int(self.tokenizer.eot_positions(ids).max()) + 1
+        ids = ids[:, :length].contiguous()
+
+        rows = [item.row for item in items]
+        images = self.images(rows, generator)
+        hr_images = None
+        if self.needs.low_resolution_views:
+            resolution = torch.randint(0, len(RESOLUTIONS), (len(items),), generator=generator)
+            hr_images = images
+            images = self.low_resolution_views(hr_images, resolution)
+        else:
+            resolution = torch.tensor([item.resolution for item in items], dtype=torch.long)
+
+        batch = Batch(
+            images=images, token_ids=ids, levels=levels, labels=labels, resolution=resolution,
+            query_codes=query_codes, fine_codes=fine_codes,
+            text_attribute_targets=_codes_to_targets(query_codes),
+            image_attribute_targets=_codes_to_targets(fine_codes) if world else None,
+            texts=texts, hr_images=hr_images,
+        )
+        if self.use_gcr:
+            batch.mismatch_levels = sample_wrong_levels(levels, len(LEVELS), generator)
+        if self.use_rcr:
+            masked = resolution_masking(
+                ids, attribute_token_mask(ids, self.tokenizer), ordinary_token_mask(ids, self.tokenizer),
+                resolution, self.tokenizer.mask_id, self.tokenizer.ordinary_range, generator,
+            )
+            batch.mlm_ids, batch.mlm_labels = masked.input_ids, masked.labels
+        if self.needs.query_images:
+            self._add_query_images(batch, items, rng, generator)
+        if self.needs.reid:
+            self._add_reid(batch, items, rng, generator)
+        return batch
+
+    def _add_query_images(self, batch: Batch, items: list[PairItem], rng: random.Random,
+                          generator: torch.Generator) -> None:
+        labels = [item.label for item in items]
+        if all(self.data.sketch_rows.get(label) for label in labels):
+            batch.sketch = self.images([rng.choice(self.data.sketch_rows[label]) for label in labels], generator)
+        if all(self.data.ir_rows.get(label) for label in labels):
+            rows = []
+            for item in items:
+                candidates = self.data.ir_rows[item.label]
+                same_outfit = [r for r, clothing in candidates if clothing == item.clothing]
+                rows.append(rng.choice(same_outfit or [r for r, _ in candidates]))
+            batch.ir = self.images(rows, generator)
+
+    def _add_reid(self, batch: Batch, items: list[PairItem], rng: random.Random, generator: torch.Generator) -> None:
+        count = self.training.reid_samples_per_modality
+        rows, modality, person, clothing = [], [], [], []
+        for label in sorted({item.label for item in items}):
+            for code, pool in ((0, self.data.rgb_rows.get(label, [])), (1, self.data.ir_rows.get(label, []))):
+                if not pool:
+                    continue
+                picks = rng.sample(pool, count) if len(pool) >= count else [rng.choice(pool) for _ in range(count)]
+                for row, cid in picks:
+                    rows.append(row)
+                    modality.append(code)
+                    person.append(label)
+                    clothing.append(cid)
+        batch.reid_images = self.images(rows, generator)
+        batch.reid_modality = torch.tensor(modality, dtype=torch.long)
+        batch.reid_person = torch.tensor(person, dtype=torch.long)
+        batch.reid_clothing = torch.tensor(clothing, dtype=torch.long)
+        batch.clothing_person = self.data.clothing_person
+
+
+def _richest(item: PairItem) -> dict[str, str]:
+    """The parsed attributes of an image's most detailed caption (its "finest text", METHODS §1.7)."""
+    if not item.caption_attributes:
+        return {}
+    best = max(item.caption_attributes, key=lambda attrs: ONTOLOGY.count(attrs))
+    return dict(best)

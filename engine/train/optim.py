@@ -1,0 +1,78 @@
+"""Optimiser and learning-rate schedule (METHODS §1.9, §2, §6).
+
+Adam or AdamW over four parameter groups: {pretrained CLIP layout, new modules} × {decayed, not decayed}.
+New modules (experts, adapters, fusion, CRST and Uni-AT parts, heads) get ``lr × new_lr_multiplier``
+(CMAM: 1e-5 / 2e-5; IRRA: ×5). Biases, norms, embeddings and other 1-D parameters get no weight decay.
+Schedule per optimiser step: linear warm-up from ``warmup_start_factor``, then cosine to
+``min_lr_factor`` (IRRA/FlexiReID), multistep ×gamma at the milestone epochs (CMAM's "decayed to 10 % at
+epochs 10 and 25"), or constant.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from engine.models import PersonSearchModel
+from engine.train.config import TrainConfig
+
+NO_DECAY_NAMES = ("embedding", "positional", "class_embedding", "logit_scale", "scenario_tokens",
+                  "scenario_positions", "stand_ins")
+
+
+def parameter_groups(model: PersonSearchModel, training: TrainConfig) -> list[dict]:
+    """Optimiser groups with their lr and weight decay (frozen parameters are left out)."""
+    kind_of = {}
+    for kind, params in model.parameter_groups().items():
+        for param in params:
+            kind_of[id(param)] = kind
+    buckets: dict[tuple[str, bool], list[nn.Parameter]] = {}
+    for name, param in model.named_parameters():
+        if not param.requires_grad:
+            continue
+        decay = param.ndim >= 2 and not any(part in name for part in NO_DECAY_NAMES)
+        buckets.setdefault((kind_of[id(param)], decay), []).append(param)
+    groups = []
+    for (kind, decay), params in sorted(buckets.items()):
+        lr = training.lr * (training.new_lr_multiplier if kind == "new" else 1.0)
+        groups.append({"params": params, "lr": lr, "weight_decay": training.weight_decay if decay else 0.0,
+                       "name": f"{kind}/{'decay' if decay else 'no_decay'}"})
+    return groups
+
+
+def build_optimizer(model: PersonSearchModel, training: TrainConfig) -> torch.optim.Optimizer:
+    groups = parameter_groups(model, training)
+    if training.optimizer == "adamw":
+        return torch.optim.AdamW(groups, lr=training.lr, betas=training.betas)
+    return torch.optim.Adam(groups, lr=training.lr, betas=training.betas)
+
+
+class LearningRateFactor:
+    """Multiplier of the base lr after ``step`` optimiser steps (a picklable LambdaLR callable)."""
+
+    def __init__(self, training: TrainConfig, steps_per_epoch: int) -> None:
+        self.steps_per_epoch = steps_per_epoch
+        self.total = max(1, training.epochs * steps_per_epoch)
+        self.warmup = min(self.total, round(training.warmup_epochs * steps_per_epoch))
+        self.start = training.warmup_start_factor
+        self.schedule = training.schedule
+        self.min_factor = training.min_lr_factor
+        self.milestones = [round(m * steps_per_epoch) for m in training.milestones]
+        self.gamma = training.gamma
+
+    def __call__(self, step: int) -> float:
+        if step < self.warmup:
+            return self.start + (1.0 - self.start) * step / self.warmup
+        if self.schedule == "cosine":
+            progress = min(1.0, (step - self.warmup) / max(1, self.total - self.warmup))
+            return self.min_factor + (1.0 - self.min_factor) * 0.5 * (1.0 + math.cos(math.pi * progress))
+        if self.schedule == "multistep":
+            return self.gamma ** sum(step >= m for m in self.milestones)
+        return 1.0
+
+
+def build_scheduler(optimizer: torch.optim.Optimizer, training: TrainConfig,
+                    steps_per_epoch: int) -> torch.optim.lr_scheduler.LambdaLR:
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, LearningRateFactor(training, steps_per_epoch))

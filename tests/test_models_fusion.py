@@ -1,0 +1,71 @@
+"""CMQF query fusion (METHODS §4): stand-ins for missing modalities, the seven modes, the mean ablation."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from engine.models.fusion import MeanFusion, QueryFusion, mode_modalities
+from engine.models.names import FUSION_MODES
+
+
+def _inputs(batch: int = 3, dim: int = 16):
+    torch.manual_seed(0)
+    return torch.randn(batch, dim), torch.randn(batch, dim), torch.randn(batch, dim)
+
+
+def test_mode_names():
+    assert len(FUSION_MODES) == 7
+    assert mode_modalities("T+S+IR") == {"text", "sketch", "ir"} and mode_modalities("IR") == {"ir"}
+    with pytest.raises(ValueError, match="fusion mode"):
+        mode_modalities("T+X")
+
+
+def test_cmqf_follows_the_cross_attention_then_fusion_equations():
+    fusion = QueryFusion(16, heads=2, layers=1).eval()
+    text, sketch, ir = _inputs()
+    t, s, i = (F.normalize(x, dim=-1).unsqueeze(1) for x in (text, sketch, ir))
+    y_s = fusion.cross["sketch"][0](i + t, k_x=s, v_x=s)
+    y_ir = fusion.cross["ir"][0](s + t, k_x=i, v_x=i)
+    y_t = fusion.cross["text"][0](s + i, k_x=t, v_x=t)
+    expected = fusion.fusion(torch.cat([y_s, y_ir, y_t], dim=1)).mean(dim=1)
+    torch.testing.assert_close(fusion(text=text, sketch=sketch, ir=ir), expected)
+
+
+def test_missing_modalities_use_their_stand_ins():
+    fusion = QueryFusion(16, heads=2).eval()
+    text, sketch, _ = _inputs()
+    stand_in_ir = fusion.stand_ins[1].expand(3, -1)
+    # the IR stand-in is not re-normalised, so pass it through the same path by hand
+    with torch.no_grad():
+        direct = fusion(text=text, sketch=sketch)
+        tokens = {"sketch": F.normalize(sketch, dim=-1), "ir": stand_in_ir, "text": F.normalize(text, dim=-1)}
+        torch.testing.assert_close(direct, fusion._fuse(tokens))
+    assert not torch.allclose(direct, fusion(text=text, sketch=sketch, ir=torch.randn(3, 16)))
+    with pytest.raises(ValueError, match="at least one"):
+        fusion()
+    with pytest.raises(ValueError, match="batch size"):
+        fusion(text=text, sketch=sketch[:2])
+
+
+def test_all_modes_in_one_pass_equal_each_mode_alone():
+    fusion = QueryFusion(16, heads=2).eval()
+    text, sketch, ir = _inputs()
+    with torch.no_grad():
+        batched = fusion.all_modes(text, sketch, ir)
+        assert list(batched) == list(FUSION_MODES)
+        for mode, vector in batched.items():
+            present = mode_modalities(mode)
+            alone = fusion(
+                text=text if "text" in present else None,
+                sketch=sketch if "sketch" in present else None,
+                ir=ir if "ir" in present else None,
+            )
+            torch.testing.assert_close(vector, alone, atol=1e-5, rtol=1e-5)
+        assert not torch.allclose(batched["T"], batched["T+S"])
+
+
+def test_mean_fusion_ablation_is_the_mean_of_unit_vectors():
+    text, sketch, ir = _inputs()
+    modes = MeanFusion().all_modes(text, sketch, ir)
+    torch.testing.assert_close(modes["T"], F.normalize(text, dim=-1))
+    torch.testing.assert_close(modes["S+IR"], (F.normalize(sketch, dim=-1) + F.normalize(ir, dim=-1)) / 2)

@@ -1,0 +1,248 @@
+"""Trainer end to end on a tiny config and a tiny built world: learning, resume equivalence, checkpoints,
+time limit, clear errors and the CLI."""
+
+from __future__ import annotations
+
+import copy
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+from typer.testing import CliRunner
+
+from engine.models import load, read_metadata
+from engine.train import (
+    RunFolderError,
+    TrainConfigError,
+    Trainer,
+    TrainingDataError,
+    TrainOptions,
+    train,
+)
+
+TINY_MODEL = {  # a complete config (independent of the shipped ones) with every component on
+    "name": "train-tiny",
+    "embed_dim": 32,
+    "vision": {"image_size": [32, 16], "stem": "conv", "patch_size": 8, "stem_channels": [8, 16, 16], "width": 32,
+               "layers": 1, "heads": 2, "mlp_ratio": 2.0, "modality_embedding": True},
+    "text": {"context_length": 128, "width": 32, "layers": 1, "heads": 2, "mlp_ratio": 2.0},
+    "granularity": {"enabled": True, "expert_widths": [8, 8, 16, 16, 32], "image_query_level": "UF"},
+    "gcr": {"enabled": True},
+    "adapters": {"enabled": True, "routing": "top_p", "num_experts": 4, "bottleneck": 8, "top_p_threshold": 0.4,
+                 "towers": ["visual", "text"]},
+    "fusion": {"kind": "cmqf", "layers": 1, "heads": 2, "mlp_ratio": 2.0},
+    "resolution": {"embedding": True},
+    "crst": {"rcr": True, "tgr": True, "cross_layers": 1, "cross_heads": 2, "tgr_heads": 2},
+    "scenarios": {"enabled": True, "moae": True, "num_person_ids": 0, "num_clothing_ids": 0},
+    "attributes": {"image": True, "text": True},
+    "losses": {"temperature": 0.02, "sdm": 1.0, "tal": 1.0, "pcia": True, "orthogonality": 1.0, "gcr": 1.0,
+               "routing_entropy": 0.5, "fusion_sdm": 1.0, "sdm_low_resolution": 1.0, "rcr": 1.0, "tgr": 1.0,
+               "cr_rda": 1.0, "scenario_id": 1.0, "said": True, "hdw": True, "attributes": 1.0},
+}
+TINY_TRAINING = {"epochs": 2, "identities_per_batch": 2, "samples_per_identity": 2, "validation_identities": 2,
+                 "checkpoint_every": 3, "lr": 1e-3, "threads": 1}
+
+
+def tiny_run(model_overrides: dict | None = None, **training) -> dict:
+    """A run dict: the tiny config (with ``model_overrides`` merged in) and short training settings."""
+    model = copy.deepcopy(TINY_MODEL)
+    for key, value in (model_overrides or {}).items():
+        if isinstance(value, dict) and isinstance(model.get(key), dict):
+            model[key] = {**model[key], **value}
+        else:
+            model[key] = value
+    return {"model": model, "training": {**TINY_TRAINING, **training}}
+
+
+def build_tiny_world(root: Path) -> Path:
+    """12 identities × 8 images (a sketch, RGB and IR images over two outfits each)."""
+    from engine.world.build import build_world
+
+    build_world(root, identities=12, images_per_identity=8, seed=3, workers=1)
+    return root
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory) -> Path:
+    return build_tiny_world(tmp_path_factory.mktemp("trainworld") / "w")
+
+
+def _options(world: Path, out: Path, run: dict | None = None, **kwargs) -> TrainOptions:
+    return TrainOptions(config=run or tiny_run(), data=f"world:{world}", out=out, seed=5, command="test", **kwargs)
+
+
+def _complete_step_lines(out: Path) -> int:
+    """Step records fully written to the log so far (a line being written is not counted)."""
+    log = out / "log.jsonl"
+    if not log.is_file():
+        return 0
+    complete = log.read_text(encoding="utf-8").split("\n")[:-1]
+    return sum('"event":"step"' in line for line in complete)
+
+
+def _step_losses(out: Path) -> list[tuple[int, float, dict]]:
+    records = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+    return [(r["global_step"], r["loss"], r["terms"]) for r in records if r["event"] == "step"]
+
+
+def test_repeated_steps_on_one_batch_reduce_the_loss(world, tmp_path):
+    trainer = Trainer.prepare(_options(world, tmp_path / "run", tiny_run(lr=3e-3, warmup_epochs=0.0)))
+    indices = next(iter(trainer.sampler.epoch(0)))
+    losses = [trainer.train_step(indices)["loss"] for _ in range(12)]  # same (epoch, step) → same batch
+    assert losses[-1] < 0.8 * losses[0], losses
+
+
+@pytest.mark.slow
+def test_resume_after_a_kill_repeats_the_uninterrupted_run(world, tmp_path):
+    straight = train(_options(world, tmp_path / "straight"))
+    assert straight.status == "completed" and straight.global_step == 10  # 5 steps per epoch × 2
+
+    class Killed(Exception):
+        pass
+
+    def kill_at_step_8(record):
+        if record["global_step"] == 8:  # last saved state: step 6 (checkpoint_every 3, epoch end at 5)
+            raise Killed
+
+    with pytest.raises(Killed):
+        train(_options(world, tmp_path / "killed"), on_step=kill_at_step_8)
+    resumed = train(_options(world, tmp_path / "killed", resume=True))
+    assert resumed.status == "completed" and resumed.global_step == 10
+
+    a, b = _step_losses(tmp_path / "straight"), _step_losses(tmp_path / "killed")
+    assert [s for s, _, _ in b] == list(range(1, 11))  # the log was cut back to the state and replayed
+    for (step, loss_a, terms_a), (_, loss_b, terms_b) in zip(a, b, strict=True):
+        assert loss_b == pytest.approx(loss_a, rel=1e-5, abs=1e-6), step
+        assert terms_b == pytest.approx(terms_a, rel=1e-5, abs=1e-6), step
+    weights_a = load_file(str(tmp_path / "straight" / "model" / "weights.safetensors"))
+    weights_b = load_file(str(tmp_path / "killed" / "model" / "weights.safetensors"))
+    for name, value in weights_a.items():
+        torch.testing.assert_close(weights_b[name], value, rtol=1e-5, atol=1e-6, msg=name)
+    events = [json.loads(line)["event"] for line in (tmp_path / "killed" / "log.jsonl").read_text().splitlines()]
+    assert events.count("resume") == 1 and events.count("epoch") == 2 and events[-1] == "end"
+
+
+@pytest.mark.slow
+def test_resume_after_sigkill_of_the_cli_repeats_the_uninterrupted_run(world, tmp_path):
+    run = tiny_run(epochs=4, checkpoint_every=1)
+    straight = train(_options(world, tmp_path / "straight", run))
+    run_file = tmp_path / "run.json"
+    run_file.write_text(json.dumps(run))
+    out = tmp_path / "killed"
+    command = [sys.executable, "-c", "from engine.cli import main; main()", "train", "--config", str(run_file),
+               "--data", f"world:{world}", "--out", str(out), "--seed", "5", "--device", "cpu"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None and _complete_step_lines(out) < 6:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    logged = len(_step_losses(out))
+    assert 6 <= logged < straight.global_step, "the run was not killed mid-way"
+    resumed = train(_options(world, out, run, resume=True))
+    assert resumed.status == "completed" and resumed.global_step == straight.global_step
+    a, b = _step_losses(tmp_path / "straight"), _step_losses(out)
+    assert [s for s, _, _ in b] == [s for s, _, _ in a]
+    for (step, loss_a, _), (_, loss_b, _) in zip(a, b, strict=True):
+        assert loss_b == pytest.approx(loss_a, rel=1e-5, abs=1e-6), step
+    assert not list(out.glob(".*.tmp"))
+
+
+def test_checkpoint_loads_encodes_and_records_its_origin(world, tmp_path):
+    result = train(_options(world, tmp_path / "run", tiny_run(epochs=1)))
+    model = load(result.model_dir, device="cpu")
+    vectors, level_logits = model.encode_text(["a woman in a red coat", "a man with a black backpack"])
+    assert vectors.shape == (2, 32) and level_logits.shape == (2, 5)
+    assert torch.allclose(vectors.norm(dim=1), torch.ones(2), atol=1e-5)
+    images = model.encode_images(torch.zeros(3, 3, 32, 16), level="UC")
+    assert images.shape == (3, 32)
+    meta = read_metadata(result.model_dir)
+    assert meta["training_command"] == "test" and meta["seed"] == 5 and meta["global_step"] == 5
+    fingerprint = meta["data_fingerprint"]
+    assert fingerprint["reader"] == "world" and len(fingerprint["manifest_sha256"]) == 64
+    assert fingerprint["world"]["seed"] == 3 and fingerprint["world"]["identities"] == 12
+    # the Uni-AT classifiers were sized to the 10 training identities and their 20 outfits
+    assert model.config.scenarios.num_person_ids == 10 and model.config.scenarios.num_clothing_ids == 20
+    epoch = [json.loads(line) for line in (result.out / "log.jsonl").read_text().splitlines()][-2]
+    assert epoch["event"] == "epoch" and set(epoch["validation"]) == {"UF", "UC"}
+    assert 0.0 <= epoch["validation"]["UF"]["R@1"] <= 1.0 and epoch["validation"]["UF"]["queries"] == 4
+
+
+def test_time_limit_stops_with_a_checkpoint_and_resume_finishes(world, tmp_path):
+    out = tmp_path / "run"
+    stopped = train(_options(world, out, tiny_run(epochs=1), max_minutes=0.0))
+    assert stopped.status == "time_limit" and stopped.global_step == 0
+    assert (out / "training_state.pt").is_file() and (out / "model" / "weights.safetensors").is_file()
+    done = train(_options(world, out, tiny_run(epochs=1), resume=True))
+    assert done.status == "completed" and done.global_step == 5
+    again = train(_options(world, out, tiny_run(epochs=1), resume=True))
+    assert again.status == "already_complete"
+
+
+def test_clear_errors(world, tmp_path):
+    with pytest.raises(TrainingDataError, match="world folder not found"):
+        Trainer.prepare(TrainOptions(config=tiny_run(), data=f"world:{tmp_path / 'nothing'}", out=tmp_path / "a"))
+    with pytest.raises(TrainingDataError, match="unknown reader"):
+        Trainer.prepare(TrainOptions(config=tiny_run(), data=f"imagenet:{world}", out=tmp_path / "a"))
+    with pytest.raises(TrainConfigError, match="unknown training key 'learning_rate'"):
+        Trainer.prepare(_options(world, tmp_path / "a", tiny_run(learning_rate=1.0)))
+    with pytest.raises(TrainConfigError, match="not found"):
+        Trainer.prepare(TrainOptions(config="no_such_config", data=f"world:{world}", out=tmp_path / "a"))
+    with pytest.raises(TrainConfigError, match="unknown key 'vision.depth'"):
+        Trainer.prepare(_options(world, tmp_path / "a", tiny_run({"vision": {"depth": 3}})))
+    with pytest.raises(RunFolderError, match="no training state"):
+        Trainer.prepare(_options(world, tmp_path / "a", resume=True))
+
+    stopped = tmp_path / "b"
+    train(_options(world, stopped, tiny_run(epochs=1), max_minutes=0.0))
+    with pytest.raises(RunFolderError, match="already holds this run; pass --resume"):
+        Trainer.prepare(_options(world, stopped, tiny_run(epochs=1)))
+    with pytest.raises(RunFolderError, match=r"different run \(differs in: .*training.epochs"):
+        Trainer.prepare(_options(world, stopped, tiny_run(epochs=1), resume=True, epochs=3))
+    with pytest.raises(RunFolderError, match="different run"):
+        Trainer.prepare(TrainOptions(config=tiny_run(epochs=1), data=f"world:{world}", out=stopped, seed=6))
+    stranger = tmp_path / "c"
+    stranger.mkdir()
+    (stranger / "notes.txt").write_text("mine")
+    with pytest.raises(RunFolderError, match="not empty and holds no Lineup run"):
+        Trainer.prepare(_options(world, stranger))
+
+
+def test_resume_keeps_the_recorded_config_when_the_config_file_changed(world, tmp_path):
+    out = tmp_path / "run"
+    train(_options(world, out, tiny_run(epochs=1), max_minutes=0.0))
+    notes = []
+    changed = tiny_run({"vision": {"width": 64}}, epochs=1, lr=0.1)
+    result = train(_options(world, out, changed, resume=True), echo=notes.append)
+    assert result.status == "completed" and any("resuming with the recorded one" in n for n in notes)
+    notes.clear()
+    train(_options(world, out, tiny_run(epochs=1), resume=True), echo=notes.append)  # unchanged: no note
+    assert not any("resuming with the recorded one" in n for n in notes), notes
+    assert load(result.model_dir, device="cpu").config.vision.width == 32
+    assert read_metadata(result.model_dir)["training"]["lr"] == 1e-3
+
+
+def test_cli_train_and_its_errors(world, tmp_path):
+    from engine.cli import app
+
+    run_file = tmp_path / "tiny_run.json"
+    run_file.write_text(json.dumps(tiny_run(epochs=1)))
+    runner = CliRunner()
+    out = tmp_path / "cli"
+    args = ["train", "--config", str(run_file), "--data", f"world:{world}", "--out", str(out), "--seed", "2"]
+    result = runner.invoke(app, [*args, "--max-minutes", "0"])
+    assert result.exit_code == 0, result.output
+    assert "time_limit" in result.output and (out / "training_state.pt").is_file()
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2 and "pass --resume" in result.output
+    result = runner.invoke(app, [*args, "--resume", "--epochs", "1"])
+    assert result.exit_code == 0, result.output
+    assert "completed: 1 epochs, 5 steps" in result.output
+    result = runner.invoke(app, ["train", "--data", f"world:{tmp_path / 'none'}", "--out", str(tmp_path / "x")])
+    assert result.exit_code == 2 and "world folder not found" in result.output

@@ -1,0 +1,179 @@
+"""Trainer parts: loss composition, learning-rate schedule, text sampling, batch assembly, captioned data."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import torch
+from test_train_loop import build_tiny_world, tiny_run
+
+from engine.data.export import export_cuhk_pedes
+from engine.models import create
+from engine.models.names import RESOLUTIONS
+from engine.ontology import LEVELS, ONTOLOGY
+from engine.train import compose_losses, load_run_config
+from engine.train.batches import BatchBuilder
+from engine.train.config import TrainConfig
+from engine.train.data import build_training_data
+from engine.train.optim import LearningRateFactor, build_optimizer
+from engine.train.texts import TextSource, attribute_token_mask, ordinary_token_mask
+
+ALL_OFF = {
+    "granularity": {"enabled": False}, "gcr": {"enabled": False}, "adapters": {"enabled": False},
+    "fusion": {"kind": "none"}, "resolution": {"embedding": False}, "crst": {"rcr": False, "tgr": False},
+    "scenarios": {"enabled": False, "moae": False}, "attributes": {"image": False, "text": False},
+    "losses": {"sdm": 1.0, "tal": 0.0, "pcia": False, "orthogonality": 0.0, "gcr": 0.0, "routing_entropy": 0.0,
+               "fusion_sdm": 0.0, "sdm_low_resolution": 0.0, "rcr": 0.0, "tgr": 0.0, "cr_rda": 0.0,
+               "scenario_id": 0.0, "said": False, "hdw": False, "attributes": 0.0},
+}
+EVERY_TERM = {"sdm", "tal", "orthogonality", "gcr", "routing_entropy", "fusion_sdm", "sdm_low_resolution", "rcr",
+              "tgr", "cr_rda", "scenario_id", "attributes"}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory) -> Path:
+    return build_tiny_world(tmp_path_factory.mktemp("partsworld") / "w")
+
+
+def _merge(base: dict, extra: dict) -> dict:
+    out = {k: dict(v) if isinstance(v, dict) else v for k, v in base.items()}
+    for key, value in extra.items():
+        out[key] = {**out.get(key, {}), **value} if isinstance(value, dict) else value
+    return out
+
+
+def _step_outputs(world: Path, overrides: dict, data_spec: str | None = None, seed: int = 0):
+    run = load_run_config(tiny_run(overrides))
+    data = build_training_data(data_spec or f"world:{world}", run.model, seed=seed, validation_identities=2,
+                               queries_per_identity=1, identities_per_batch=2)
+    config = run.model
+    if config.scenarios.enabled and config.losses.scenario_id > 0:
+        config = config.with_overrides({"scenarios": {"num_person_ids": data.num_identities,
+                                                      "num_clothing_ids": data.num_clothing}})
+    data.load_images()
+    torch.manual_seed(seed)
+    model = create(config, device="cpu").train()
+    builder = BatchBuilder(data, config, run.training.replace(identities_per_batch=2), model.tokenizer)
+    generator = torch.Generator().manual_seed(seed)
+    batch = builder.build(list(range(6)), random.Random(seed), generator)
+    outputs = model(batch.images, batch.token_ids, **batch.forward_kwargs())
+    return config, batch, outputs, compose_losses(outputs, batch, config, generator), data, builder
+
+
+@pytest.mark.parametrize(("overrides", "expected"), [
+    (ALL_OFF, {"sdm"}),
+    (_merge(ALL_OFF, {"granularity": {"enabled": True}, "gcr": {"enabled": True}, "attributes": {"image": True},
+                      "losses": {"tal": 1.0, "pcia": True, "orthogonality": 1.0, "gcr": 1.0, "attributes": 1.0}}),
+     {"sdm", "tal", "orthogonality", "gcr", "attributes"}),
+    ({}, EVERY_TERM),
+    ({"losses": {"routing_entropy": 0.0, "cr_rda": 0.0, "scenario_id": 0.0, "said": False, "hdw": False}},
+     EVERY_TERM - {"routing_entropy", "cr_rda", "scenario_id"}),
+])
+def test_loss_composition_has_exactly_the_enabled_terms(world, overrides, expected):
+    config, _, _, losses, _, _ = _step_outputs(world, overrides)
+    assert set(losses.terms) == expected
+    weights = config.losses
+    assert losses.weights == {name: getattr(weights, name) for name in expected}
+    total = sum(losses.weights[name] * value for name, value in losses.terms.items())
+    assert torch.allclose(losses.total, total) and torch.isfinite(losses.total)
+    assert all(value.requires_grad for value in losses.terms.values())
+
+
+def test_sdm_uses_the_hr_view_and_the_lr_terms_the_refined_view(world):
+    _, batch, outputs, losses, _, _ = _step_outputs(world, {})
+    from engine.losses.sdm import sdm_loss
+
+    tau = 0.02
+    expected = sdm_loss(outputs["text_embeds"], outputs["image_embeds_hr"], batch.labels, tau)
+    assert torch.allclose(losses.terms["sdm"], expected)
+    low = sdm_loss(outputs["text_embeds"], outputs["image_embeds_refined"], batch.labels, tau)
+    assert torch.allclose(losses.terms["sdm_low_resolution"], low)
+    assert len(outputs["fused"]) == 7  # every query mode: text, sketch and IR are all present
+
+
+def test_batch_inputs_for_every_component(world):
+    config, batch, _, _, data, builder = _step_outputs(world, {})
+    assert batch.images.shape == batch.hr_images.shape == (6, 3, 32, 16)
+    assert batch.sketch.shape == batch.ir.shape == (6, 3, 32, 16)
+    # LR views: the HR rows equal their HR image, the others were down- and up-sampled
+    hr_rows = batch.resolution == RESOLUTIONS.index("hr")
+    assert torch.equal(batch.images[hr_rows], batch.hr_images[hr_rows])
+    assert not torch.allclose(batch.images[~hr_rows], batch.hr_images[~hr_rows])
+    # RCR: ~15 % of the ordinary tokens of each text are masked, labels only there
+    masked = batch.mlm_labels != -100
+    ordinary = ordinary_token_mask(batch.token_ids, builder.tokenizer)
+    assert bool((masked <= ordinary).all()) and bool(masked.any(dim=1).all())
+    assert torch.equal(batch.mlm_labels[masked], batch.token_ids[masked])
+    assert bool((batch.mismatch_levels != batch.levels).all())
+    # Uni-AT: RGB and IR images of every batch identity with clothing ids of the right person
+    assert set(batch.reid_person.tolist()) == set(batch.labels.tolist())
+    assert set(batch.reid_modality.tolist()) == {0, 1}
+    assert torch.equal(data.clothing_person[batch.reid_clothing], batch.reid_person)
+    # PCIA codes: the text states a subset of the image's attributes
+    stated = batch.query_codes >= 0
+    assert torch.equal(batch.query_codes[stated], batch.fine_codes[stated])
+
+
+def test_world_texts_are_fresh_and_match_their_level():
+    attributes = {key: values[0] for key, values in ONTOLOGY.attributes.items()}
+    attributes.update({"hat_type": "cap", "carrying_type": "backpack"})
+    rng = random.Random(0)
+    for policy in ("range", "upper"):
+        source = TextSource(policy, augment=0.0)
+        drawn = [source.world_text(attributes, rng) for _ in range(200)]
+        assert {d.level for d in drawn} == set(range(len(LEVELS)))
+        for d in drawn:
+            bounds = ONTOLOGY.levels[d.level]
+            assert bounds.min <= len(d.stated) <= bounds.max
+            assert all(attributes[k] == v for k, v in d.stated.items())
+            if policy == "upper" and LEVELS[d.level] != "UF":
+                assert len(d.stated) == bounds.max
+        assert len({d.text for d in drawn}) > 150  # fresh wording every time
+
+
+def test_attribute_tokens_mark_colours_and_garments():
+    from engine.models.tokenizer import Tokenizer
+
+    tokenizer = Tokenizer(32)
+    ids = tokenizer(["a tall man wearing a red jacket and black jeans"])
+    words = [tokenizer.decode([int(i)]) for i in ids[0, 1:11]]
+    marked = attribute_token_mask(ids, tokenizer)[0, 1:11].tolist()
+    chosen = {w for w, m in zip(words, marked, strict=True) if m}
+    assert {"red", "jacket", "black", "jeans"} <= chosen and not {"tall", "man", "wearing", "a", "and"} & chosen
+
+
+def test_learning_rate_schedule_warms_up_then_decays():
+    cosine = LearningRateFactor(TrainConfig(epochs=10, warmup_epochs=2, warmup_start_factor=0.1,
+                                            min_lr_factor=0.0), steps_per_epoch=10)
+    assert cosine(0) == pytest.approx(0.1) and cosine(10) == pytest.approx(0.55) and cosine(20) == pytest.approx(1)
+    assert cosine(60) == pytest.approx(0.5) and cosine(100) == pytest.approx(0.0, abs=1e-12)
+    steps = LearningRateFactor(TrainConfig(epochs=30, warmup_epochs=2, schedule="multistep"), steps_per_epoch=4)
+    assert steps(20) == 1.0 and steps(40) == pytest.approx(0.1) and steps(100) == pytest.approx(0.01)
+
+
+def test_optimizer_gives_new_modules_the_higher_rate_and_no_decay_to_norms():
+    config = load_run_config(tiny_run()).model
+    model = create(config, device="cpu")
+    training = TrainConfig(lr=1e-3, new_lr_multiplier=2.0, weight_decay=0.1)
+    groups = {g["name"]: g for g in build_optimizer(model, training).param_groups}
+    assert groups["pretrained/decay"]["lr"] == 1e-3 and groups["new/decay"]["lr"] == 2e-3
+    assert groups["new/no_decay"]["weight_decay"] == 0.0 and groups["pretrained/decay"]["weight_decay"] == 0.1
+    in_groups = sum(p.numel() for g in groups.values() for p in g["params"])
+    assert in_groups == sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def test_captioned_data_uses_captions_with_parsed_levels(world, tmp_path):
+    exported = tmp_path / "cuhk.json"
+    export_cuhk_pedes(world, exported, fractions=(1.0, 0.0, 0.0))
+    overrides = _merge(ALL_OFF, {"attributes": {"text": True}, "losses": {"attributes": 1.0}})
+    _, batch, _, losses, data, _ = _step_outputs(world, overrides, data_spec=f"cuhk-pedes:{exported}")
+    assert data.kind == "captions" and all(p.captions for p in data.pairs)
+    assert set(losses.terms) == {"sdm", "attributes"} and batch.image_attribute_targets is None
+    item = data.pairs[0]
+    assert len(item.caption_levels) == len(item.captions) == 5
+    levels = [lv for p in data.pairs for lv in p.caption_levels]
+    assert len(set(levels)) >= 4  # the UC…UF descriptions parse to different levels
+    assert sum(p.caption_levels[-1] >= p.caption_levels[0] for p in data.pairs) == len(data.pairs)
+    assert "all" in data.validation.queries
