@@ -1,0 +1,54 @@
+"""Footage → gallery items: decode, detect persons, track, keep a few sharp crops per track, hash, estimate
+the resolution level, encode with the model, append to a gallery folder (DESIGN "engine/ingest").
+
+    from engine.ingest import IngestOptions, ModelEncoder, ingest
+    summary = ingest("footage/", "gallery/", ModelEncoder(model), options=IngestOptions(stride=2))
+    print("\\n".join(summary.lines()))
+"""
+
+from engine.ingest.detectors import (
+    DETECTORS,
+    Detections,
+    HogDetector,
+    OnnxDetector,
+    PersonDetector,
+    make_detector,
+    parse_size,
+)
+from engine.ingest.encoder import (
+    DEFAULT_REID_SCENARIOS,
+    Encoder,
+    ModelEncoder,
+    model_fingerprint,
+    parse_scenarios,
+)
+from engine.ingest.errors import DetectorError, IngestError, SourceSkipped
+from engine.ingest.pipeline import IngestOptions, ingest, item_id
+from engine.ingest.resolution import level_of_height
+from engine.ingest.summary import IngestSummary, SourceReport
+from engine.ingest.tracking import TrackerSettings
+
+__all__ = [
+    "DEFAULT_REID_SCENARIOS",
+    "DETECTORS",
+    "DetectorError",
+    "Detections",
+    "Encoder",
+    "HogDetector",
+    "IngestError",
+    "IngestOptions",
+    "IngestSummary",
+    "ModelEncoder",
+    "OnnxDetector",
+    "PersonDetector",
+    "SourceReport",
+    "SourceSkipped",
+    "TrackerSettings",
+    "ingest",
+    "item_id",
+    "level_of_height",
+    "make_detector",
+    "model_fingerprint",
+    "parse_scenarios",
+    "parse_size",
+]

@@ -1,0 +1,33 @@
+"""Done markers: ``<gallery>/ingest/sources/<source key>.json``, written (atomically) only after every item of
+the source is committed to the gallery. A source with a marker is not read again; a source without one is
+read again from the start and its items already in the gallery (same deterministic ids) are skipped."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from engine.data.atomic import atomic_write_json
+
+MARKER_FOLDER = ("ingest", "sources")
+
+
+def marker_path(gallery_root: Path, key: str) -> Path:
+    return Path(gallery_root).joinpath(*MARKER_FOLDER, f"{key}.json")
+
+
+def read_marker(gallery_root: Path, key: str) -> dict[str, Any] | None:
+    """The marker of source ``key``, or None when the source is not done (an unreadable marker counts as none)."""
+    path = marker_path(gallery_root, key)
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def write_marker(gallery_root: Path, key: str, record: dict[str, Any]) -> Path:
+    path = marker_path(gallery_root, key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return atomic_write_json(path, record, indent=1)

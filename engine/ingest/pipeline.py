@@ -1,0 +1,401 @@
+"""``ingest(source, gallery, encoder)``: sources → frames → detections → tracks → a few sharp crops per track →
+vectors per view → gallery, in batches, with progress, resumable.
+
+Two threads: a reader decodes, detects, tracks, selects, writes crop files and hands over batches of items
+(bounded queue); the caller's thread encodes each batch and appends it to the gallery. So decoding and
+detection overlap with the model.
+
+Each item records its source file and SHA-256, frame, time, camera, box (x, y, w, h in source pixels), track,
+crop (content-addressed in the gallery) and crop SHA-256, resolution level from the crop height
+(``engine.ingest.resolution``) and modality; world items carry their identity and attributes as well.
+
+Item ids are ``<first 16 hex of the file's SHA-256>-<16 hex of SHA-256(file sha, frame, track, box)>``:
+reading a source again gives the same ids, so items already in the gallery are skipped before they are
+encoded. A source's done marker (``engine.ingest.markers``) is written after its last batch is committed;
+a killed ingest therefore leaves committed batches (the gallery's own commit point) and no marker for the
+source it was in, and running it again finishes that source without duplicates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import queue
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from engine.gallery import Gallery, GalleryItem
+from engine.gallery.crops import put_crop, sha256_bytes
+from engine.ingest.detectors import Detections, HogDetector, PersonDetector
+from engine.ingest.encoder import Encoder
+from engine.ingest.errors import IngestError, SourceSkipped
+from engine.ingest.markers import read_marker, write_marker
+from engine.ingest.resolution import level_of_height
+from engine.ingest.samples import Candidate, TrackSamples, sharpness
+from engine.ingest.sources import ImageSequence, Source, VideoSource, WorldSource, discover
+from engine.ingest.summary import IngestSummary, SourceReport
+from engine.ingest.timing import parse_time
+from engine.ingest.tracking import PersonTracker, SeparateDetections, TrackerSettings
+from engine.progress import ProgressFn, no_progress
+
+MODALITY_CHOICES: tuple[str, ...] = ("auto", "rgb", "ir")
+GREY_TOLERANCE = 3  # grey levels between channels below which a frame counts as single-channel (IR) footage
+PNG_COMPRESSION = 3
+CROP_SUFFIX = ".png"
+
+
+@dataclass(frozen=True)
+class IngestOptions:
+    stride: int = 1  # read every stride-th frame of a video / image of a sequence
+    samples_per_track: int = 3
+    track: bool = True  # False: every detection is an item of its own
+    tracker: TrackerSettings = field(default_factory=TrackerSettings)
+    min_box_height: float = 24.0  # detections shorter than this (source pixels) are dropped
+    camera: str | None = None  # overrides the camera names files give
+    start: float | None = None  # start time (seconds) of every video, overriding sidecars and names
+    modality: str = "auto"  # auto: grey footage is "ir", colour footage "rgb"
+    batch_size: int = 32  # items per encode call and gallery commit
+    force: bool = False  # read sources again although they have done markers
+    queue_depth: int = 4  # batches the reader may run ahead of the encoder
+
+    def __post_init__(self) -> None:
+        if self.stride < 1:
+            raise IngestError(f"frame stride must be at least 1, got {self.stride}")
+        if self.samples_per_track < 1:
+            raise IngestError(f"samples per track must be at least 1, got {self.samples_per_track}")
+        if not self.min_box_height >= 1:
+            raise IngestError(f"minimum box height must be at least 1 pixel, got {self.min_box_height}")
+        if self.modality not in MODALITY_CHOICES:
+            raise IngestError(f"modality must be one of {list(MODALITY_CHOICES)}, got {self.modality!r}")
+        if self.batch_size < 1 or self.queue_depth < 1:
+            raise IngestError(f"batch size and queue depth must be at least 1, got {self.batch_size}, "
+                              f"{self.queue_depth}")
+        if self.camera is not None and not self.camera.strip():
+            raise IngestError("camera name must not be empty")
+
+    def settings(self, detector: PersonDetector) -> dict[str, Any]:
+        """What decides which items a source gives (recorded in done markers)."""
+        return {"detector": detector.settings(), "tracker": self.tracker.to_dict() if self.track else None,
+                "stride": self.stride, "samples_per_track": self.samples_per_track,
+                "min_box_height": self.min_box_height, "modality": self.modality}
+
+
+def item_id(file_sha256: str, frame: int | None, track: int | None, box: tuple[float, ...]) -> str:
+    text = f"{file_sha256}|{frame}|{track}|" + ",".join(f"{v:.1f}" for v in box)
+    return f"{file_sha256[:16]}-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+
+
+def looks_grey(image: np.ndarray) -> bool:
+    """True when the frame's three channels agree (single-channel footage such as infrared)."""
+    sample = image[::4, ::4].astype(np.int16)
+    return bool(np.abs(sample[..., 0] - sample[..., 1]).max() <= GREY_TOLERANCE
+                and np.abs(sample[..., 1] - sample[..., 2]).max() <= GREY_TOLERANCE)
+
+
+def open_gallery(root: str | Path, encoder: Encoder) -> Gallery:
+    """The gallery at ``root`` (created for ``encoder``'s views when the folder is absent or empty), checked
+    against the encoder's fingerprint and views."""
+    root = Path(root)
+    if not root.exists() or (root.is_dir() and not any(root.iterdir())):
+        return Gallery.create(root, encoder.views, encoder.fingerprint)
+    gallery = Gallery.open(root)
+    gallery.check_model(encoder.fingerprint, encoder.views)
+    if set(gallery.views) != set(encoder.views):
+        raise IngestError(f"gallery {root} holds views {sorted(gallery.views)}, the encoder gives "
+                          f"{sorted(encoder.views)}; ingest into a new gallery folder")
+    return gallery
+
+
+@dataclass
+class _Batch:
+    report: SourceReport
+    items: list[GalleryItem]
+    crops: list[np.ndarray]
+
+
+@dataclass
+class _Finished:
+    report: SourceReport
+    key: str | None
+    marker: dict[str, Any] | None
+
+
+class _Reader:
+    """Everything before the model: runs in the reader thread and yields ``_Batch``/``_Finished`` events."""
+
+    def __init__(self, sources: list[Source], root: Path, present: set[str], detector: PersonDetector,
+                 options: IngestOptions, summary: IngestSummary, progress: ProgressFn) -> None:
+        self.sources = sources
+        self.root = root
+        self.seen = present
+        self.detector = detector
+        self.options = options
+        self.summary = summary
+        self.progress = progress
+        self.settings = options.settings(detector)
+        self.done = 0
+        self.first = 0  # progress count when the current source started
+        self.expected = [s.expected_frames(options.stride) for s in sources]
+        self.total = sum(self.expected)
+
+    def on_skip(self, path: str, reason: str) -> None:
+        self.summary.skipped_files.append((path, reason))
+
+    def tick(self, steps: int = 1) -> None:
+        self.done += steps
+        self.total = max(self.total, self.done)
+        self.progress(self.done, self.total)
+
+    def events(self) -> Iterator[_Batch | _Finished]:
+        self.progress(0, self.total)
+        for source, expected in zip(self.sources, self.expected, strict=True):
+            yield from self._source(source, expected)
+            self.tick(max(0, self.first + expected - self.done))  # frames announced but never read
+
+    def _source(self, source: Source, expected: int) -> Iterator[_Batch | _Finished]:
+        """One source's batches, then its ``_Finished`` (with a marker only when it was read through)."""
+        self.first = self.done
+        report = SourceReport(str(source.path), source.kind, getattr(source, "camera", None))
+        try:
+            key = source.key
+            marker = None if self.options.force else read_marker(self.root, key)
+            if marker is not None:
+                report.status = "done before"
+                report.items_present = int(marker.get("items", 0))
+                if marker.get("settings") != self.settings:
+                    report.notes.append("done before with other settings; not read again (use force to re-read)")
+                yield _Finished(report, None, None)
+                return
+            if isinstance(source, WorldSource):
+                yield from self._world(source, report)
+            else:
+                yield from self._footage(source, report)
+        except SourceSkipped as exc:
+            report.status, report.reason = "skipped", exc.reason
+            yield _Finished(report, None, None)
+            return
+        marker = {"key": key, "kind": source.kind, "path": report.path, "camera": report.camera,
+                  "settings": self.settings, "frames": report.frames, "detections": report.detections,
+                  "tracks": report.tracks, "items": report.items_kept, "notes": report.notes}
+        yield _Finished(report, key, marker)
+
+    # ------------------------------------------------------------------------------------------- footage
+
+    def _footage(self, source: VideoSource | ImageSequence, report: SourceReport) -> Iterator[_Batch]:
+        options = self.options
+        tracker = PersonTracker(options.tracker) if options.track else SeparateDetections()
+        self.detector.reset()
+        samples: dict[int, TrackSamples] = {}
+        track_of: dict[int, int | None] = {}
+        pending: list[tuple[GalleryItem, np.ndarray]] = []
+        kept_before = report.items_present
+        produced = 0
+        modality = None if options.modality == "auto" else options.modality
+        for frame in source.frames(options.stride, report.notes, self.on_skip):
+            if modality is None:
+                modality = "ir" if looks_grey(frame.image) else "rgb"
+            found = self.detector.detect(frame.image)
+            report.frames += 1
+            report.detections += len(found)
+            tall = found.boxes[:, 3] >= options.min_box_height
+            report.small += int((~tall).sum())
+            found = Detections(found.boxes[tall], found.scores[tall])
+            step = tracker.update(found)
+            track_of.update(step.tracks)
+            for key, index in step.matches:
+                candidate = _candidate(frame, found.boxes[index], float(found.scores[index]))
+                if candidate is not None:
+                    samples.setdefault(key, TrackSamples(options.samples_per_track)).offer(candidate)
+            for key in step.ended:
+                closed = self._close(key, samples, track_of, report, source.camera, modality)
+                produced += len(closed)
+                pending.extend(closed)
+            while len(pending) >= options.batch_size:
+                yield self._batch(report, pending[: options.batch_size])
+                del pending[: options.batch_size]
+            self.tick()
+        for key in tracker.finish():
+            closed = self._close(key, samples, track_of, report, source.camera, modality)
+            produced += len(closed)
+            pending.extend(closed)
+        for start in range(0, len(pending), options.batch_size):
+            yield self._batch(report, pending[start : start + options.batch_size])
+        if produced == 0 and report.items_present == kept_before:
+            report.notes.append("no person kept: no detection became a track" if options.track
+                                else "no person kept: the detector found nobody")
+
+    def _close(self, key: int, samples: dict[int, TrackSamples], track_of: dict[int, int | None],
+               report: SourceReport, camera: str, modality: str) -> list[tuple[GalleryItem, np.ndarray]]:
+        """Items of an object that ended: its picked samples when it was a confirmed track, else nothing."""
+        reservoir = samples.pop(key, None)
+        if key not in track_of:
+            return []
+        track = track_of.pop(key)
+        if track is not None:
+            report.tracks += 1
+        if reservoir is None:
+            return []
+        out = []
+        for candidate in reservoir.picked():
+            file_sha = candidate.info["file_sha256"]
+            identifier = item_id(file_sha, candidate.frame, track, candidate.box)
+            if identifier in self.seen:
+                report.items_present += 1
+                continue
+            self.seen.add(identifier)
+            ok, encoded = cv2.imencode(CROP_SUFFIX, candidate.crop, [cv2.IMWRITE_PNG_COMPRESSION, PNG_COMPRESSION])
+            if not ok:
+                raise IngestError(f"OpenCV could not encode a crop of {candidate.info['file']} as PNG")
+            relative, crop_sha = put_crop(self.root, encoded.tobytes(), CROP_SUFFIX)
+            item = GalleryItem(
+                id=identifier, source=str(candidate.info["file"]), frame=candidate.frame, time=candidate.info["time"],
+                camera=camera, box=candidate.box, track=track, source_sha256=file_sha, crop_sha256=crop_sha,
+                resolution=level_of_height(candidate.crop.shape[0]), crop=relative, modality=modality,
+            )
+            out.append((item, candidate.crop))
+        return out
+
+    @staticmethod
+    def _batch(report: SourceReport, pairs: list[tuple[GalleryItem, np.ndarray]]) -> _Batch:
+        return _Batch(report, [item for item, _ in pairs], [crop for _, crop in pairs])
+
+    # --------------------------------------------------------------------------------------------- world
+
+    def _world(self, source: WorldSource, report: SourceReport) -> Iterator[_Batch]:
+        items: list[GalleryItem] = []
+        crops: list[np.ndarray] = []
+        sketches = 0
+        for sample in source.samples():
+            self.tick()
+            if sample.modality == "sketch":
+                sketches += 1
+                continue
+            try:
+                data = sample.image.read_bytes()
+            except OSError as exc:
+                self.on_skip(str(sample.image), f"cannot be read: {exc.strerror or exc}")
+                continue
+            image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR) if data else None
+            if image is None:
+                self.on_skip(str(sample.image), "not a decodable image (corrupt, truncated or another format)")
+                continue
+            report.frames += 1
+            height, width = image.shape[:2]
+            file_sha = sha256_bytes(data)
+            box = (0.0, 0.0, float(width), float(height))
+            identifier = item_id(file_sha, None, None, box)
+            if identifier in self.seen:
+                report.items_present += 1
+                continue
+            self.seen.add(identifier)
+            relative, crop_sha = put_crop(self.root, data, sample.image.suffix.lower() or ".jpg")
+            extra = sample.extra
+            items.append(GalleryItem(
+                id=identifier, source=str(sample.image.resolve()), frame=None,
+                time=parse_time(extra["time"], f"{sample.image}: time") if "time" in extra else None,
+                camera=sample.camera, box=box, track=None, source_sha256=file_sha, crop_sha256=crop_sha,
+                resolution=extra["resolution"], crop=relative, identity=str(sample.identity),
+                modality=sample.modality, attributes=extra["attributes"],
+            ))
+            crops.append(image)
+            if len(items) == self.options.batch_size:
+                yield _Batch(report, items, crops)
+                items, crops = [], []
+        if items:
+            yield _Batch(report, items, crops)
+        if sketches:
+            report.notes.append(f"{sketches} sketches left out: sketches are query material, not footage")
+
+
+def _candidate(frame, box: np.ndarray, score: float) -> Candidate | None:
+    height, width = frame.image.shape[:2]
+    x0, y0 = max(0, math.floor(box[0])), max(0, math.floor(box[1]))
+    x1, y1 = min(width, math.ceil(box[0] + box[2])), min(height, math.ceil(box[1] + box[3]))
+    if x1 - x0 < 1 or y1 - y0 < 1:
+        return None
+    crop = np.ascontiguousarray(frame.image[y0:y1, x0:x1])
+    rounded = tuple(round(float(v), 1) for v in box)
+    return Candidate(frame.index, rounded, score, sharpness(crop), crop,
+                     {"file": frame.file.resolve(), "file_sha256": frame.file_sha256, "time": frame.time})
+
+
+_END = object()
+
+
+def _in_background(events: Iterator, depth: int) -> Iterator:
+    """Run the ``events`` generator in a daemon thread, ``depth`` events ahead; its errors re-raise here."""
+    channel: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def send(value) -> bool:
+        while not stop.is_set():
+            try:
+                channel.put(value, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def run() -> None:
+        try:
+            for event in events:
+                if not send(event):
+                    return
+            send(_END)
+        except BaseException as exc:  # noqa: BLE001 - handed to the consuming thread, which re-raises it
+            send(exc)
+
+    reader = threading.Thread(target=run, name="lineup-ingest-reader", daemon=True)
+    reader.start()
+    try:
+        while True:
+            event = channel.get()
+            if event is _END:
+                return
+            if isinstance(event, BaseException):
+                raise event
+            yield event
+    finally:
+        stop.set()
+        reader.join(timeout=10)
+
+
+def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: PersonDetector | None = None,
+           options: IngestOptions | None = None, progress: ProgressFn = no_progress) -> IngestSummary:
+    """Ingest ``source`` (video, image folder, built world, or a folder of them) into the gallery folder
+    ``gallery`` (created when absent) with ``encoder`` (``engine.ingest.encoder.ModelEncoder`` or any
+    ``Encoder``); ``detector`` defaults to HOG. Unreadable sources and files are listed in the summary."""
+    options = options or IngestOptions()
+    detector = detector or HogDetector()
+    started = time.monotonic()
+    found = discover(source, options.camera, options.start)
+    store = open_gallery(gallery, encoder)
+    summary = IngestSummary(str(store.root))
+    summary.skipped_files.extend(found.skipped)
+    reader = _Reader(found.sources, store.root, set(store.ids), detector, options, summary, progress)
+    source_started = time.monotonic()
+    for event in _in_background(reader.events(), options.queue_depth):
+        if isinstance(event, _Batch):
+            vectors = encoder(event.crops, [i.modality or "rgb" for i in event.items],
+                              [i.resolution or "HR" for i in event.items])
+            added = store.add(event.items, vectors)
+            event.report.items_added += added.added
+            event.report.items_present += added.skipped
+            continue
+        if event.marker is not None:
+            event.marker["items"] = event.report.items_kept
+            event.marker["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
+            write_marker(store.root, event.key, event.marker)
+        event.report.seconds = time.monotonic() - source_started
+        source_started = time.monotonic()
+        summary.sources.append(event.report)
+    summary.seconds = time.monotonic() - started
+    return summary
