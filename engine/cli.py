@@ -292,6 +292,126 @@ def ingest_command(
         raise typer.Exit(code=1)
 
 
+@app.command("search")
+def search_command(
+    gallery: Path = typer.Option(..., "--gallery", help="Gallery folder (made by `lineup ingest`)."),
+    text: str = typer.Option(None, "--text", help="First step: a description (fused with --sketch / --ir)."),
+    then: list[str] = typer.Option(None, "--then", help="A further text step on the survivors (repeatable)."),
+    sketch: Path = typer.Option(None, "--sketch", help="Sketch image for the first step."),
+    ir: Path = typer.Option(None, "--ir", help="Infrared image for the first step."),
+    keep: str = typer.Option(None, "--keep", help="Per step: a fraction rho (keep ceil(rho*n); default 0.5) "
+                                                   "or a whole number k (keep k)."),
+    threshold: float = typer.Option(None, "--threshold", help="Per step: keep the items scoring at least this."),
+    level: str = typer.Option(None, "--level", help="UC|C|M|F|UF fixes every text step's level; parser "
+                                                    "(default) or classifier says how to read it."),
+    camera: list[str] = typer.Option(None, "--camera", help="Only items of this camera (repeatable)."),
+    after: str = typer.Option(None, "--after", help="Only items at or after this time (ISO 8601 or seconds)."),
+    before: str = typer.Option(None, "--before", help="Only items at or before this time (ISO 8601 or seconds)."),
+    checkpoint: Path = typer.Option(None, "--checkpoint", help="Checkpoint folder (default: the shipped one)."),
+    device: str = typer.Option(None, "--device", help="cpu, cuda, cuda:1 ... (default: CUDA when available)."),
+    top: int = typer.Option(10, "--top", min=1, help="Items shown per step and in the final ranking."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (one per line at the prompt)."),
+    interactive: bool = typer.Option(False, "--interactive", help="Read steps and :commands from a prompt."),
+) -> None:
+    """Progressive search: each step ranks the survivors of the last and keeps the best (--interactive: a prompt;
+    :help there lists its commands)."""
+    from engine.search.console import Prompt, SearchOptions, prepare, report_lines, run_planned
+
+    options = SearchOptions(gallery=gallery, text=text, then=tuple(then or ()), sketch=sketch, ir=ir, keep=keep,
+                            threshold=threshold, level=level, cameras=tuple(camera or ()), after=after,
+                            before=before, checkpoint=checkpoint, device=device, top=top, as_json=as_json,
+                            interactive=interactive)
+    try:
+        search = prepare(options)
+        if not interactive:
+            report = run_planned(search)
+    except (ValueError, OSError, RuntimeError) as exc:
+        _fail(str(exc))
+    if interactive:
+        stdin = typer.get_text_stream("stdin")
+
+        def lines():
+            while True:
+                if stdin.isatty():
+                    typer.echo("search> ", nl=False, err=True)
+                line = stdin.readline()
+                if not line:
+                    return
+                yield line
+
+        Prompt(search, typer.echo, lambda message: typer.secho(message, fg=typer.colors.RED, err=True)).run(lines())
+    elif as_json:
+        typer.echo(json.dumps(report, ensure_ascii=False))
+    else:
+        typer.echo("\n".join(report_lines(report, len(search.gallery))))
+
+
+gallery_app = typer.Typer(no_args_is_help=True, help="Gallery folders: look, check, repair.")
+app.add_typer(gallery_app, name="gallery")
+
+
+def _open_gallery(folder: Path, check_indexes: bool = True):
+    from engine.gallery import Gallery
+
+    try:
+        return Gallery.open(folder, check_indexes=check_indexes)
+    except (ValueError, OSError) as exc:
+        _fail(str(exc))
+
+
+@gallery_app.command("info")
+def gallery_info(
+    folder: Path = typer.Argument(..., help="Gallery folder."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Counts, views and their indexes, cameras, time range and bytes on disk."""
+    from engine.gallery.report import info_lines
+
+    info = _open_gallery(folder).info()
+    typer.echo(json.dumps(info) if as_json else "\n".join(info_lines(info)))
+
+
+@gallery_app.command("verify")
+def gallery_verify(
+    folder: Path = typer.Argument(..., help="Gallery folder."),
+    crops: bool = typer.Option(True, "--crops/--no-crops", help="Check crop files and their SHA-256."),
+    sources: bool = typer.Option(False, "--sources", help="Also check source files against their SHA-256."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Re-read every file of a gallery; exit 1 when anything is wrong (nothing is changed)."""
+    from dataclasses import asdict
+
+    from engine.gallery.report import problem_lines
+
+    store = _open_gallery(folder, check_indexes=False)
+    try:
+        problems = store.verify(check_crops=crops, check_sources=sources)
+    except (ValueError, OSError) as exc:
+        _fail(str(exc))
+    if as_json:
+        typer.echo(json.dumps({"path": str(store.root), "problems": [asdict(p) for p in problems]}))
+    else:
+        typer.echo("\n".join(problem_lines(problems, str(store.root))))
+    if problems:
+        raise typer.Exit(code=1)
+
+
+@gallery_app.command("rebuild")
+def gallery_rebuild(
+    folder: Path = typer.Argument(..., help="Gallery folder."),
+    as_json: bool = typer.Option(False, "--json", help="Print the gallery info afterwards as one JSON object."),
+) -> None:
+    """Rebuild every view's index from the stored vectors (repairs index problems that verify reports)."""
+    from engine.gallery.report import info_lines
+
+    store = _open_gallery(folder, check_indexes=False)
+    try:
+        info = store.rebuild()
+    except (ValueError, OSError) as exc:
+        _fail(str(exc))
+    typer.echo(json.dumps(info) if as_json else "\n".join(["rebuilt every index", *info_lines(info)]))
+
+
 def main() -> None:
     try:
         app()

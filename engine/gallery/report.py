@@ -1,0 +1,62 @@
+"""Readable text for ``lineup gallery info|verify|rebuild``: a gallery's ``info()`` and ``verify()`` results."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from engine.gallery.store import Problem
+
+
+def _size(count: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if count < 1024 or unit == "GiB":
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1024
+    return f"{count:.1f} GiB"
+
+
+def info_lines(info: dict[str, Any]) -> list[str]:
+    """``Gallery.info()`` as lines: counts, views with their indexes, cameras, time range, bytes on disk."""
+    from engine.search.transcript import format_time
+
+    lines = [f"gallery {info['path']}",
+             f"  items: {info['count']}   identities: {info['identities']}   format {info['format']}",
+             f"  model fingerprint: {info['model_fingerprint']}",
+             "  views:"]
+    for view, entry in info["views"].items():
+        index = entry.get("index") or {}
+        recall = index.get("recall_at_100")
+        detail = f"{index.get('kind', '?')} index, {index.get('count', '?')} rows"
+        if index.get("nlist"):
+            detail += f", nlist {index['nlist']}, nprobe {index.get('nprobe', '?')}"
+        if recall is not None:
+            detail += f", recall@100 {recall:.3f}"
+        lines.append(f"    {view:<12} {entry['dim']:>5}-d  {detail}")
+    cameras = info["cameras"]
+    lines.append(f"  cameras ({len(cameras)}): {', '.join(cameras) if cameras else '-'}")
+    span = info["time_range"]
+    lines.append(f"  time: {format_time(span[0])} … {format_time(span[1])}" if span else "  time: unknown")
+    sizes = info["bytes"]
+    per_item = info["bytes_per_item_without_crops"]
+    lines.append("  on disk: " + ", ".join(f"{name} {_size(value)}" for name, value in sizes.items()))
+    if not math.isnan(per_item):
+        lines.append(f"  per item without crops: {per_item:.0f} B (float32 vectors alone: "
+                     f"{info['raw_float32_bytes_per_item']} B)")
+    lines.append(f"  created {info.get('created') or '-'}, updated {info.get('updated') or '-'}")
+    return lines
+
+
+def problem_lines(problems: Sequence[Problem], root: str) -> list[str]:
+    """``Gallery.verify()`` as lines: a verdict, a count per kind, then every problem."""
+    if not problems:
+        return [f"gallery {root}: no problems found"]
+    kinds = Counter(p.kind for p in problems)
+    lines = [f"gallery {root}: {len(problems)} problem{'s' if len(problems) != 1 else ''} "
+             f"({', '.join(f'{kind} {n}' for kind, n in kinds.items())})"]
+    lines.extend(f"  {problem}" for problem in problems)
+    if any(p.kind.startswith("index") or p.kind == "vectors_header" for p in problems):
+        lines.append("index problems are repaired by `lineup gallery rebuild`")
+    return lines

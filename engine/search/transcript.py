@@ -1,0 +1,132 @@
+"""A search session written out: JSON-ready records of steps, items and the final ranking, and the same as
+readable lines (what ``lineup search`` prints).
+
+ITEM = ``{"rank", "id", "score", <the item's metadata: source, camera, time, identity, crop, …>, "crop_path"}``
+(``score`` is null for items that were never ranked, ``crop_path`` the crop's absolute path).
+STEP = ``{"step", "query", "kind", "sketch", "ir", "example", "attributes", "level", "level_source", "view",
+"keep", "candidates_before", "filtered_out", "candidates_after", "seconds", "top": [ITEM, …]}``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.gallery import Gallery
+from engine.search.ranking import CONFIRMED, FinalRanking
+from engine.search.step import StepResult
+
+#: times at or after this many seconds are POSIX wall-clock times (2001-09-09); below, footage-clock seconds
+WALL_CLOCK_FROM = 1e9
+
+
+def item_record(gallery: Gallery, row: int, score: float | None, rank: int) -> dict[str, Any]:
+    item = gallery.item(int(row))
+    record: dict[str, Any] = {"rank": rank, "id": item.id,
+                              "score": None if score is None or math.isnan(score) else float(score)}
+    record.update((key, value) for key, value in json.loads(item.to_json()).items() if key != "id")
+    if item.crop is not None:
+        record["crop_path"] = str(Path(gallery.root, item.crop).resolve())
+    return record
+
+
+def _image_name(value: object) -> str | None:
+    if value is None:
+        return None
+    return str(value) if isinstance(value, str | Path) else f"<array {getattr(value, 'shape', '?')}>"
+
+
+def step_record(gallery: Gallery, step: StepResult, top: int, level_source: str | None = None) -> dict[str, Any]:
+    """STEP (see the module docstring); ``level_source`` replaces the session's "encoder" with where the encoder
+    took the level from ("parser" or "classifier")."""
+    from engine.text.parser import parse
+
+    query = step.query
+    ids = gallery.row
+    return {
+        "step": step.index + 1,
+        "query": query.text,
+        "kind": query.kind,
+        "sketch": _image_name(query.sketch),
+        "ir": _image_name(query.ir),
+        "example": query.example,
+        "attributes": parse(query.text).attributes if query.text else {},
+        "level": step.level,
+        "level_source": level_source if level_source is not None and step.level_source == "encoder"
+        else step.level_source,
+        "view": step.view,
+        "keep": {"rule": step.keep_rule, "value": step.keep_value, "k": step.k},
+        "candidates_before": step.candidates_before,
+        "filtered_out": int(step.filtered_rows.shape[0]),
+        "candidates_after": step.candidates_after,
+        "seconds": round(step.seconds, 4),
+        "top": [item_record(gallery, ids(item_id), score, rank)
+                for rank, (item_id, score) in enumerate(step.top(top), start=1)],
+    }
+
+
+def final_records(gallery: Gallery, ranking: FinalRanking, top: int) -> list[dict[str, Any]]:
+    """The first ``top`` items of the final ranking as ITEMs, each with ``confirmed`` when it was pinned."""
+    out = []
+    for rank in range(min(top, ranking.rows.shape[0])):
+        record = item_record(gallery, int(ranking.rows[rank]), float(ranking.scores[rank]), rank + 1)
+        if ranking.stage[rank] == CONFIRMED:
+            record["confirmed"] = True
+        out.append(record)
+    return out
+
+
+# ------------------------------------------------------------------------------------------- text
+
+
+def format_time(seconds: float | None) -> str:
+    """UTC date and time for wall-clock seconds, ``12.5s`` for footage-clock seconds, ``-`` when unknown."""
+    if seconds is None or not np.isfinite(seconds):
+        return "-"
+    if seconds >= WALL_CLOCK_FROM:
+        return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+    return f"{seconds:.1f}s"
+
+
+def item_line(record: dict[str, Any]) -> str:
+    score = "     -" if record["score"] is None else f"{record['score']:+.4f}"
+    identity = f"  identity {record['identity']}" if "identity" in record else ""
+    pinned = "  [confirmed]" if record.get("confirmed") else ""
+    crop = record.get("crop_path", record.get("source", "-"))
+    return (f"  {record['rank']:>3}  {score}  {record.get('camera', '-'):<8}  {format_time(record.get('time')):<20}  "
+            f"{record['id']}{identity}{pinned}\n         {crop}")
+
+
+def _keep_text(keep: dict[str, Any]) -> str:
+    if keep["rule"] == "rho":
+        return f"keep ρ={keep['value']:g} → top {keep['k']}"
+    if keep["rule"] == "k":
+        return f"keep top {keep['k']}"
+    return f"keep score ≥ {keep['value']:g} ({keep['k']} items)"
+
+
+def step_lines(record: dict[str, Any]) -> list[str]:
+    parts = [f"text {record['query']!r}" if record["query"] else None,
+             f"sketch {record['sketch']}" if record["sketch"] else None,
+             f"IR {record['ir']}" if record["ir"] else None,
+             f"similar to {record['example']}" if record["example"] else None]
+    lines = [f"step {record['step']}: " + " + ".join(p for p in parts if p)]
+    if record["query"]:
+        attributes = ", ".join(f"{k}={v}" for k, v in record["attributes"].items())
+        lines.append(f"  attributes: {attributes or '(none recognised)'}")
+    level = f"{record['level']} ({record['level_source']})" if record["level"] else "- (image query)"
+    lines.append(f"  level: {level}   view: {record['view']}")
+    filtered = f", {record['filtered_out']} removed by filters" if record["filtered_out"] else ""
+    lines.append(f"  candidates: {record['candidates_before']} → {record['candidates_after']} "
+                 f"({_keep_text(record['keep'])}{filtered})")
+    lines.extend(item_line(item) for item in record["top"])
+    return lines
+
+
+def final_lines(records: list[dict[str, Any]], total: int) -> list[str]:
+    return [f"final ranking (top {len(records)} of {total}):", *(item_line(r) for r in records)]
