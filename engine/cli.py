@@ -154,7 +154,7 @@ def evaluate_command(
     out: Path = typer.Option(None, "--out", help="Also write the JSON report to this file."),
 ) -> None:
     """Evaluate a checkpoint: MG-Eval separate/progressive, query modes, cross-resolution, any-time, t2i."""
-    from engine.data.atomic import atomic_write_json
+    from engine.atomic import atomic_write_json
     from engine.evaluation import evaluate, load_model, render
     from engine.evaluation.api import check_options, check_source
     from engine.evaluation.sources import read_dataset_spec

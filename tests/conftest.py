@@ -1,4 +1,18 @@
 import os
+import sys
+
+import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """One torch thread for every test (before its fixtures): tiny models run far faster so on a shared
+    machine. Torch is only looked up, never imported here, so tests that do not use it do not pay for it;
+    the check runs before each test, so a test that imports torch late or changes the count (the trainer
+    sets its own) leaves the next one single-threaded again."""
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.get_num_threads() != 1:
+        torch.set_num_threads(1)

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from engine.gallery import Gallery, GalleryMismatchError
-from engine.gallery.crops import sha256_file
+from engine.hashing import sha256_file
 from engine.ingest import HogDetector, IngestError, IngestOptions, ingest, level_of_height
 from engine.ingest.detectors import Detections
 from engine.ingest.encoder import ModelEncoder

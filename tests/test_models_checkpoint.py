@@ -15,6 +15,7 @@ from engine.models import (
     load,
     load_backbone_weights,
     load_config,
+    model_fingerprint,
     read_metadata,
     save,
 )
@@ -56,6 +57,20 @@ def test_save_and_load_round_trip(tmp_path):
     save(loaded, target)
     assert read_metadata(target)["training_command"] is None
     assert [p.name for p in tmp_path.iterdir()] == ["ckpt"]
+
+
+def test_fingerprint_survives_save_and_load_and_follows_weights_and_config(tmp_path):
+    model = create("tiny", device="cpu")
+    fingerprint = model_fingerprint(model)
+    assert len(fingerprint) == 64 and int(fingerprint, 16) >= 0
+    assert model_fingerprint(load(save(model, tmp_path / "ckpt"), device="cpu")) == fingerprint
+    with torch.no_grad():
+        next(model.parameters()).view(-1)[0] += 1.0
+    changed = model_fingerprint(model)
+    assert changed != fingerprint
+    renamed = create(load_config("tiny").with_overrides({"name": "tiny-copy"}), device="cpu")
+    renamed.load_state_dict(model.state_dict())
+    assert model_fingerprint(renamed) != changed
 
 
 def test_bad_checkpoints_are_reported(tmp_path):

@@ -21,15 +21,6 @@ IDENTITIES, IMAGES = 8, 4
 TEXTS = ["a man", "a man in a red jacket", "a tall young man in a red jacket and blue jeans with a backpack"]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """One torch thread: the tiny model is far faster so on a shared machine (no spinning thread pool)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """(gallery folder, checkpoint folder, world folder): the world's RGB and IR images ingested."""

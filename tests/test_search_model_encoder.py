@@ -31,15 +31,6 @@ def tiny_variant(**changes):
     return create(config, device="cpu")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """One torch thread: the tiny model is far faster so on a shared machine (no spinning thread pool)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture(scope="module")
 def model():
     torch.manual_seed(0)

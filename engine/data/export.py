@@ -19,7 +19,7 @@ import re
 from collections.abc import Collection
 from pathlib import Path
 
-from engine.data.atomic import atomic_write_json
+from engine.atomic import atomic_write_json
 from engine.data.readers.world import RESOLUTIONS, read_world
 
 

@@ -4,7 +4,6 @@ default at ``resources/checkpoints/default`` unless one is given)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 from engine.data.readers import READERS, DatasetIndex, parse_dataset_spec, read_spec
 from engine.data.readers.world import manifest_path
 from engine.evaluation.errors import EvaluationError
+from engine.hashing import sha256_file
 from engine.world.benchmarks import VERSION, build_benchmarks, load_benchmark
 
 DEFAULT_CHECKPOINT: tuple[str, ...] = ("checkpoints", "default")
@@ -47,14 +47,6 @@ def load_model(checkpoint: Path | str | None = None, device: str | None = None):
 # ------------------------------------------------------------------------------------------- worlds
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _current(folder: Path, name: str, manifest_sha: str) -> bool:
     """True when ``folder/name.json`` exists, has this code's schema version and the world's manifest hash."""
     file = folder / f"{name}.json"
@@ -83,7 +75,7 @@ def world_benchmark(
     manifest = manifest_path(world)
     folder = Path(benchmarks_dir) if benchmarks_dir is not None else manifest.parent / BENCHMARKS_FOLDER
     built = False
-    if not _current(folder, name, _sha256(manifest)):
+    if not _current(folder, name, sha256_file(manifest)):
         build_benchmarks(manifest.parent, folder, seed=seed)
         built = True
     return load_benchmark(folder, name), built

@@ -12,13 +12,13 @@
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import faiss
 import numpy as np
 
+from engine.atomic import atomic_target
 from engine.gallery.errors import GalleryIndexError
 from engine.gallery.scoring import to_float32
 
@@ -170,11 +170,8 @@ def load(path: Path, writable: bool = False) -> faiss.Index:
 
 def save(index: faiss.Index, path: Path) -> None:
     """Write ``index`` atomically (temporary file, fsync, rename)."""
-    tmp = path.with_name(path.name + ".tmp")
-    faiss.write_index(index, str(tmp))
-    with open(tmp, "rb+") as fh:
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    with atomic_target(path) as tmp:
+        faiss.write_index(index, str(tmp))
 
 
 def content_mismatches(index: faiss.Index, vectors: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -11,7 +11,7 @@ import json
 import os
 from pathlib import Path
 
-from engine.data.atomic import atomic_write_json
+from engine.atomic import atomic_write_json
 from engine.gallery.errors import GalleryCorruptError
 
 JOURNAL_FILE = "journal.json"

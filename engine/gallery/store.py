@@ -31,9 +31,9 @@ from typing import Any
 import faiss
 import numpy as np
 
-from engine.data.atomic import atomic_write_json
+from engine.atomic import atomic_write_json
 from engine.gallery import indexes, journal, vector_file
-from engine.gallery.crops import put_crop, sha256_file
+from engine.gallery.crops import put_crop
 from engine.gallery.errors import (
     GalleryCorruptError,
     GalleryError,
@@ -44,6 +44,7 @@ from engine.gallery.errors import (
 )
 from engine.gallery.items import GalleryItem, ItemColumns, as_item, read_columns
 from engine.gallery.scoring import inner_products, to_float32
+from engine.hashing import sha256_file
 
 FORMAT_VERSION = 1
 GALLERY_FILE = journal.GALLERY_FILE

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.atomic import atomic_write_bytes
 from engine.gallery.errors import GalleryCorruptError
 
 HEADER_BYTES = 128
@@ -47,13 +48,8 @@ def read_header(path: Path) -> tuple[int, int]:
 
 
 def create(path: Path, dim: int) -> None:
-    """An empty vectors file (shape (0, dim))."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(_header(0, dim))
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    """An empty vectors file (shape (0, dim)), written atomically."""
+    atomic_write_bytes(path, _header(0, dim))
 
 
 def check(path: Path, rows: int, dim: int) -> None:

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 
 from engine.gallery import indexes, journal, vector_file
-from engine.gallery.crops import sha256_file
 from engine.gallery.errors import GalleryError
 from engine.gallery.items import GalleryItem
 from engine.gallery.scoring import to_float32
+from engine.hashing import sha256_file
 
 NORM_TOLERANCE = 0.02
 CONTENT_SAMPLE = 1024

@@ -19,7 +19,6 @@ from engine.ingest.encoder import (
     DEFAULT_REID_SCENARIOS,
     Encoder,
     ModelEncoder,
-    model_fingerprint,
     parse_scenarios,
 )
 from engine.ingest.errors import DetectorError, IngestError, SourceSkipped
@@ -48,7 +47,6 @@ __all__ = [
     "item_id",
     "level_of_height",
     "make_detector",
-    "model_fingerprint",
     "parse_scenarios",
     "parse_size",
 ]

@@ -194,7 +194,7 @@ class OnnxDetector:
         self.swap_rb = bool(swap_rb)
 
     def settings(self) -> dict[str, Any]:
-        from engine.gallery.crops import sha256_file
+        from engine.hashing import sha256_file
 
         return {"name": self.name, "file_sha256": sha256_file(self.path), "layout": self.layout,
                 "input_size": list(self.input_size), "person_class": self.person_class, "min_score": self.min_score,

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from engine.data.atomic import atomic_write_json
+from engine.atomic import atomic_write_json
 
 MARKER_FOLDER = ("ingest", "sources")
 

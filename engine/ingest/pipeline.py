@@ -33,7 +33,8 @@ import cv2
 import numpy as np
 
 from engine.gallery import Gallery, GalleryItem
-from engine.gallery.crops import put_crop, sha256_bytes
+from engine.gallery.crops import put_crop
+from engine.hashing import sha256_bytes
 from engine.ingest.detectors import Detections, HogDetector, PersonDetector
 from engine.ingest.encoder import Encoder
 from engine.ingest.errors import IngestError, SourceSkipped

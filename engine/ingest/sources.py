@@ -28,7 +28,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from engine.gallery.crops import sha256_file
+from engine.hashing import sha256_file
 from engine.ingest.errors import IngestError, SourceSkipped
 from engine.ingest.timing import SIDECAR_NAMES, Stamp, read_image_sidecar, read_video_sidecar, stamp_from_name
 

@@ -6,7 +6,7 @@
 """
 
 from engine.models.backbone_weights import BackboneLoadReport, load_backbone_weights, read_clip_state_dict
-from engine.models.checkpoint import CheckpointError, create, load, read_metadata, save
+from engine.models.checkpoint import CheckpointError, create, load, model_fingerprint, read_metadata, save
 from engine.models.config import ConfigError, ModelConfig, load_config, shipped_config_names
 from engine.models.device import autocast_for, choose_device
 from engine.models.model import PersonSearchModel
@@ -31,6 +31,7 @@ __all__ = [
     "load",
     "load_backbone_weights",
     "load_config",
+    "model_fingerprint",
     "read_clip_state_dict",
     "read_metadata",
     "save",

@@ -5,11 +5,15 @@
     metadata.json      training command, data fingerprint, evaluation report path, and whatever else is given
 
 Saving writes a temporary sibling folder and swaps it into place, so a reader never sees half a checkpoint.
+
+``model_fingerprint`` is SHA-256 over the resolved config JSON and every weight tensor's bytes in name order:
+a gallery records the fingerprint of the model that encoded it and refuses vectors from any other model.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 import os
 import shutil
@@ -81,6 +85,16 @@ def save(model: PersonSearchModel, path: str | Path, extra_metadata: dict[str, A
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return path
+
+
+def model_fingerprint(model: PersonSearchModel) -> str:
+    """SHA-256 of the model's config and weights (see the module docstring)."""
+    digest = hashlib.sha256(json.dumps(model.config.to_dict(), sort_keys=True).encode())
+    for name, tensor in sorted(model.state_dict().items()):
+        flat = tensor.detach().to("cpu").contiguous().reshape(-1)
+        digest.update(f"{name}:{tensor.dtype}:{tuple(tensor.shape)}\n".encode())
+        digest.update(flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b"")
+    return digest.hexdigest()
 
 
 def read_metadata(path: str | Path) -> dict[str, Any]:

@@ -17,7 +17,7 @@ Query side (``ModelQueryEncoder``):
 Gallery side (``encode_items``): BGR uint8 crops → ``{view: float32 [N, D]}`` for ``text:UC`` … ``text:UF``
 (one ``encode_images_all_levels`` pass), ``rgb`` (= the ``granularity.image_query_level`` expert) and
 ``reid:<scenario>`` (``encode_reid``) when the model has scenario heads; each crop with its own modality
-and resolution, in batches.
+and resolution, in batches; ingest's ``ModelEncoder`` encodes through it.
 """
 
 from __future__ import annotations
@@ -56,13 +56,6 @@ def view_dimension(model, view: str) -> int | None:
     return None
 
 
-def checkpoint_fingerprint(model) -> str:
-    """The fingerprint a gallery records for the model that encoded it (the one ingest writes)."""
-    from engine.ingest.encoder import model_fingerprint
-
-    return model_fingerprint(model)
-
-
 def check_gallery(model, gallery, fingerprint: str | None = None) -> None:
     """Raise ``GalleryMismatchError`` when ``model`` cannot search ``gallery``: a view it gives another
     dimension, a view it cannot make, or (dimensions agreeing) a different checkpoint fingerprint."""
@@ -75,7 +68,11 @@ def check_gallery(model, gallery, fingerprint: str | None = None) -> None:
             raise GalleryMismatchError(f"the gallery {gallery.root} stores {dim}-dimensional vectors in view "
                                        f"{view!r}; this checkpoint ({model.config.name}) gives {mine}: use the "
                                        f"checkpoint that built the gallery")
-    gallery.check_model(fingerprint if fingerprint is not None else checkpoint_fingerprint(model))
+    if fingerprint is None:
+        from engine.models.checkpoint import model_fingerprint
+
+        fingerprint = model_fingerprint(model)
+    gallery.check_model(fingerprint)
 
 
 def _rgb_tensor(image: np.ndarray, what: str):
@@ -102,7 +99,9 @@ class ModelQueryEncoder:
 
     @cached_property
     def fingerprint(self) -> str:
-        return checkpoint_fingerprint(self.model)
+        from engine.models.checkpoint import model_fingerprint
+
+        return model_fingerprint(self.model)
 
     def check_gallery(self, gallery) -> None:
         """Clear ``GalleryMismatchError`` when this checkpoint did not build ``gallery``."""

@@ -43,7 +43,6 @@ carry ``outfit`` so a stricter same-outfit rule can be derived.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import random
@@ -54,9 +53,10 @@ from typing import Any
 
 import numpy as np
 
-from engine.data.atomic import atomic_write_json
+from engine.atomic import atomic_write_json
 from engine.data.readers.records import Sample
 from engine.data.readers.world import RESOLUTIONS, manifest_path, read_world
+from engine.hashing import sha256_file
 from engine.ontology import ATTRIBUTE_KEYS, LEVELS, ONTOLOGY
 
 VERSION = 1
@@ -337,7 +337,7 @@ def build_benchmarks(world_dir: Path, out_dir: Path | None = None, seed: int = 0
             sources[identity] = random.Random(f"{seed}:source:{identity}").choice(candidates)
     manifest = manifest_path(world_dir)
     header = {"version": VERSION, "world": os.path.relpath(manifest.parent.resolve(), out_dir.resolve()),
-              "manifest_sha256": _sha256(manifest), "seed": seed, "identities": identities}
+              "manifest_sha256": sha256_file(manifest), "seed": seed, "identities": identities}
     built = {"granularity": _granularity(samples, sources, chain, seed),
              "modalities": _modalities(samples, sources, seed),
              "cross_resolution": _cross_resolution(samples, sources),
@@ -349,14 +349,6 @@ def build_benchmarks(world_dir: Path, out_dir: Path | None = None, seed: int = 0
         summary[name] = counts
     atomic_write_json(out_dir / "summary.json", {"benchmark": "summary", **header, **summary}, indent=2)
     return summary
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 # ---------------------------------------------------------------------------------------- loading

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing as mp
-import os
 import random
 from collections import Counter
 from collections.abc import Callable
@@ -48,7 +47,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from engine.data.atomic import atomic_write_text
+from engine.atomic import atomic_target, atomic_write_text
 from engine.ontology import LEVELS
 from engine.world.cameras import CAMERAS, IR_CAMERAS, RGB_CAMERAS, SKETCH_CAMERA, timestamp
 from engine.world.figure import make_look
@@ -239,33 +238,24 @@ def build_world(out: Path, identities: int, images_per_identity: int, seed: int,
     id_width = max(5, len(str(identities - 1)))
     index_width = max(2, len(str(images_per_identity - 1)))
     tasks = [(str(out), seed, i, images_per_identity, id_width, index_width) for i in range(identities)]
-    tmp = out / f".{MANIFEST}.tmp"
     counts: dict[str, Counter] = {"modality": Counter(), "resolution": Counter(), "view": Counter(),
                                   "camera": Counter(), "daytime": Counter()}
     outfits: set[tuple[int, int]] = set()
     done = 0
     if progress:
         progress(0, total)
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-            for lines in _run(tasks, workers):
-                for line in lines:
-                    fh.write(line + "\n")
-                    record = json.loads(line)
-                    for key in counts:
-                        counts[key][record[key]] += 1
-                    outfits.add((record["identity"], record["outfit"]))
-                done += len(lines)
-                if progress:
-                    progress(done, total)
-            fh.flush()
-            os.fsync(fh.fileno())
-        manifest = out / MANIFEST
-        os.replace(tmp, manifest)
-    except BaseException:
-        if tmp.exists():
-            tmp.unlink()
-        raise
+    manifest = out / MANIFEST
+    with atomic_target(manifest) as tmp, open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+        for lines in _run(tasks, workers):
+            for line in lines:
+                fh.write(line + "\n")
+                record = json.loads(line)
+                for key in counts:
+                    counts[key][record[key]] += 1
+                outfits.add((record["identity"], record["outfit"]))
+            done += len(lines)
+            if progress:
+                progress(done, total)
     summary = {"images": done, "identities": identities, "outfits": len(outfits)}
     summary.update({key: dict(sorted(c.items())) for key, c in counts.items()})
     atomic_write_text(out / WORLD_JSON, json.dumps(world_info(seed, identities, images_per_identity, summary),

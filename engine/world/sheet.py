@@ -8,13 +8,12 @@ attributes, so a reader can check that each one can be read off the pictures.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import cv2
 import numpy as np
 
+from engine.atomic import atomic_write_bytes
 from engine.world.build import identity_looks
 from engine.world.cameras import IR_CAMERAS, RGB_CAMERAS
 from engine.world.identities import STREAM_IMAGE, make_identity, stream_rng
@@ -103,14 +102,4 @@ def contact_sheet(out: Path, identities: int = 6, seed: int = 0) -> Path:
     ok, buf = cv2.imencode(".png", cv2.cvtColor(sheet, cv2.COLOR_RGB2BGR))
     if not ok:
         raise OSError("could not encode the contact sheet")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(buf.tobytes())
-        os.replace(tmp, out)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return out
+    return atomic_write_bytes(out, buf.tobytes())
