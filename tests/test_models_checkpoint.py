@@ -161,3 +161,17 @@ def test_missing_or_unreadable_backbone_file(tmp_path):
     junk.write_bytes(b"not a checkpoint")
     with pytest.raises(ValueError, match="junk.pt"):
         load_backbone_weights(model, junk)
+
+
+def test_half_precision_weights_halve_the_file_and_load_back_close(tmp_path):
+    model = create("tiny", device="cpu")
+    full, half = tmp_path / "full", tmp_path / "half"
+    save(model, full)
+    save(model, half, weights_dtype=torch.float16)
+    full_size = (full / "weights.safetensors").stat().st_size
+    half_size = (half / "weights.safetensors").stat().st_size
+    assert half_size < 0.55 * full_size
+    assert read_metadata(half)["weights_dtype"] == "float16"
+    loaded = load(half, device="cpu")
+    assert all(p.dtype == torch.float32 for p in loaded.parameters())
+    torch.testing.assert_close(loaded.encode_text(TEXTS)[0], model.encode_text(TEXTS)[0], atol=5e-3, rtol=0)

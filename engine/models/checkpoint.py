@@ -47,10 +47,17 @@ def create(
     return model.to(choose_device(device))
 
 
-def save(model: PersonSearchModel, path: str | Path, extra_metadata: dict[str, Any] | None = None) -> Path:
+def save(
+    model: PersonSearchModel,
+    path: str | Path,
+    extra_metadata: dict[str, Any] | None = None,
+    weights_dtype: torch.dtype | None = None,
+) -> Path:
     """Write ``model`` as a checkpoint folder at ``path`` (replacing one that is there) and return the path.
 
     ``extra_metadata`` typically holds ``training_command``, ``data_fingerprint`` and ``eval_report``.
+    ``weights_dtype`` (e.g. ``torch.float16``) stores floating-point weights in that type to halve a shipped
+    checkpoint; ``load`` casts them back to the model's parameter type.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -69,6 +76,9 @@ def save(model: PersonSearchModel, path: str | Path, extra_metadata: dict[str, A
     except TypeError as exc:
         raise ValueError(f"extra_metadata must be JSON-serialisable: {exc}") from exc
     state = {k: v.detach().to("cpu").contiguous() for k, v in model.state_dict().items()}
+    if weights_dtype is not None:
+        state = {k: v.to(weights_dtype) if v.is_floating_point() else v for k, v in state.items()}
+        metadata["weights_dtype"] = str(weights_dtype).removeprefix("torch.")
     staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     try:
         (staging / CONFIG_FILE).write_text(json.dumps(model.config.to_dict(), indent=2) + "\n", encoding="utf-8")
