@@ -71,6 +71,8 @@ def save(
         "eval_report": None,
     }
     metadata.update(extra_metadata or {})
+    if weights_dtype is not None:
+        metadata["weights_dtype"] = str(weights_dtype).removeprefix("torch.")
     try:
         metadata_text = json.dumps(metadata, indent=2, sort_keys=True, ensure_ascii=False)
     except TypeError as exc:
@@ -78,7 +80,6 @@ def save(
     state = {k: v.detach().to("cpu").contiguous() for k, v in model.state_dict().items()}
     if weights_dtype is not None:
         state = {k: v.to(weights_dtype) if v.is_floating_point() else v for k, v in state.items()}
-        metadata["weights_dtype"] = str(weights_dtype).removeprefix("torch.")
     staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     try:
         (staging / CONFIG_FILE).write_text(json.dumps(model.config.to_dict(), indent=2) + "\n", encoding="utf-8")
