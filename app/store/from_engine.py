@@ -1,0 +1,87 @@
+"""Engine objects → store inputs: a ``StepResult`` becomes a ``StepInput``, a ``Gallery`` its identity.
+
+Reads only the engine objects' public attributes, so importing this module does not import the engine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from app.store.evidence import EvidenceSource
+from app.store.models import canonical_json
+from app.store.state import StepInput
+
+if TYPE_CHECKING:
+    from engine.gallery import Gallery
+    from engine.search import StepResult
+
+
+def gallery_fingerprint(gallery: Gallery) -> str:
+    """SHA-256 over the model fingerprint, the views and every item id in row order: equal for the same items
+    embedded by the same model, different after any add or remove."""
+    digest = hashlib.sha256(canonical_json({"model": gallery.model_fingerprint, "views": gallery.views})
+                            .encode("utf-8"))
+    for item_id in gallery.ids:
+        digest.update(b"\n" + item_id.encode("utf-8"))
+    return digest.hexdigest()
+
+
+def gallery_identity(gallery: Gallery) -> dict[str, Any]:
+    """Keyword arguments for ``CaseStore.add_gallery`` (after ``case_id``)."""
+    return {"path": str(gallery.root.resolve()), "gallery_fingerprint": gallery_fingerprint(gallery),
+            "model_fingerprint": gallery.model_fingerprint, "item_count": len(gallery)}
+
+
+def _image(value: Any, what: str) -> Any:
+    """A query image as the store takes it: the file path as given, or PNG bytes for an in-memory RGB array."""
+    if value is None or not isinstance(value, np.ndarray):
+        return value
+    import cv2
+
+    image = value if value.ndim == 2 else cv2.cvtColor(value, cv2.COLOR_RGB2BGR)
+    ok, encoded = cv2.imencode(".png", image)
+    if not ok:
+        raise ValueError(f"the {what} image (shape {value.shape}) could not be encoded as PNG")
+    return EvidenceSource.from_bytes(encoded.tobytes(), ".png")
+
+
+def step_input(result: StepResult, gallery_id: int, *, level_source: str | None = None) -> StepInput:
+    """The store's record of an engine step. ``level_source`` replaces the session's "encoder" with where the
+    encoder took the level from ("parser" or "classifier"), as the search transcript does."""
+    query = result.query
+    kept_mask = np.isin(result.rows, result.kept, assume_unique=True)
+    best_first = result.order[kept_mask[result.order]]
+    kept_ids = tuple(result.item_ids[int(row)] for row in result.rows[best_first])
+    filters: dict[str, Any] = {
+        "cameras": None if query.cameras is None else sorted(query.cameras),
+        "time_range": None if query.time_range is None else list(query.time_range),
+    }
+    source = result.level_source
+    if level_source is not None and source == "encoder":
+        source = level_source
+    return StepInput(
+        gallery_id=gallery_id,
+        query_kind=query.kind,
+        query_text=query.text,
+        example_item=query.example,
+        scenario=query.scenario,
+        sketch=_image(query.sketch, "sketch"),
+        ir=_image(query.ir, "IR"),
+        view=result.view,
+        level=result.level,
+        level_source=source,
+        keep_rule=result.keep_rule,
+        keep_value=result.keep_value,
+        k=result.k,
+        filters=filters,
+        candidates_before=result.candidates_before,
+        filtered_out=int(result.filtered_rows.shape[0]),
+        kept_ids=kept_ids,
+        kept_scores=tuple(result.scores[best_first].tolist()),
+        scores=result.scores,
+        relevant=result.relevant,
+        seconds=float(result.seconds),
+    )

@@ -1,0 +1,508 @@
+"""``CaseStore``: the case database as a service (no widgets, no Qt; DESIGN "The app" → Cases).
+
+Every public action is one ``BEGIN IMMEDIATE`` transaction that changes the tables, appends its audit entry
+and commits before returning, so a case reopens exactly as it was left, also after the process is killed.
+Reads return plain values (``app.store.state``). Query images are copied into the evidence folder before the
+transaction that records them (``app.store.evidence``).
+"""
+
+from __future__ import annotations
+
+import getpass
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from app.store import codec
+from app.store.audit import AuditRecord, append_entry, read_entries
+from app.store.database import BEGIN_OPTION, check_database_file, head_revision, make_engine, upgrade_to_head
+from app.store.errors import CaseNotFoundError, CaseStateError, StoreInputError
+from app.store.evidence import EvidenceSource, case_folder, evidence_root, store_evidence
+from app.store.models import (
+    CASE_STATUSES,
+    KEEP_RULES,
+    LEVEL_SOURCES,
+    MARK_STATES,
+    AuditEntry,
+    Case,
+    CaseGallery,
+    Evidence,
+    Mark,
+    Note,
+    Step,
+    canonical_json,
+)
+from app.store.payloads import gallery_payload, mark_payload, note_payload, step_payload
+from app.store.state import (
+    CaseState,
+    CaseSummary,
+    EvidenceFile,
+    GalleryUse,
+    MarkState,
+    NoteState,
+    StepInput,
+    StepState,
+)
+from app.store.verify import ChainReport, verify_case
+
+MARK_ACTIONS = (*MARK_STATES, "cleared")
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _text(value: object, what: str, *, limit: int | None = None, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise StoreInputError(f"{what} must be a non-empty string, got {value!r}")
+    if limit is not None and len(value) > limit:
+        raise StoreInputError(f"{what} is longer than {limit} characters")
+    return value
+
+
+def _count(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+        raise StoreInputError(f"{what} must be a non-negative integer, got {value!r}")
+    return int(value)
+
+
+def _finite(value: object, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.floating) or not math.isfinite(value):
+        raise StoreInputError(f"{what} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _id(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise StoreInputError(f"{what} must be an integer id, got {value!r}")
+    return int(value)
+
+
+class CaseStore:
+    """The cases in one SQLite file. Open with ``CaseStore.open(path)``; close (or use ``with``) when done."""
+
+    def __init__(self, path: Path, actor: str) -> None:
+        self._path = path
+        self._actor = actor
+        self._engine = make_engine(path)
+        self._writer = self._engine.execution_options(**{BEGIN_OPTION: "BEGIN IMMEDIATE"})
+        self._evidence_root = evidence_root(path)
+
+    @classmethod
+    def open(cls, db_path: str | Path, *, actor: str | None = None) -> CaseStore:
+        """Open (or create) the case database, first migrating it to the newest schema.
+
+        Raises ``NotACaseDatabaseError`` for a file that is not SQLite or not a case store, and
+        ``SchemaTooNewError`` for one written by a newer Lineup."""
+        path = Path(db_path).expanduser().absolute()
+        check_database_file(path)
+        upgrade_to_head(path)
+        if actor is None:
+            try:
+                actor = getpass.getuser()
+            except (KeyError, OSError):
+                actor = "unknown"
+        return cls(path, _text(actor, "actor", limit=200))
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    def __enter__(self) -> CaseStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @property
+    def evidence_root(self) -> Path:
+        return self._evidence_root
+
+    @property
+    def actor(self) -> str:
+        return self._actor
+
+    @staticmethod
+    def schema_revision() -> str:
+        return head_revision()
+
+    # -------------------------------------------------------------------------------------- transactions
+
+    @contextmanager
+    def _write(self) -> Iterator[Session]:
+        with Session(self._writer, expire_on_commit=False, autoflush=True) as session, session.begin():
+            yield session
+
+    @contextmanager
+    def _read(self) -> Iterator[Session]:
+        with Session(self._engine) as session, session.begin():
+            yield session
+
+    def _case(self, session: Session, case_id: int, *, writable: bool = True) -> Case:
+        case = session.get(Case, _id(case_id, "case_id"))
+        if case is None:
+            raise CaseNotFoundError(f"{self._path} has no case {case_id}")
+        if writable and case.status != "open":
+            raise CaseStateError(f"case {case_id} ({case.title!r}) is {case.status}: reopen it to change it")
+        return case
+
+    def _log(self, session: Session, case: Case, at: datetime, action: str, payload: dict[str, Any]) -> None:
+        case.updated_at = at
+        session.flush()
+        append_entry(session, case.id, at, self._actor, action, payload)
+
+    def _gallery(self, session: Session, case_id: int, gallery_id: int) -> CaseGallery:
+        gallery = session.get(CaseGallery, _id(gallery_id, "gallery_id"))
+        if gallery is None or gallery.case_id != case_id:
+            raise CaseNotFoundError(f"case {case_id} has no gallery {gallery_id} (add it with add_gallery)")
+        return gallery
+
+    def _step(self, session: Session, case_id: int, step_id: int) -> Step:
+        step = session.get(Step, _id(step_id, "step_id"))
+        if step is None or step.case_id != case_id:
+            raise CaseNotFoundError(f"case {case_id} has no step {step_id}")
+        return step
+
+    # -------------------------------------------------------------------------------------- case actions
+
+    def create_case(self, title: str, description: str = "") -> int:
+        title = _text(title, "case title", limit=200)
+        if not isinstance(description, str):
+            raise StoreInputError(f"case description must be a string, got {description!r}")
+        at = _now()
+        with self._write() as session:
+            case = Case(title=title, description=description, status="open", created_at=at, updated_at=at)
+            session.add(case)
+            session.flush()
+            self._log(session, case, at, "case.create", {"title": title, "description": description,
+                                                         "status": "open"})
+            return case.id
+
+    def rename(self, case_id: int, title: str) -> None:
+        title = _text(title, "case title", limit=200)
+        with self._write() as session:
+            case = self._case(session, case_id)
+            if case.title != title:
+                at = _now()
+                case.title = title
+                self._log(session, case, at, "case.rename", {"title": title})
+
+    def describe(self, case_id: int, description: str) -> None:
+        if not isinstance(description, str):
+            raise StoreInputError(f"case description must be a string, got {description!r}")
+        with self._write() as session:
+            case = self._case(session, case_id)
+            if case.description != description:
+                at = _now()
+                case.description = description
+                self._log(session, case, at, "case.describe", {"description": description})
+
+    def set_status(self, case_id: int, status: str) -> None:
+        """"closed" makes the case read-only; "open" makes it writable again."""
+        if status not in CASE_STATUSES:
+            raise StoreInputError(f"case status must be one of {list(CASE_STATUSES)}, got {status!r}")
+        with self._write() as session:
+            case = self._case(session, case_id, writable=False)
+            if case.status != status:
+                at = _now()
+                case.status = status
+                self._log(session, case, at, "case.status", {"status": status})
+
+    def add_gallery(self, case_id: int, path: str | Path, gallery_fingerprint: str, model_fingerprint: str,
+                    item_count: int) -> int:
+        """Record that the case searches this gallery; the same (path, fingerprint) returns its existing id."""
+        path_text = _text(str(path) if isinstance(path, Path) else path, "gallery path")
+        gallery_fingerprint = _text(gallery_fingerprint, "gallery_fingerprint", limit=64)
+        model_fingerprint = _text(model_fingerprint, "model_fingerprint", limit=200)
+        item_count = _count(item_count, "item_count")
+        with self._write() as session:
+            case = self._case(session, case_id)
+            existing = session.scalar(select(CaseGallery).where(
+                CaseGallery.case_id == case.id, CaseGallery.path == path_text,
+                CaseGallery.gallery_fingerprint == gallery_fingerprint))
+            if existing is not None:
+                return existing.id
+            at = _now()
+            gallery = CaseGallery(case_id=case.id, path=path_text, gallery_fingerprint=gallery_fingerprint,
+                                  model_fingerprint=model_fingerprint, item_count=item_count, added_at=at)
+            session.add(gallery)
+            session.flush()
+            self._log(session, case, at, "gallery.add", gallery_payload(gallery))
+            return gallery.id
+
+    # -------------------------------------------------------------------------------------- steps
+
+    def _evidence_source(self, value: Any, what: str) -> EvidenceSource | None:
+        if value is None:
+            return None
+        if isinstance(value, EvidenceSource):
+            return value
+        if isinstance(value, bytes | bytearray):
+            return EvidenceSource.from_bytes(value)
+        if isinstance(value, str | Path):
+            return EvidenceSource.from_file(value)
+        raise StoreInputError(f"{what} must be an image file path or PNG bytes, got {type(value).__name__}")
+
+    def _evidence_row(self, session: Session, case_id: int, source: EvidenceSource | None,
+                      at: datetime) -> Evidence | None:
+        if source is None:
+            return None
+        row = session.scalar(select(Evidence).where(Evidence.case_id == case_id, Evidence.sha256 == source.sha256))
+        if row is None:
+            row = Evidence(case_id=case_id, sha256=source.sha256, original_path=source.original_path,
+                           stored_name=source.stored_name, added_at=at)
+            session.add(row)
+            session.flush()
+        return row
+
+    def record_step(self, case_id: int, step: StepInput) -> int:
+        """Store a step after the head step (the first step of a new branch when the head has children) and
+        make it the head. Returns the step id."""
+        if not isinstance(step, StepInput):
+            raise StoreInputError(f"record_step needs a StepInput, got {type(step).__name__}")
+        fields = self._check_step(step)
+        sketch = self._evidence_source(step.sketch, "sketch")
+        ir = self._evidence_source(step.ir, "ir")
+        with self._read() as session:
+            self._case(session, case_id)
+        for source in (sketch, ir):
+            if source is not None:
+                store_evidence(self._evidence_root, case_id, source)
+        at = _now()
+        with self._write() as session:
+            case = self._case(session, case_id)
+            self._gallery(session, case.id, step.gallery_id)
+            parent = None if case.head_step_id is None else session.get(Step, case.head_step_id)
+            seq = (session.scalar(select(func.max(Step.seq)).where(Step.case_id == case.id)) or 0) + 1
+            sketch_row = self._evidence_row(session, case.id, sketch, at)
+            ir_row = self._evidence_row(session, case.id, ir, at)
+            row = Step(case_id=case.id, parent_id=None if parent is None else parent.id, seq=seq,
+                       depth=0 if parent is None else parent.depth + 1,
+                       sketch_evidence_id=None if sketch_row is None else sketch_row.id,
+                       ir_evidence_id=None if ir_row is None else ir_row.id, created_at=at, **fields)
+            session.add(row)
+            session.flush()
+            case.head_step_id = row.id
+            self._log(session, case, at, "step.record", step_payload(row, sketch_row, ir_row))
+            return row.id
+
+    @staticmethod
+    def _check_step(step: StepInput) -> dict[str, Any]:
+        """Validated column values of a step (all but ids, evidence and times)."""
+        if step.keep_rule not in KEEP_RULES:
+            raise StoreInputError(f"keep_rule must be one of {list(KEEP_RULES)}, got {step.keep_rule!r}")
+        if step.level_source is not None and step.level_source not in LEVEL_SOURCES:
+            raise StoreInputError(f"level_source must be one of {list(LEVEL_SOURCES)} or None, "
+                                  f"got {step.level_source!r}")
+        kept_ids = tuple(step.kept_ids)
+        kept_scores = np.asarray(step.kept_scores, dtype=np.float32)
+        if kept_scores.shape != (len(kept_ids),):
+            raise StoreInputError(f"kept_scores has shape {kept_scores.shape}, expected ({len(kept_ids)},) to match "
+                                  f"kept_ids")
+        if len(set(kept_ids)) != len(kept_ids):
+            raise StoreInputError("kept_ids contains duplicates")
+        scores = np.asarray(step.scores, dtype=np.float32)
+        before = _count(step.candidates_before, "candidates_before")
+        filtered_out = _count(step.filtered_out, "filtered_out")
+        if scores.ndim != 1 or scores.shape[0] + filtered_out != before:
+            raise StoreInputError(f"candidates_before ({before}) must equal the ranked scores "
+                                  f"({scores.shape}) plus filtered_out ({filtered_out})")
+        if len(kept_ids) > scores.shape[0]:
+            raise StoreInputError(f"{len(kept_ids)} kept items but only {scores.shape[0]} ranked candidates")
+        filters = step.filters if step.filters is not None else {}
+        if not isinstance(filters, dict):
+            raise StoreInputError(f"filters must be a JSON object (dict), got {type(filters).__name__}")
+        try:
+            canonical_json(filters)
+        except (TypeError, ValueError) as exc:
+            raise StoreInputError(f"filters must be JSON-ready: {exc}") from None
+        ids_blob, ids_sha = codec.encode_ids(kept_ids)
+        seconds = _finite(step.seconds, "seconds")
+        if seconds < 0:
+            raise StoreInputError(f"seconds must not be negative, got {seconds}")
+        return {
+            "gallery_id": _id(step.gallery_id, "gallery_id"),
+            "query_text": _text(step.query_text, "query_text", optional=True),
+            "query_kind": _text(step.query_kind, "query_kind", limit=32),
+            "example_item": _text(step.example_item, "example_item", optional=True),
+            "scenario": _text(step.scenario, "scenario", limit=64, optional=True),
+            "view": _text(step.view, "view", limit=64),
+            "level": _text(step.level, "level", limit=32, optional=True),
+            "level_source": step.level_source,
+            "level_overridden": step.level_source == "override",
+            "keep_rule": step.keep_rule,
+            "keep_value": _finite(step.keep_value, "keep_value"),
+            "k": _count(step.k, "k"),
+            "filters": filters,
+            "candidates_before": before,
+            "filtered_out": filtered_out,
+            "candidates_after": len(kept_ids),
+            "kept_ids": ids_blob,
+            "kept_scores": codec.encode_scores(kept_scores),
+            "kept_sha256": ids_sha,
+            "histogram": codec.score_histogram(scores, step.relevant),
+            "seconds": seconds,
+        }
+
+    def undo_step(self, case_id: int) -> int:
+        """Mark the head step undone (it stays stored) and make its parent the head. Returns the undone id."""
+        with self._write() as session:
+            case = self._case(session, case_id)
+            if case.head_step_id is None:
+                raise CaseStateError(f"case {case_id} has no step to undo")
+            step = session.get(Step, case.head_step_id)
+            at = _now()
+            step.undone_at = at
+            case.head_step_id = step.parent_id
+            self._log(session, case, at, "step.undo", {"step": step.id, "head": step.parent_id})
+            return step.id
+
+    def branch_from(self, case_id: int, step_id: int | None) -> bool:
+        """Make ``step_id`` the head (None: before the first step); the next step starts a branch there.
+        Steps after it stay as they are. Returns False when it already is the head."""
+        with self._write() as session:
+            case = self._case(session, case_id)
+            if step_id is not None:
+                node: Step | None = self._step(session, case.id, step_id)
+                while node is not None:
+                    if node.undone_at is not None:
+                        raise CaseStateError(f"cannot branch from step {step_id}: step {node.id} on its path "
+                                             f"was undone")
+                    node = None if node.parent_id is None else session.get(Step, node.parent_id)
+            if case.head_step_id == step_id:
+                return False
+            at = _now()
+            previous = case.head_step_id
+            case.head_step_id = step_id
+            self._log(session, case, at, "step.branch", {"head": step_id, "previous_head": previous})
+            return True
+
+    # -------------------------------------------------------------------------------------- marks and notes
+
+    def mark(self, case_id: int, gallery_id: int, item_id: str, state: str, note: str | None = None) -> bool:
+        """Set an item's mark: "confirmed", "rejected" or "cleared". Returns False when nothing changed."""
+        if state not in MARK_ACTIONS:
+            raise StoreInputError(f"mark state must be one of {list(MARK_ACTIONS)}, got {state!r}")
+        item_id = _text(item_id, "item_id")
+        note = _text(note, "mark note", optional=True)
+        if state == "cleared" and note is not None:
+            raise StoreInputError("a cleared mark takes no note")
+        with self._write() as session:
+            case = self._case(session, case_id)
+            self._gallery(session, case.id, gallery_id)
+            row = session.scalar(select(Mark).where(Mark.case_id == case.id, Mark.gallery_id == gallery_id,
+                                                    Mark.item_id == item_id))
+            at = _now()
+            if state == "cleared":
+                if row is None:
+                    return False
+                session.delete(row)
+            elif row is None:
+                session.add(Mark(case_id=case.id, gallery_id=gallery_id, item_id=item_id, state=state, note=note,
+                                 at=at))
+            elif (row.state, row.note) == (state, note):
+                return False
+            else:
+                row.state, row.note, row.at = state, note, at
+            self._log(session, case, at, "mark", mark_payload(int(gallery_id), item_id, state, note))
+            return True
+
+    def add_note(self, case_id: int, text: str, *, item_id: str | None = None, gallery_id: int | None = None,
+                 step_id: int | None = None) -> int:
+        """A note on the case, optionally about an item (give its gallery too) or a step. Returns its id."""
+        text = _text(text, "note text")
+        item_id = _text(item_id, "item_id", optional=True)
+        if (item_id is None) != (gallery_id is None):
+            raise StoreInputError("a note about an item needs both item_id and gallery_id")
+        at = _now()
+        with self._write() as session:
+            case = self._case(session, case_id)
+            if gallery_id is not None:
+                self._gallery(session, case.id, gallery_id)
+            if step_id is not None:
+                self._step(session, case.id, step_id)
+            note = Note(case_id=case.id, text=text, item_id=item_id, gallery_id=gallery_id, step_id=step_id, at=at)
+            session.add(note)
+            session.flush()
+            self._log(session, case, at, "note.add", note_payload(note))
+            return note.id
+
+    # -------------------------------------------------------------------------------------- reading
+
+    def list_cases(self) -> list[CaseSummary]:
+        with self._read() as session:
+            counts = dict(session.execute(select(Step.case_id, func.count()).group_by(Step.case_id)).all())
+            return [self._summary(case, counts.get(case.id, 0))
+                    for case in session.scalars(select(Case).order_by(Case.id))]
+
+    @staticmethod
+    def _summary(case: Case, step_count: int) -> CaseSummary:
+        return CaseSummary(case.id, case.title, case.description, case.status, case.created_at, case.updated_at,
+                           case.head_step_id, step_count)
+
+    def load_case(self, case_id: int) -> CaseState:
+        """The case's whole state, read in one transaction."""
+        with self._read() as session:
+            case = self._case(session, case_id, writable=False)
+            galleries = tuple(GalleryUse(g.id, g.path, g.gallery_fingerprint, g.model_fingerprint, g.item_count,
+                                         g.added_at)
+                              for g in session.scalars(select(CaseGallery).where(CaseGallery.case_id == case.id)
+                                                       .order_by(CaseGallery.id)))
+            folder = case_folder(self._evidence_root, case.id)
+            evidence = {e.id: EvidenceFile(e.id, e.sha256, e.original_path, str(folder / e.stored_name), e.added_at)
+                        for e in session.scalars(select(Evidence).where(Evidence.case_id == case.id)
+                                                 .order_by(Evidence.id))}
+            steps = tuple(self._step_state(s, evidence)
+                          for s in session.scalars(select(Step).where(Step.case_id == case.id).order_by(Step.seq)))
+            marks = tuple(MarkState(m.gallery_id, m.item_id, m.state, m.note, m.at)
+                          for m in session.scalars(select(Mark).where(Mark.case_id == case.id)
+                                                   .order_by(Mark.gallery_id, Mark.item_id)))
+            notes = tuple(NoteState(n.id, n.text, n.item_id, n.gallery_id, n.step_id, n.at)
+                          for n in session.scalars(select(Note).where(Note.case_id == case.id).order_by(Note.id)))
+            audit_head = session.scalar(select(AuditEntry.hash).where(AuditEntry.case_id == case.id)
+                                        .order_by(AuditEntry.seq.desc()).limit(1))
+            parents = {s.id: s.parent_id for s in steps}
+            path: list[int] = []
+            node = case.head_step_id
+            while node is not None:
+                path.append(node)
+                node = parents[node]
+            return CaseState(self._summary(case, len(steps)), galleries, steps, tuple(reversed(path)), marks, notes,
+                             tuple(evidence.values()), audit_head or "")
+
+    @staticmethod
+    def _step_state(step: Step, evidence: dict[int, EvidenceFile]) -> StepState:
+        return StepState(
+            id=step.id, seq=step.seq, parent_id=step.parent_id, depth=step.depth, gallery_id=step.gallery_id,
+            query_text=step.query_text, query_kind=step.query_kind, example_item=step.example_item,
+            scenario=step.scenario, sketch=evidence.get(step.sketch_evidence_id),
+            ir=evidence.get(step.ir_evidence_id), view=step.view, level=step.level, level_source=step.level_source,
+            level_overridden=bool(step.level_overridden), keep_rule=step.keep_rule, keep_value=step.keep_value,
+            k=step.k, filters=step.filters, candidates_before=step.candidates_before,
+            filtered_out=step.filtered_out, candidates_after=step.candidates_after,
+            kept_ids=codec.decode_ids(step.kept_ids), kept_scores=tuple(codec.decode_scores(step.kept_scores).tolist()),
+            kept_sha256=step.kept_sha256, histogram=step.histogram, seconds=step.seconds,
+            created_at=step.created_at, undone_at=step.undone_at)
+
+    def audit_trail(self, case_id: int) -> list[AuditRecord]:
+        with self._read() as session:
+            self._case(session, case_id, writable=False)
+            return read_entries(session, case_id)
+
+    def verify_chain(self, case_id: int) -> ChainReport:
+        """Recompute the case's audit chain and check the tables and evidence files against it."""
+        with self._read() as session:
+            self._case(session, case_id, writable=False)
+            return verify_case(session, case_id, self._evidence_root)

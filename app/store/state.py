@@ -1,0 +1,169 @@
+"""A case as plain values (no ORM, no Qt): what ``CaseStore.load_case`` returns and the app renders.
+
+Steps form a tree through ``parent_id``; ``CaseState.active_path`` runs from the first step to the head (the
+step the analyst stands on). Undone steps stay in ``steps`` with ``undone_at`` set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class CaseSummary:
+    id: int
+    title: str
+    description: str
+    status: str
+    created_at: datetime
+    updated_at: datetime
+    head_step_id: int | None
+    step_count: int
+
+
+@dataclass(frozen=True)
+class GalleryUse:
+    id: int
+    path: str
+    gallery_fingerprint: str
+    model_fingerprint: str
+    item_count: int
+    added_at: datetime
+
+
+@dataclass(frozen=True)
+class EvidenceFile:
+    """A query image kept with the case; ``stored_path`` is absolute (inside the evidence folder)."""
+
+    id: int
+    sha256: str
+    original_path: str | None
+    stored_path: str
+    added_at: datetime
+
+
+@dataclass(frozen=True)
+class StepInput:
+    """What ``CaseStore.record_step`` stores for one search step (``app.store.from_engine`` builds it from an
+    engine ``StepResult``).
+
+    ``kept_ids``/``kept_scores``: the kept items best first and their scores. ``scores``: every ranked
+    candidate's score (for the histogram); ``relevant``: ground truth per score, or None. ``sketch``/``ir``:
+    a file path, or PNG bytes for an image made in the app. ``filters``: JSON-ready, e.g.
+    ``{"cameras": ["cam1"], "time_range": [0.0, None]}``."""
+
+    gallery_id: int
+    query_kind: str
+    view: str
+    keep_rule: str
+    keep_value: float
+    k: int
+    candidates_before: int
+    kept_ids: tuple[str, ...]
+    kept_scores: tuple[float, ...]
+    scores: Any
+    query_text: str | None = None
+    example_item: str | None = None
+    scenario: str | None = None
+    sketch: Any = None
+    ir: Any = None
+    level: str | None = None
+    level_source: str | None = None
+    filters: dict[str, Any] = field(default_factory=dict)
+    filtered_out: int = 0
+    relevant: Any = None
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class StepState:
+    id: int
+    seq: int
+    parent_id: int | None
+    depth: int
+    gallery_id: int
+    query_text: str | None
+    query_kind: str
+    example_item: str | None
+    scenario: str | None
+    sketch: EvidenceFile | None
+    ir: EvidenceFile | None
+    view: str
+    level: str | None
+    level_source: str | None
+    level_overridden: bool
+    keep_rule: str
+    keep_value: float
+    k: int
+    filters: dict[str, Any]
+    candidates_before: int
+    filtered_out: int
+    candidates_after: int
+    kept_ids: tuple[str, ...] = field(repr=False)
+    kept_scores: tuple[float, ...] = field(repr=False)
+    kept_sha256: str
+    histogram: dict[str, Any] = field(repr=False)
+    seconds: float
+    created_at: datetime
+    undone_at: datetime | None
+
+    @property
+    def undone(self) -> bool:
+        return self.undone_at is not None
+
+
+@dataclass(frozen=True)
+class MarkState:
+    gallery_id: int
+    item_id: str
+    state: str  # "confirmed" or "rejected"
+    note: str | None
+    at: datetime
+
+
+@dataclass(frozen=True)
+class NoteState:
+    id: int
+    text: str
+    item_id: str | None
+    gallery_id: int | None
+    step_id: int | None
+    at: datetime
+
+
+@dataclass(frozen=True)
+class CaseState:
+    """Everything needed to reopen a case exactly as it was left."""
+
+    case: CaseSummary
+    galleries: tuple[GalleryUse, ...]
+    steps: tuple[StepState, ...]  # creation order
+    active_path: tuple[int, ...]  # step ids, first step → head
+    marks: tuple[MarkState, ...]  # by gallery, then item id
+    notes: tuple[NoteState, ...]  # creation order
+    evidence: tuple[EvidenceFile, ...]
+    audit_head: str  # hash of the newest audit entry
+
+    def step(self, step_id: int) -> StepState:
+        for step in self.steps:
+            if step.id == step_id:
+                return step
+        raise KeyError(f"case {self.case.id} has no step {step_id}")
+
+    def children(self, step_id: int | None) -> tuple[StepState, ...]:
+        """Steps recorded right after ``step_id`` (None: the first steps of each branch from the start)."""
+        return tuple(s for s in self.steps if s.parent_id == step_id)
+
+    @property
+    def active_steps(self) -> tuple[StepState, ...]:
+        return tuple(self.step(i) for i in self.active_path)
+
+    @property
+    def confirmed(self) -> tuple[MarkState, ...]:
+        return tuple(m for m in self.marks if m.state == "confirmed")
+
+    @property
+    def rejected(self) -> tuple[MarkState, ...]:
+        return tuple(m for m in self.marks if m.state == "rejected")
