@@ -1,0 +1,455 @@
+"""Detail pane: one gallery item large — its crop, its metadata (source, frame, time, camera, box, track,
+resolution, SHA-256) and the source frame with the box drawn — plus confirm / reject / find similar.
+
+Crop and source frame are read off the UI thread (a video is opened with OpenCV and sought to the item's
+frame); when the source cannot be read the pane says why instead of showing a frame."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+from PySide6.QtCore import QObject, QRect, QRunnable, QSize, Qt, QThreadPool, Signal
+from PySide6.QtGui import QColor, QFont, QImage, QKeySequence, QPainter, QPalette, QShortcut
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.views.results_model import CLEAR, CONFIRMED, MARK_COLORS, REJECTED, format_score, format_time
+from app.views.thumbnails import read_image, to_qimage
+from engine.hashing import sha256_file
+
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".ppm", ".pgm"})
+BOX_COLOR = (255, 193, 7)  # RGB, amber: visible on day, night and IR frames
+OUTSIDE_DIM = 0.55  # brightness kept outside the box, so the person stands out
+
+
+class DetailInputError(ValueError):
+    """The detail pane received an unusable item."""
+
+
+@dataclass(frozen=True)
+class SourceFrame:
+    """The outcome of reading an item's source: the frame with its box drawn, or None and the reason."""
+
+    image: np.ndarray | None
+    status: str
+
+
+def read_source_frame(source: str, frame: int | None) -> tuple[np.ndarray | None, str]:
+    """RGB frame ``frame`` of a video, or the image itself; (None, reason) when it cannot be read."""
+    path = Path(source)
+    if not path.is_file():
+        return None, f"Source not available: {path} does not exist on this computer."
+    if path.suffix.lower() in IMAGE_SUFFIXES:
+        image = read_image(path)
+        return (image, "Source image") if image is not None else (None, f"Source {path.name} is not a readable image.")
+    capture = cv2.VideoCapture(str(path))
+    try:
+        if not capture.isOpened():
+            return None, f"Source {path.name} cannot be opened as a video."
+        index = frame or 0
+        if index > 0 and not capture.set(cv2.CAP_PROP_POS_FRAMES, index):
+            for _ in range(index):  # the container does not seek: decode forward
+                if not capture.grab():
+                    return None, f"Source {path.name} ends before frame {index}."
+        ok, bgr = capture.read()
+        if not ok or bgr is None:
+            return None, f"Frame {index} of {path.name} could not be decoded."
+        return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB), f"Frame {index} of {path.name}"
+    finally:
+        capture.release()
+
+
+def draw_box(image: np.ndarray, box: tuple[float, float, float, float] | None) -> np.ndarray:
+    """A copy of ``image`` with the (x, y, w, h) box outlined and the rest dimmed."""
+    out = image.copy()
+    if box is None:
+        return out
+    height, width = out.shape[:2]
+    x0, y0 = max(0, int(round(box[0]))), max(0, int(round(box[1])))
+    x1, y1 = min(width - 1, int(round(box[0] + box[2])) - 1), min(height - 1, int(round(box[1] + box[3])) - 1)
+    if x1 < x0 or y1 < y0:
+        return out
+    inside = out[y0 : y1 + 1, x0 : x1 + 1].copy()
+    out = (out.astype(np.float32) * OUTSIDE_DIM).astype(np.uint8)
+    out[y0 : y1 + 1, x0 : x1 + 1] = inside
+    thickness = max(2, round(min(height, width) / 180))
+    cv2.rectangle(out, (x0, y0), (x1, y1), BOX_COLOR, thickness, lineType=cv2.LINE_8)
+    return out
+
+
+def sha256_of(path: Path) -> str | None:
+    """The file's SHA-256, or None when it cannot be read."""
+    try:
+        return sha256_file(path)
+    except OSError:
+        return None
+
+
+class _Relay(QObject):
+    loaded = Signal(int, object, object, object, str)  # generation, crop QImage, frame QImage, crop sha, status
+
+
+class _LoadTask(QRunnable):
+    def __init__(self, relay: _Relay, generation: int, crop: Path | None, source: str, frame: int | None,
+                 box) -> None:
+        super().__init__()
+        self._relay, self._generation = relay, generation
+        self._crop, self._source, self._frame, self._box = crop, source, frame, box
+
+    def run(self) -> None:
+        crop_image = crop_sha = None
+        if self._crop is not None:
+            rgb = read_image(self._crop)
+            crop_image = None if rgb is None else to_qimage(rgb)
+            crop_sha = sha256_of(self._crop)
+        try:
+            rgb, status = read_source_frame(self._source, self._frame)
+        except (cv2.error, OSError) as exc:
+            rgb, status = None, f"Source could not be read: {exc}"
+        frame_image = None if rgb is None else to_qimage(draw_box(rgb, self._box))
+        with contextlib.suppress(RuntimeError):  # the pane was deleted meanwhile
+            self._relay.loaded.emit(self._generation, crop_image, frame_image, crop_sha, status)
+
+
+class ImageView(QWidget):
+    """An image scaled to fit (aspect kept, never enlarged beyond ``max_zoom``), or a centred note."""
+
+    def __init__(self, note: str, parent: QWidget | None = None, max_zoom: float = 4.0) -> None:
+        super().__init__(parent)
+        self._image: QImage | None = None
+        self._note = note
+        self._max_zoom = max_zoom
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+
+    def set_image(self, image: QImage | None, note: str = "") -> None:
+        self._image = image
+        self._note = note
+        self.update()
+
+    def image(self) -> QImage | None:
+        return self._image
+
+    def note(self) -> str:
+        return self._note
+
+    def sizeHint(self) -> QSize:
+        return QSize(240, 240)
+
+    def paintEvent(self, _event) -> None:
+        painter = QPainter(self)
+        painter.fillRect(self.rect(), QColor("#262a31"))
+        if self._image is None or self._image.isNull():
+            painter.setPen(QColor("#9aa1ab"))
+            painter.drawText(self.rect().adjusted(12, 12, -12, -12),
+                             Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, self._note)
+            return
+        size = self._image.size()
+        factor = min(self.width() / size.width(), self.height() / size.height(), self._max_zoom)
+        width, height = max(1, int(size.width() * factor)), max(1, int(size.height() * factor))
+        target = QRect((self.width() - width) // 2, (self.height() - height) // 2, width, height)
+        painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, factor < 1.5)
+        painter.drawImage(target, self._image)
+
+
+class ElidedLabel(QLabel):
+    """A one-line label that elides its text in the middle to fit; the full text is its tooltip."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._full = ""
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+    def set_full_text(self, text: str) -> None:
+        self._full = text
+        self.setToolTip(text if text not in ("", "—") else "")
+        self._elide()
+
+    def full_text(self) -> str:
+        return self._full
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        self.setText(self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideMiddle, max(40, self.width())))
+
+
+def split_hash(digest: str) -> str:
+    """A 64-digit hash on two lines of 32 (fits a side pane; copying keeps every digit)."""
+    return digest if len(digest) != 64 else f"{digest[:32]}\n{digest[32:]}"
+
+
+class DetailPane(QWidget):
+    """One item in full. Setters: ``set_item``, ``set_mark``, ``clear``. Signals: ``marks_changed(ids, mark)``
+    (same form as ``ResultsView.marks_changed``), ``find_similar_requested(id)``, ``loaded(status)`` when the
+    crop and source frame have been read. Keys while the pane has focus: C, R, U, F."""
+
+    marks_changed = Signal(list, str)
+    find_similar_requested = Signal(str)
+    loaded = Signal(str)
+
+    FIELDS = ("Score", "Camera", "Time", "Source", "Frame", "Box", "Track", "Resolution", "Modality", "Identity",
+              "Crop SHA-256", "Crop check", "Source SHA-256")
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._item = None
+        self._crop_path: Path | None = None
+        self._mark: str | None = None
+        self._generation = 0
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)
+        self._relay = _Relay(self)
+        self._relay.loaded.connect(self._arrived, Qt.ConnectionType.QueuedConnection)
+
+        self.title = QLabel(self)
+        title_font = QFont(self.title.font())
+        title_font.setPointSizeF(title_font.pointSizeF() + 2)
+        title_font.setBold(True)
+        self.title.setFont(title_font)
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.mark_chip = QLabel(self)
+        self.mark_chip.setContentsMargins(8, 2, 8, 2)
+
+        self.crop_view = ImageView("No crop", self)
+        self.crop_view.setMinimumSize(130, 260)
+        self.crop_view.setMaximumWidth(170)
+        self.frame_view = ImageView("", self, max_zoom=2.0)
+        self.frame_view.setMinimumHeight(180)
+        self.frame_status = QLabel(self)
+        self.frame_status.setWordWrap(True)
+        self.frame_status.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+
+        self.values: dict[str, QLabel] = {}
+        form = QFormLayout()
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        form.setHorizontalSpacing(10)
+        form.setVerticalSpacing(4)
+        mono = QFont("DejaVu Sans Mono")
+        mono.setStyleHint(QFont.StyleHint.Monospace)
+        for name in self.FIELDS:
+            value = ElidedLabel(self) if name == "Source" else QLabel(self)
+            value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            value.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+            if "SHA" in name:
+                mono.setPointSizeF(value.font().pointSizeF() - 1)
+                value.setFont(mono)
+            caption = QLabel(name, self)
+            caption.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+            form.addRow(caption, value)
+            self.values[name] = value
+
+        self.confirm_button = QPushButton("Confirm  (C)", self)
+        self.reject_button = QPushButton("Reject  (R)", self)
+        self.clear_button = QPushButton("Clear mark  (U)", self)
+        self.similar_button = QPushButton("Find similar  (F)", self)
+        self.confirm_button.clicked.connect(lambda: self._request_mark(CONFIRMED))
+        self.reject_button.clicked.connect(lambda: self._request_mark(REJECTED))
+        self.clear_button.clicked.connect(lambda: self._request_mark(CLEAR))
+        self.similar_button.clicked.connect(self._find_similar)
+        for key, slot in (("C", lambda: self._request_mark(CONFIRMED)), ("R", lambda: self._request_mark(REJECTED)),
+                          ("U", lambda: self._request_mark(CLEAR)), ("F", self._find_similar)):
+            shortcut = QShortcut(QKeySequence(key), self)
+            shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            shortcut.activated.connect(slot)
+
+        header = QHBoxLayout()
+        header.addWidget(self.title, 1)
+        header.addWidget(self.mark_chip)
+        top = QHBoxLayout()
+        top.setSpacing(12)
+        top.addWidget(self.crop_view)
+        facts = QVBoxLayout()
+        facts.addLayout(form)
+        facts.addStretch(1)
+        top.addLayout(facts, 1)
+        buttons = QHBoxLayout()
+        for button in (self.confirm_button, self.reject_button, self.clear_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.similar_button)
+        rule = QFrame(self)
+        rule.setFrameShape(QFrame.Shape.HLine)
+        rule.setFrameShadow(QFrame.Shadow.Sunken)
+        source_title = QLabel("Source frame", self)
+        source_title.setFont(QFont(self.title.font().family(), -1, QFont.Weight.Bold))
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 8, 10, 8)
+        layout.addLayout(header)
+        layout.addLayout(top)
+        layout.addLayout(buttons)
+        layout.addWidget(rule)
+        layout.addWidget(source_title)
+        layout.addWidget(self.frame_view, 1)
+        layout.addWidget(self.frame_status)
+        self.clear()
+
+    # ---------------------------------------------------------------------------------------- setters
+
+    def set_item(self, item, crop_path: str | Path | None = None, *, score: float | None = None,
+                 mark: str | None = None) -> None:
+        """Show a ``GalleryItem`` (``crop_path`` is its crop file, e.g. ``gallery.root / item.crop``); None
+        clears the pane. The crop and source frame load in the background; ``loaded`` says when."""
+        if item is None:
+            self.clear()
+            return
+        for name in ("id", "source", "box"):
+            if not hasattr(item, name):
+                raise DetailInputError(f"set_item needs a GalleryItem, got {type(item).__name__} without {name!r}")
+        self._item = item
+        self._crop_path = None if crop_path is None else Path(crop_path)
+        self._generation += 1
+        self.title.setText(item.id)
+        self.title.setToolTip(item.id)
+        self._show_metadata(item, score)
+        self.set_mark(mark)
+        self.crop_view.set_image(None, "Loading crop…" if self._crop_path else "This item has no crop file.")
+        self.frame_view.set_image(None, "Loading source frame…")
+        self.frame_status.setText("")
+        for button in (self.confirm_button, self.reject_button, self.clear_button, self.similar_button):
+            button.setEnabled(True)
+        self._pool.start(_LoadTask(self._relay, self._generation, self._crop_path, item.source, item.frame,
+                                   item.box))
+
+    def set_gallery_item(self, gallery, item_id: str, *, score: float | None = None, mark: str | None = None) -> None:
+        """``set_item`` for an item of an ``engine.gallery.Gallery`` (crop path resolved in its folder)."""
+        item = gallery.item(item_id)
+        self.set_item(item, None if item.crop is None else Path(gallery.root) / item.crop, score=score, mark=mark)
+
+    def set_mark(self, mark: str | None) -> None:
+        """Show the item's mark (CONFIRMED, REJECTED, or None/CLEAR for none); emits nothing."""
+        self._mark = None if mark == CLEAR else mark
+        if self._mark in MARK_COLORS:
+            color = MARK_COLORS[self._mark].name()
+            self.mark_chip.setText(self._mark.capitalize())
+            self.mark_chip.setStyleSheet(f"QLabel {{ background: {color}; color: white; border-radius: 9px; "
+                                         f"font-weight: bold; }}")
+            self.mark_chip.show()
+        else:
+            self.mark_chip.hide()
+
+    def clear(self) -> None:
+        self._item = None
+        self._crop_path = None
+        self._generation += 1
+        self.title.setText("No item selected")
+        self.title.setToolTip("")
+        for value in self.values.values():
+            if isinstance(value, ElidedLabel):
+                value.set_full_text("")
+            value.setText("")
+            value.setToolTip("")
+        self.set_mark(None)
+        self.crop_view.set_image(None, "Select a result to see it here.")
+        self.frame_view.set_image(None, "")
+        self.frame_status.setText("")
+        for button in (self.confirm_button, self.reject_button, self.clear_button, self.similar_button):
+            button.setEnabled(False)
+
+    # ---------------------------------------------------------------------------------------- queries
+
+    def item_id(self) -> str | None:
+        return None if self._item is None else self._item.id
+
+    def mark(self) -> str | None:
+        return self._mark
+
+    def metadata(self) -> dict[str, str]:
+        """Field name -> the full text shown (hashes without their line break)."""
+        return {name: label.full_text() if isinstance(label, ElidedLabel) else label.text().replace("\n", "")
+                for name, label in self.values.items()}
+
+    def source_image(self) -> QImage | None:
+        """The source frame as shown (box drawn), or None when it is loading or unavailable."""
+        return self.frame_view.image()
+
+    def source_status(self) -> str:
+        return self.frame_status.text()
+
+    def crop_image(self) -> QImage | None:
+        return self.crop_view.image()
+
+    def wait(self, msecs: int = 5000) -> bool:
+        """Block until the background load ends (tests); its result still arrives as an event."""
+        return self._pool.waitForDone(msecs)
+
+    # ---------------------------------------------------------------------------------------- internals
+
+    def _show_metadata(self, item, score: float | None) -> None:
+        box = item.box
+        shown = {
+            "Score": format_score(score),
+            "Camera": item.camera or "—",
+            "Time": format_time(item.time),
+            "Source": item.source,
+            "Frame": "—" if item.frame is None else str(item.frame),
+            "Box": "—" if box is None else f"x {box[0]:.0f}, y {box[1]:.0f}, {box[2]:.0f} × {box[3]:.0f} px",
+            "Track": "—" if item.track is None else str(item.track),
+            "Resolution": item.resolution or "—",
+            "Modality": item.modality or "—",
+            "Identity": item.identity or "unknown",
+            "Crop SHA-256": item.crop_sha256 or "—",
+            "Crop check": "checking…" if self._crop_path is not None and item.crop_sha256 else "—",
+            "Source SHA-256": item.source_sha256 or "—",
+        }
+        for name, text in shown.items():
+            label = self.values[name]
+            label.setStyleSheet("")
+            if isinstance(label, ElidedLabel):
+                label.set_full_text(text)
+            else:
+                label.setText(split_hash(text) if "SHA" in name else text)
+                label.setToolTip("")
+
+    def _arrived(self, generation: int, crop: QImage | None, frame: QImage | None, crop_sha: str | None,
+                 status: str) -> None:
+        if generation != self._generation or self._item is None:
+            return
+        item = self._item
+        if crop is not None:
+            self.crop_view.set_image(crop)
+            level = f"{item.resolution} · " if item.resolution else ""
+            self.values["Resolution"].setText(f"{level}{crop.width()} × {crop.height()} px crop")
+        elif self._crop_path is not None:
+            self.crop_view.set_image(None, f"Crop not available:\n{self._crop_path.name}")
+        if self._crop_path is not None and item.crop_sha256 is not None:
+            check = self.values["Crop check"]
+            if crop_sha is None:
+                check.setText("✗ crop file missing or unreadable")
+                color = MARK_COLORS[REJECTED]
+            elif crop_sha == item.crop_sha256:
+                check.setText("✓ file matches its SHA-256")
+                color = MARK_COLORS[CONFIRMED]
+            else:
+                check.setText(f"✗ file differs (its SHA-256 is {crop_sha[:12]}…)")
+                check.setToolTip(f"recorded {item.crop_sha256}\nfile     {crop_sha}")
+                color = MARK_COLORS[REJECTED]
+            check.setStyleSheet(f"color: {color.name()};")
+        self.frame_view.set_image(frame, status)
+        self.frame_status.setText(status)
+        self.frame_status.setVisible(frame is not None)
+        self.loaded.emit(status)
+
+    def _request_mark(self, mark: str) -> None:
+        if self._item is None:
+            return
+        self.set_mark(mark)
+        self.marks_changed.emit([self._item.id], mark)
+
+    def _find_similar(self) -> None:
+        if self._item is not None:
+            self.find_similar_requested.emit(self._item.id)

@@ -1,0 +1,367 @@
+"""Distribution panel: the histogram of a step's candidate scores with the keep cut (DESIGN "The search
+session"; ANCHORS A10.3 — expose the scores and let the analyst cut).
+
+A vertical line stands at the kept top-k boundary (the k-th highest score; the threshold itself for a
+threshold rule). Dragging it previews a threshold keep rule: the panel shows live how many items a step
+with that threshold would keep (``engine.search.selection.keep_mask``, confirmed items included) and emits
+``threshold_changed``. With ground truth the relevant and other candidates get their own histograms, a rug
+marks every relevant score, and the step's AP and mSD (``engine.metrics``, one query) are shown."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QFont, QPalette
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QStackedWidget, QVBoxLayout, QWidget
+
+from engine.metrics.msd import MetricInputError, msd_per_query
+from engine.metrics.retrieval import evaluate_retrieval
+from engine.search.selection import keep_mask, kth_largest
+
+CANDIDATES_COLOR = QColor("#4a7fc1")
+OTHERS_COLOR = QColor("#8593a8")
+RELEVANT_COLOR = QColor("#e8702a")
+KEPT_REGION_COLOR = QColor(46, 157, 79, 28)
+CUT_COLOR = QColor("#d99a00")
+MIN_BINS, MAX_BINS = 12, 80
+
+
+def _with_alpha(color: QColor, alpha: int) -> QColor:
+    out = QColor(color)
+    out.setAlpha(alpha)
+    return out
+
+
+class DistributionInputError(ValueError):
+    """The panel received scores it cannot plot."""
+
+
+@dataclass(frozen=True)
+class StepMetrics:
+    """AP and mSD of the step's candidate ranking as one query (NaN when no candidate is relevant)."""
+
+    ap: float
+    msd: float
+    relevant: int
+    relevant_kept: int
+
+
+def bin_count(n: int) -> int:
+    """Rice rule 2·n^(1/3), clipped to [MIN_BINS, MAX_BINS]."""
+    return int(np.clip(math.ceil(2 * n ** (1 / 3)), MIN_BINS, MAX_BINS)) if n else MIN_BINS
+
+
+def histogram_edges(scores: np.ndarray) -> np.ndarray:
+    """Bin edges over the scores' range (a narrow window around a single value)."""
+    low, high = float(scores.min()), float(scores.max())
+    if high - low < 1e-6:
+        low, high = low - 0.005, high + 0.005
+    return np.linspace(low, high, bin_count(scores.shape[0]) + 1)
+
+
+def step_metrics(scores: np.ndarray, relevant: np.ndarray, kept: np.ndarray) -> StepMetrics:
+    """AP (METHODS §5) and mSD (METHODS §1.4) of one ranked candidate list, from ``engine.metrics``."""
+    similarity, relevance = scores[None, :].astype(np.float64), relevant[None, :]
+    count = int(relevant.sum())
+    if count == 0:
+        return StepMetrics(math.nan, math.nan, 0, 0)
+    ap = float(evaluate_retrieval(similarity, relevance).ap[0])
+    try:
+        msd = float(msd_per_query(similarity, relevance, cosine=True)[0])
+    except MetricInputError:  # scores outside [−1, 1]: not cosines, mSD is not defined for them
+        msd = math.nan
+    return StepMetrics(ap, msd, count, int((relevant & kept).sum()))
+
+
+class DistributionPanel(QWidget):
+    """Setters: ``set_step(step, confirmed_ids)``, ``set_scores(...)`` (plain arrays, e.g. a step read back
+    from a case), ``set_threshold(score)``, ``reset_cut()``, ``clear()``. Signals: ``threshold_changed(score)``
+    while the cut is dragged (live), ``threshold_released(score)`` when the drag ends."""
+
+    threshold_changed = Signal(float)
+    threshold_released = Signal(float)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._scores = np.zeros(0, dtype=np.float32)
+        self._relevant: np.ndarray | None = None
+        self._pinned: np.ndarray | None = None
+        self._kept: np.ndarray | None = None
+        self._edges = np.zeros(0)
+        self._counts: dict[str, np.ndarray] = {}
+        self._cut = math.nan
+        self._k = 0
+        self._rule = ""
+        self._rule_value = math.nan
+        self._metrics: StepMetrics | None = None
+        self._quiet = False
+
+        palette = self.palette()
+        text = palette.color(QPalette.ColorRole.Text)
+        self.plot = pg.PlotWidget(self, background=palette.color(QPalette.ColorRole.Base))
+        self.plot.setMenuEnabled(False)
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.plot.hideButtons()
+        self.plot.showGrid(x=True, y=True, alpha=0.15)
+        item = self.plot.getPlotItem()
+        for side in ("left", "bottom"):
+            axis = item.getAxis(side)
+            axis.setPen(pg.mkPen(text))
+            axis.setTextPen(pg.mkPen(text))
+            axis.enableAutoSIPrefix(False)
+        item.setLabel("bottom", "similarity score")
+        item.setLabel("left", "candidates")
+        self.legend = item.addLegend(offset=(-10, 10), labelTextColor=text, brush=pg.mkBrush(palette.color(
+            QPalette.ColorRole.Base)), pen=pg.mkPen(palette.color(QPalette.ColorRole.Mid)))
+        self.region = pg.LinearRegionItem(movable=False, brush=pg.mkBrush(KEPT_REGION_COLOR),
+                                          pen=pg.mkPen(None))
+        self.region.setZValue(-10)
+        self.cut_line = pg.InfiniteLine(
+            angle=90, movable=True, pen=pg.mkPen(CUT_COLOR, width=2.5),
+            hoverPen=pg.mkPen(CUT_COLOR.darker(130), width=4),
+            label="{value:.3f}", labelOpts={"position": 0.93, "color": text, "movable": False,
+                                             "fill": pg.mkBrush(_with_alpha(palette.color(QPalette.ColorRole.Base),
+                                                                            210))})
+        self.cut_line.setZValue(10)
+        self.cut_line.setCursor(Qt.CursorShape.SizeHorCursor)
+        self.cut_line.setToolTip("Drag to try a score threshold")
+        self.cut_line.sigPositionChanged.connect(self._line_moved)
+        self.cut_line.sigPositionChangeFinished.connect(self._line_released)
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        self.rug: pg.ScatterPlotItem | None = None
+
+        self.title = QLabel(self)
+        bold = QFont(self.title.font())
+        bold.setBold(True)
+        self.title.setFont(bold)
+        self.cut_label = QLabel(self)
+        self.cut_label.setTextFormat(Qt.TextFormat.RichText)
+        self.metrics_label = QLabel(self)
+        self.metrics_label.setTextFormat(Qt.TextFormat.RichText)
+        self.reset_button = QPushButton("Reset cut", self)
+        self.reset_button.setToolTip("Put the cut back at the step's own kept boundary")
+        self.reset_button.clicked.connect(self.reset_cut)
+
+        self.empty_label = QLabel("No step yet.\nThe score distribution of the current step appears here.", self)
+        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_label.setEnabled(False)
+        body = QWidget(self)
+        rows = QVBoxLayout(body)
+        rows.setContentsMargins(0, 0, 0, 0)
+        rows.setSpacing(2)
+        head = QHBoxLayout()
+        head.addWidget(self.title, 1)
+        head.addWidget(self.reset_button)
+        rows.addLayout(head)
+        rows.addWidget(self.plot, 1)
+        rows.addWidget(self.cut_label)
+        rows.addWidget(self.metrics_label)
+        self.stack = QStackedWidget(self)
+        self.stack.addWidget(self.empty_label)
+        self.stack.addWidget(body)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 6, 8, 6)
+        layout.addWidget(self.stack)
+        self.clear()
+
+    # ---------------------------------------------------------------------------------------- setters
+
+    def set_step(self, step, confirmed_ids: Iterable[str] = ()) -> None:
+        """Plot a ``StepResult`` (None clears). ``confirmed_ids``: the session's confirmed items, which every
+        keep rule keeps, so the live count matches what a threshold step would keep."""
+        if step is None:
+            self.clear()
+            return
+        confirmed = set(confirmed_ids)
+        pinned = None
+        if confirmed:
+            pinned = np.fromiter((step.item_ids[int(r)] in confirmed for r in step.rows), bool, step.rows.shape[0])
+        kept = np.isin(step.rows, step.kept, assume_unique=True)
+        level = f" · level {step.level}" if step.level else ""
+        title = f"Step {step.index + 1} · {step.query.kind}{level} · {step.rows.shape[0]:,} candidates"
+        if step.filtered_rows.shape[0]:
+            title += f" ({step.filtered_rows.shape[0]:,} filtered out)"
+        self.set_scores(step.scores, step.k, relevant=step.relevant, pinned=pinned, kept=kept,
+                        keep_rule=step.keep_rule, keep_value=step.keep_value, title=title)
+
+    def set_scores(self, scores, k: int, *, relevant=None, pinned=None, kept=None, keep_rule: str = "k",
+                   keep_value: float | None = None, title: str = "") -> None:
+        """Plot plain arrays: candidate ``scores``, the count kept ``k``, optional ground truth ``relevant``,
+        ``pinned`` (confirmed) and ``kept`` masks over the same candidates, and the step's keep rule."""
+        scores = np.asarray(scores, dtype=np.float32).reshape(-1)
+        n = scores.shape[0]
+        if n == 0:
+            raise DistributionInputError("a step's score distribution needs at least one candidate score")
+        if not np.isfinite(scores).all():
+            raise DistributionInputError("candidate scores contain NaN or infinite values")
+        if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0:
+            raise DistributionInputError(f"k must be a non-negative integer, got {k!r}")
+        masks = {}
+        for name, value in (("relevant", relevant), ("pinned", pinned), ("kept", kept)):
+            if value is not None:
+                value = np.asarray(value, dtype=bool).reshape(-1)
+                if value.shape[0] != n:
+                    raise DistributionInputError(f"{name} has {value.shape[0]} flags for {n} scores")
+            masks[name] = value
+        self._scores = scores
+        self._relevant, self._pinned = masks["relevant"], masks["pinned"]
+        self._kept = masks["kept"] if masks["kept"] is not None else keep_mask(scores, masks["pinned"], k=int(k))[0]
+        self._k = int(min(k, n))
+        self._rule = keep_rule
+        self._rule_value = math.nan if keep_value is None else float(keep_value)
+        if keep_rule == "threshold" and keep_value is not None:
+            self._cut = float(keep_value)
+        else:
+            self._cut = kth_largest(scores, max(1, self._k))
+        self._metrics = None
+        if self._relevant is not None:
+            order = np.lexsort((np.arange(n), -scores.astype(np.float64)))
+            self._metrics = step_metrics(scores[order], self._relevant[order], self._kept[order])
+        self.title.setText(title)
+        self._draw()
+        self.stack.setCurrentIndex(1)
+
+    def clear(self) -> None:
+        self._scores = np.zeros(0, dtype=np.float32)
+        self._relevant = self._pinned = self._kept = None
+        self._edges, self._counts = np.zeros(0), {}
+        self._cut, self._k, self._metrics = math.nan, 0, None
+        self.plot.getPlotItem().clear()
+        self.legend.clear()
+        self.curves, self.rug = {}, None
+        self.stack.setCurrentIndex(0)
+
+    def set_threshold(self, score: float) -> None:
+        """Move the cut to ``score`` without emitting ``threshold_changed``."""
+        if self._scores.shape[0] == 0:
+            return
+        self._quiet = True
+        try:
+            self.cut_line.setValue(float(score))
+        finally:
+            self._quiet = False
+
+    def reset_cut(self) -> None:
+        """Back to the step's own boundary (emits nothing)."""
+        self.set_threshold(self._cut)
+
+    # ---------------------------------------------------------------------------------------- queries
+
+    def is_empty(self) -> bool:
+        return self._scores.shape[0] == 0
+
+    def bin_edges(self) -> np.ndarray:
+        return self._edges.copy()
+
+    def counts(self) -> dict[str, np.ndarray]:
+        """Bin counts per drawn histogram: {'candidates'} without ground truth, else {'relevant', 'others'}."""
+        return {name: counts.copy() for name, counts in self._counts.items()}
+
+    def cut_score(self) -> float:
+        """The step's boundary: the k-th highest score (the threshold for a threshold rule)."""
+        return self._cut
+
+    def threshold(self) -> float:
+        """Where the cut line stands now."""
+        return float(self.cut_line.value())
+
+    def kept_at(self, threshold: float) -> int:
+        """Items a step keeping scores ≥ ``threshold`` would keep (confirmed items always kept)."""
+        return keep_mask(self._scores, self._pinned, threshold=float(threshold))[1]
+
+    def metrics(self) -> StepMetrics | None:
+        return self._metrics
+
+    # ---------------------------------------------------------------------------------------- drawing
+
+    def _draw(self) -> None:
+        item = self.plot.getPlotItem()
+        item.clear()
+        self.legend.clear()
+        self.curves, self.rug = {}, None
+        edges = histogram_edges(self._scores)
+        self._edges = edges
+        if self._relevant is None:
+            groups = {"candidates": (self._scores, CANDIDATES_COLOR)}
+        else:
+            groups = {"others": (self._scores[~self._relevant], OTHERS_COLOR),
+                      "relevant": (self._scores[self._relevant], RELEVANT_COLOR)}
+        self._counts = {}
+        for name, (values, color) in groups.items():
+            counts = np.histogram(values, bins=edges)[0]
+            self._counts[name] = counts
+            fill = QColor(color)
+            fill.setAlpha(150 if name == "relevant" else 110)
+            curve = pg.PlotDataItem(edges, counts, stepMode="center", fillLevel=0, brush=pg.mkBrush(fill),
+                                    pen=pg.mkPen(color, width=1.5), name=f"{name} ({values.shape[0]:,})")
+            item.addItem(curve)
+            self.curves[name] = curve
+        peak = max(1, max(int(c.max()) for c in self._counts.values()))
+        floor = 0.0
+        if self._relevant is not None and self._relevant.any():
+            marks = self._scores[self._relevant]
+            floor = -0.07 * peak
+            self.rug = pg.ScatterPlotItem(marks, np.full(marks.shape[0], floor / 2), symbol="|", size=12,
+                                          pen=pg.mkPen(RELEVANT_COLOR.darker(115), width=2), brush=None)
+            self.rug.setZValue(5)
+            item.addItem(self.rug)
+        width = edges[-1] - edges[0]
+        low, high = edges[0] - 0.02 * width, edges[-1] + 0.02 * width
+        item.addItem(self.region)
+        item.addItem(self.cut_line)
+        self.cut_line.setBounds((low, high))
+        item.setXRange(low, high, padding=0)
+        item.setYRange(floor - 0.02 * peak, peak * 1.12, padding=0)
+        self.set_threshold(self._cut)
+        self._update_texts(self._cut)
+
+    def _line_moved(self) -> None:
+        value = float(self.cut_line.value())
+        self._update_texts(value)
+        if not self._quiet:
+            self.threshold_changed.emit(value)
+
+    def _line_released(self) -> None:
+        if not self._quiet:
+            self.threshold_released.emit(float(self.cut_line.value()))
+
+    def _update_texts(self, threshold: float) -> None:
+        if self._scores.shape[0] == 0:
+            return
+        high = self._edges[-1] + (self._edges[-1] - self._edges[0])
+        self.region.setRegion((threshold, high))
+        n = self._scores.shape[0]
+        step_kept = int(self._kept.sum()) if self._kept is not None else self._k
+        if self._rule == "rho":
+            rule = f"ρ = {self._rule_value:g}"
+        elif self._rule == "threshold":
+            rule = f"score ≥ {self._rule_value:.3f}"
+        else:
+            rule = f"k = {self._k:,}"
+        kept = self.kept_at(threshold)
+        moved = not math.isclose(threshold, self._cut, abs_tol=5e-7)
+        if moved:
+            text = (f"Threshold <b>{threshold:.3f}</b> would keep <b>{kept:,}</b> of {n:,} "
+                    f"<span style='color:gray'>(the step kept {step_kept:,}, {rule})</span>")
+        else:
+            text = f"Kept <b>{step_kept:,}</b> of {n:,} ({rule}), cut at <b>{self._cut:.3f}</b>"
+        self.cut_label.setText(text)
+        self.reset_button.setEnabled(moved)
+        self.metrics_label.setVisible(self._metrics is not None)
+        if self._metrics is not None:
+            self.metrics_label.setText(self._metrics_text(threshold))
+
+    def _metrics_text(self, threshold: float) -> str:
+        m = self._metrics
+        if m.relevant == 0:
+            return "Ground truth: no candidate of this step is the person."
+        above = int((self._relevant & (self._scores >= threshold)).sum())
+        msd = "n/a" if math.isnan(m.msd) else f"{m.msd:.3f}"
+        color = RELEVANT_COLOR.name()
+        return (f"<span style='color:{color}'>■</span> Relevant <b>{m.relevant:,}</b>, kept {m.relevant_kept:,}"
+                f" (≥ cut: {above:,}) · AP <b>{m.ap:.3f}</b> · mSD <b>{msd}</b>")

@@ -1,0 +1,516 @@
+"""Results grid: the current ranking as thumbnails with score, camera and time; confirm/reject marks; sort by
+score or time; camera and time filters; find similar (DESIGN "The app").
+
+Data comes in as a ``ResultSet`` (``app.views.results_model``); everything the analyst does goes out as
+signals. The list view asks only for the rows on screen (``app.views.result_card`` paints them) and
+thumbnails load off the UI thread (``app.views.thumbnails``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, QModelIndex, QPoint, Qt, Signal
+from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QValidator
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QAbstractSpinBox,
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QListView,
+    QMenu,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.views.result_card import CELL, PAD, THUMB, ResultDelegate
+from app.views.results_model import (
+    CLEAR,
+    CONFIRMED,
+    MARK_COLORS,
+    MARKS,
+    REJECTED,
+    SORT_SCORE,
+    SORT_TIME,
+    ResultSet,
+    ResultsInputError,
+    ResultsModel,
+    format_score,
+    format_time,
+    format_time_short,
+    parse_time,
+)
+from app.views.thumbnails import ThumbnailLoader
+
+__all__ = [  # the grid's vocabulary, importable from here
+    "CELL", "CLEAR", "CONFIRMED", "MARKS", "MARK_COLORS", "PAD", "REJECTED", "SORT_SCORE", "SORT_TIME", "THUMB",
+    "ResultSet", "ResultsGrid", "ResultsInputError", "ResultsModel", "ResultsView", "TimeSpinBox",
+    "format_score", "format_time", "format_time_short", "parse_time",
+]
+
+class ResultsGrid(QListView):
+    """Icon-mode list with the grid's keys: C confirm, R reject, U clear, F find similar, Enter open,
+    Ctrl+C copy ids; arrows, Home/End, Page Up/Down and Shift/Ctrl selection as in any item view."""
+
+    mark_requested = Signal(str)
+    open_requested = Signal()
+    find_similar_requested = Signal()
+    copy_requested = Signal()
+
+    _KEYS = {Qt.Key.Key_C: CONFIRMED, Qt.Key.Key_R: REJECTED, Qt.Key.Key_U: CLEAR}
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setViewMode(QListView.ViewMode.IconMode)
+        self.setMovement(QListView.Movement.Static)
+        self.setResizeMode(QListView.ResizeMode.Adjust)
+        self.setFlow(QListView.Flow.LeftToRight)
+        self.setWrapping(True)
+        self.setUniformItemSizes(True)
+        self.setLayoutMode(QListView.LayoutMode.Batched)
+        self.setBatchSize(400)
+        self.setGridSize(CELL)
+        self.setSpacing(0)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.setSelectionRectVisible(True)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.verticalScrollBar().setSingleStep(24)
+        self.setMouseTracking(True)
+        self.setItemDelegate(ResultDelegate(self))
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key, modifiers = event.key(), event.modifiers()
+        plain = not modifiers & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
+                                 | Qt.KeyboardModifier.MetaModifier)
+        if plain and key in self._KEYS:
+            self.mark_requested.emit(self._KEYS[key])
+        elif plain and key == Qt.Key.Key_F:
+            self.find_similar_requested.emit()
+        elif key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.open_requested.emit()
+        elif key == Qt.Key.Key_C and modifiers & Qt.KeyboardModifier.ControlModifier:
+            self.copy_requested.emit()
+        else:
+            super().keyPressEvent(event)
+            return
+        event.accept()
+
+    def keyboardSearch(self, search: str) -> None:
+        """Letters are commands here, not a jump-to-id search."""
+
+
+class TimeSpinBox(QDoubleSpinBox):
+    """Seconds shown and typed as ``format_time`` text (footage clock or wall-clock date)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setDecimals(1)
+        self.setKeyboardTracking(False)
+        self.setButtonSymbols(QAbstractSpinBox.ButtonSymbols.NoButtons)
+        self.setAlignment(Qt.AlignmentFlag.AlignCenter)
+
+    def textFromValue(self, value: float) -> str:
+        return format_time(value)
+
+    def valueFromText(self, text: str) -> float:
+        value = parse_time(text)
+        return self.value() if value is None else value
+
+    def validate(self, text: str, pos: int):
+        state = QValidator.State.Acceptable if parse_time(text) is not None else QValidator.State.Intermediate
+        return state, text, pos
+
+    def fit_text(self, bounds: tuple[float, float]) -> None:
+        """Width for the longest text the range produces."""
+        metrics = self.fontMetrics()
+        widest = max(metrics.horizontalAdvance(format_time(v)) for v in bounds)
+        self.setMinimumWidth(widest + 18)
+
+
+class ResultsView(QWidget):
+    """Toolbar (sort, camera filter, time filter, counts) above the grid; an empty-state note when there is
+    nothing to show.
+
+    Setters: ``set_results``, ``set_marks``, ``set_mark_map``, ``set_explanations``, ``set_preview_threshold``,
+    ``set_sort``, ``set_filters`` (these never emit ``sort_changed``/``filters_changed``), ``select_item``,
+    ``clear``.
+    Signals carry item ids (str); marks are CONFIRMED, REJECTED or CLEAR."""
+
+    marks_changed = Signal(list, str)  # ids, mark — already shown in the grid
+    open_requested = Signal(str)  # Enter or double click: show in the detail pane
+    current_changed = Signal(str)  # the focused item ("" when none)
+    selection_changed = Signal(list)  # selected ids, in grid order
+    find_similar_requested = Signal(str)
+    sort_changed = Signal(str)  # SORT_SCORE or SORT_TIME
+    filters_changed = Signal(object, object)  # cameras: frozenset[str] | None, time_range: (start, end) | None
+
+    def __init__(self, parent: QWidget | None = None, loader: ThumbnailLoader | None = None) -> None:
+        super().__init__(parent)
+        self.loader = loader or ThumbnailLoader(size=THUMB, parent=self)
+        self.model = ResultsModel(self.loader, self)
+        self.grid = ResultsGrid(self)
+        self.grid.setModel(self.model)
+        self._updating = False
+
+        self.sort_box = QComboBox(self)
+        self.sort_box.addItem("Ranking (best first)", SORT_SCORE)
+        self.sort_box.addItem("Earliest first", SORT_TIME)
+        self.sort_box.setToolTip("Order of the grid")
+        self.camera_button = QToolButton(self)
+        self.camera_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.camera_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.camera_menu = QMenu(self.camera_button)
+        self.camera_button.setMenu(self.camera_menu)
+        self._camera_actions: dict[str, QAction] = {}
+        self.time_check = QCheckBox("Time", self)
+        self.time_from = TimeSpinBox(self)
+        self.time_to = TimeSpinBox(self)
+        self.time_from.setToolTip("Earliest time shown (inclusive)")
+        self.time_to.setToolTip("Latest time shown (inclusive)")
+        self.count_label = QLabel(self)
+        self.count_label.setTextFormat(Qt.TextFormat.RichText)
+
+        bar = QHBoxLayout()
+        bar.setContentsMargins(6, 4, 6, 4)
+        bar.setSpacing(6)
+        bar.addWidget(QLabel("Sort", self))
+        bar.addWidget(self.sort_box)
+        bar.addSpacing(8)
+        bar.addWidget(self.camera_button)
+        bar.addSpacing(8)
+        bar.addWidget(self.time_check)
+        bar.addWidget(self.time_from)
+        bar.addWidget(QLabel("–", self))
+        bar.addWidget(self.time_to)
+        bar.addStretch(1)
+        bar.addWidget(self.count_label)
+
+        self.empty_label = QLabel("No results yet.\nRun a search step to see the ranking here.", self)
+        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_label.setEnabled(False)
+        self.stack = QStackedWidget(self)
+        self.stack.addWidget(self.empty_label)
+        self.stack.addWidget(self.grid)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(bar)
+        layout.addWidget(self.stack, 1)
+
+        self.sort_box.currentIndexChanged.connect(self._sort_picked)
+        self.time_check.toggled.connect(self._time_toggled)
+        self.time_from.valueChanged.connect(self._filters_edited)
+        self.time_to.valueChanged.connect(self._filters_edited)
+        self.grid.mark_requested.connect(self._mark_selection)
+        self.grid.open_requested.connect(self._open_current)
+        self.grid.find_similar_requested.connect(self._find_similar_current)
+        self.grid.copy_requested.connect(self._copy_selection)
+        self.grid.doubleClicked.connect(lambda index: self.open_requested.emit(index.data(ResultsModel.IdRole)))
+        self.grid.customContextMenuRequested.connect(self._context_menu)
+        self.grid.selectionModel().currentChanged.connect(self._current_moved)
+        self.grid.selectionModel().selectionChanged.connect(self._selection_moved)
+        self.model.modelReset.connect(self._refresh_counts)
+        self.model.counts_changed.connect(self._refresh_counts)
+        self._rebuild_filters()
+        self._refresh_counts()
+
+    # ---------------------------------------------------------------------------------------- setters
+
+    def set_results(self, results: ResultSet) -> None:
+        """Show a new ranking; marks, sort and filters stay (filters on cameras it lacks are dropped)."""
+        keep = self.selected_ids()
+        current = self.current_id()
+        self.model.set_results(results)
+        self._rebuild_filters()
+        self.model.set_filters(*self.filters())
+        self.stack.setCurrentWidget(self.grid if len(results) else self.empty_label)
+        self._restore_selection(keep, current)
+        self._refresh_counts()
+
+    def clear(self) -> None:
+        self.set_results(ResultSet.empty())
+
+    def set_marks(self, confirmed: Iterable[str], rejected: Iterable[str]) -> None:
+        self.model.set_marks(confirmed, rejected)
+
+    def set_mark_map(self, marks: Mapping[str, str]) -> None:
+        """``set_marks`` from an ``{item id: CONFIRMED | REJECTED}`` mapping (as ``AppState.marks_changed``)."""
+        self.model.set_marks([i for i, m in marks.items() if m == CONFIRMED],
+                             [i for i, m in marks.items() if m == REJECTED])
+
+    def set_explanations(self, explanations: Mapping[str, str]) -> None:
+        self.model.set_explanations(explanations)
+
+    def set_preview_threshold(self, threshold: float | None) -> None:
+        """Fade what a threshold keep rule at ``threshold`` would drop (wire ``DistributionPanel.
+        threshold_changed`` here for a live preview); None returns to the step's kept flags."""
+        self.model.set_preview_threshold(threshold)
+
+    def set_sort(self, key: str) -> None:
+        self.model.set_sort(key)
+        with _Quiet(self):
+            self.sort_box.setCurrentIndex(self.sort_box.findData(key))
+
+    def set_filters(self, cameras: Iterable[str] | None, time_range: tuple[float | None, float | None] | None) -> None:
+        with _Quiet(self):
+            wanted = None if cameras is None else frozenset(cameras)
+            for name, action in self._camera_actions.items():
+                action.setChecked(wanted is not None and name in wanted)
+            self._camera_label()
+            self.time_check.setChecked(time_range is not None)
+            if time_range is not None:
+                start, end = time_range
+                if start is not None:
+                    self.time_from.setValue(start)
+                if end is not None:
+                    self.time_to.setValue(end)
+            self._time_enabled()
+        self._apply_filters()
+
+    def select_item(self, item_id: str) -> bool:
+        """Make ``item_id`` the current, only selected item and scroll to it; False when it is not shown."""
+        row = self.model.row_of(item_id)
+        if row is None:
+            return False
+        index = self.model.index(row)
+        self.grid.selectionModel().setCurrentIndex(index, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+        self.grid.scrollTo(index)
+        return True
+
+    # ---------------------------------------------------------------------------------------- queries
+
+    def current_id(self) -> str | None:
+        index = self.grid.currentIndex()
+        return index.data(ResultsModel.IdRole) if index.isValid() else None
+
+    def selected_ids(self) -> list[str]:
+        """Selected ids in grid order."""
+        rows = sorted(row for part in self.grid.selectionModel().selection() for row in range(part.top(),
+                                                                                             part.bottom() + 1))
+        return [self.model.item_id(row) for row in rows]
+
+    def filters(self) -> tuple[frozenset[str] | None, tuple[float | None, float | None] | None]:
+        """(cameras, time_range) as the controls stand, in the form ``StepQuery`` takes (None = no filter)."""
+        checked = frozenset(name for name, action in self._camera_actions.items() if action.isChecked())
+        cameras = checked if checked and len(checked) < len(self._camera_actions) else None
+        time_range = None
+        if self.time_check.isChecked() and self.time_check.isEnabled():
+            time_range = (self.time_from.value(), self.time_to.value())
+        return cameras, time_range
+
+    def sort_key(self) -> str:
+        return self.model.sort_key
+
+    # ---------------------------------------------------------------------------------------- actions
+
+    def _targets(self) -> list[str]:
+        ids = self.selected_ids()
+        if not ids and self.current_id() is not None:
+            ids = [self.current_id()]
+        return ids
+
+    def _mark_selection(self, mark: str) -> None:
+        ids = self._targets()
+        if ids:
+            self.model.mark(ids, mark)
+            self.marks_changed.emit(ids, mark)
+
+    def _open_current(self) -> None:
+        item_id = self.current_id()
+        if item_id is not None:
+            self.open_requested.emit(item_id)
+
+    def _find_similar_current(self) -> None:
+        item_id = self.current_id()
+        if item_id is not None:
+            self.find_similar_requested.emit(item_id)
+
+    def _copy_selection(self) -> None:
+        ids = self._targets()
+        if ids:
+            QGuiApplication.clipboard().setText("\n".join(ids))
+
+    def _context_menu(self, pos: QPoint) -> None:
+        index = self.grid.indexAt(pos)
+        if not index.isValid():
+            return
+        if not self.grid.selectionModel().isSelected(index):
+            self.grid.selectionModel().setCurrentIndex(index, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+        else:
+            self.grid.selectionModel().setCurrentIndex(index, QItemSelectionModel.SelectionFlag.NoUpdate)
+        menu = self.context_menu()
+        menu.exec(self.grid.viewport().mapToGlobal(pos))
+
+    def context_menu(self) -> QMenu:
+        """The menu for the current selection (built fresh; also used by tests)."""
+        ids = self._targets()
+        many = len(ids) > 1
+        menu = QMenu(self)
+        open_action = menu.addAction("Open in detail\tEnter", self._open_current)
+        menu.addSeparator()
+        suffix = f" {len(ids)} items" if many else ""
+        menu.addAction(f"Confirm{suffix}\tC", lambda: self._mark_selection(CONFIRMED))
+        menu.addAction(f"Reject{suffix}\tR", lambda: self._mark_selection(REJECTED))
+        menu.addAction(f"Clear mark{suffix}\tU", lambda: self._mark_selection(CLEAR))
+        menu.addSeparator()
+        similar = menu.addAction("Find similar\tF", self._find_similar_current)
+        menu.addAction("Copy id" + ("s" if many else "") + "\tCtrl+C", self._copy_selection)
+        open_action.setEnabled(self.current_id() is not None)
+        similar.setEnabled(self.current_id() is not None)
+        return menu
+
+    # ---------------------------------------------------------------------------------------- internals
+
+    def _current_moved(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        self.current_changed.emit(current.data(ResultsModel.IdRole) if current.isValid() else "")
+
+    def _selection_moved(self, *_args) -> None:
+        self.selection_changed.emit(self.selected_ids())
+        self._refresh_counts()
+
+    def _sort_picked(self, _index: int) -> None:
+        key = self.sort_box.currentData()
+        self.model.set_sort(key)
+        current = self.grid.currentIndex()
+        if current.isValid():
+            self.grid.scrollTo(current)
+        if not self._updating:
+            self.sort_changed.emit(key)
+
+    def _rebuild_filters(self) -> None:
+        """Camera menu from the cameras present (checked state kept by name); time range from the data."""
+        with _Quiet(self):
+            checked = {name for name, action in self._camera_actions.items() if action.isChecked()}
+            all_checked = not checked or len(checked) == len(self._camera_actions)
+            self.camera_menu.clear()
+            self._camera_actions = {}
+            everyone = self.camera_menu.addAction("All cameras")
+            everyone.triggered.connect(self._all_cameras)
+            self.camera_menu.addSeparator()
+            for name in self.model.camera_names:
+                action = self.camera_menu.addAction(name)
+                action.setCheckable(True)
+                action.setChecked(not all_checked and name in checked)
+                action.toggled.connect(self._camera_toggled)
+                self._camera_actions[name] = action
+            self.camera_button.setEnabled(bool(self._camera_actions))
+            self._camera_label()
+            bounds = self.model.time_bounds()
+            self.time_check.setEnabled(bounds is not None)
+            if bounds is not None:
+                low, high = math.floor(bounds[0]), math.ceil(bounds[1])
+                start, end = self.time_from.value(), self.time_to.value()
+                fresh = self.time_from.minimum() != low or self.time_to.maximum() != high
+                for box in (self.time_from, self.time_to):
+                    box.setRange(low, high)
+                    box.fit_text((low, high))
+                if fresh and not self.time_check.isChecked():
+                    start, end = low, high
+                self.time_from.setValue(start)
+                self.time_to.setValue(end)
+            self._time_enabled()
+
+    def _camera_label(self) -> None:
+        checked = [name for name, action in self._camera_actions.items() if action.isChecked()]
+        if not checked or len(checked) == len(self._camera_actions):
+            text = "All cameras"
+        elif len(checked) == 1:
+            text = f"Camera {checked[0]}"
+        else:
+            text = f"{len(checked)} cameras"
+        self.camera_button.setText(text)
+        self.camera_button.setMinimumWidth(self.camera_button.fontMetrics().horizontalAdvance(text) + 34)
+
+    def _all_cameras(self) -> None:
+        with _Quiet(self):
+            for action in self._camera_actions.values():
+                action.setChecked(False)
+        self._filters_edited()
+
+    def _camera_toggled(self, _checked: bool) -> None:
+        if not self._updating:
+            self._filters_edited()
+
+    def _time_toggled(self, _checked: bool) -> None:
+        self._time_enabled()
+        self._filters_edited()
+
+    def _time_enabled(self) -> None:
+        active = self.time_check.isChecked() and self.time_check.isEnabled()
+        self.time_from.setEnabled(active)
+        self.time_to.setEnabled(active)
+
+    def _filters_edited(self, *_args) -> None:
+        if self._updating:
+            return
+        if self.time_from.value() > self.time_to.value():
+            with _Quiet(self):
+                if self.sender() is self.time_from:
+                    self.time_to.setValue(self.time_from.value())
+                else:
+                    self.time_from.setValue(self.time_to.value())
+        self._camera_label()
+        cameras, time_range = self._apply_filters()
+        self.filters_changed.emit(cameras, time_range)
+
+    def _apply_filters(self):
+        cameras, time_range = self.filters()
+        keep, current = self.selected_ids(), self.current_id()
+        self.model.set_filters(cameras, time_range)
+        self._restore_selection(keep, current)
+        self._refresh_counts()
+        return cameras, time_range
+
+    def _restore_selection(self, ids: list[str], current: str | None) -> None:
+        selection = QItemSelection()
+        for item_id in ids:
+            row = self.model.row_of(item_id)
+            if row is not None:
+                index = self.model.index(row)
+                selection.select(index, index)
+        chooser = self.grid.selectionModel()
+        chooser.select(selection, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+        row = None if current is None else self.model.row_of(current)
+        if row is not None:
+            chooser.setCurrentIndex(self.model.index(row), QItemSelectionModel.SelectionFlag.NoUpdate)
+
+    def _refresh_counts(self, *_args) -> None:
+        total, shown = len(self.model.results), self.model.rowCount()
+        if total == 0:
+            self.count_label.setText("")
+            return
+        parts = [f"<b>{shown:,}</b> shown" + ("" if shown == total else f" of {total:,}")]
+        if self.model.has_kept_flags():
+            parts.append(f"{self.model.kept_count():,} kept")
+        marks = self.model.marks()
+        confirmed = sum(1 for m in marks.values() if m == CONFIRMED)
+        rejected = sum(1 for m in marks.values() if m == REJECTED)
+        if confirmed:
+            parts.append(f"<span style='color:{MARK_COLORS[CONFIRMED].name()}'>{confirmed:,} confirmed</span>")
+        if rejected:
+            parts.append(f"<span style='color:{MARK_COLORS[REJECTED].name()}'>{rejected:,} rejected</span>")
+        selected = sum(part.height() for part in self.grid.selectionModel().selection())
+        if selected > 1:
+            parts.append(f"{selected:,} selected")
+        self.count_label.setText(" · ".join(parts))
+
+
+class _Quiet:
+    """Within the block the view's controls change without emitting the view's signals."""
+
+    def __init__(self, view: ResultsView) -> None:
+        self.view = view
+
+    def __enter__(self) -> None:
+        self._was = self.view._updating
+        self.view._updating = True
+
+    def __exit__(self, *_exc) -> None:
+        self.view._updating = self._was
