@@ -1,1 +1,4 @@
-"""PySide6 widgets of the Lineup workstation."""
+"""PySide6 widgets of the Lineup workstation.
+
+Widgets only show state and report what the analyst does (signals); ``app.state.AppState`` changes the case.
+"""

@@ -1,0 +1,159 @@
+"""The step tree of a case as rows for the timeline (Qt-free).
+
+Rows come in depth-first order. The active path (start → head) is the straight first line; at every step one
+child continues the line in the same lane (the one on the active path, else the oldest live one) and each
+other child starts a branch one lane further in, listed right under the step it branches from, so a fork
+reads top to bottom. Row 0 is the start (the whole gallery), from which the analyst can also branch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.state.query_spec import describe_keep
+from app.store import CaseState, StepState
+
+
+@dataclass(frozen=True)
+class TimelineRow:
+    step_id: int | None  # None: the start row (before the first step)
+    number: int  # step number along its path (depth + 1); 0 for the start row
+    lane: int  # indentation: how many branches away from the first line
+    title: str  # "Step 2" / "Start"
+    query: str  # summary of the query
+    level: str | None
+    counts: str  # "1,000 → 500"
+    keep: str  # "keep 50 %"
+    active: bool  # on the path from the start to the head
+    head: bool  # the step the next search continues from
+    undone: bool
+    branch_of: int | None  # for the first row of a branch: the number of the step it branches from
+    seconds: float | None = None
+
+
+def query_summary(step: StepState, limit: int = 60) -> str:
+    """One line naming what the step searched with."""
+    if step.query_kind == "example":
+        return f"Similar to {step.example_item}"
+    images = [name for name in ("sketch", "ir") if name in step.query_kind.split("+")]
+    parts = ["Sketch" if name == "sketch" else "IR image" for name in images]
+    if step.query_text:
+        text = " ".join(step.query_text.split())
+        if len(text) > limit:
+            text = text[: limit - 1].rstrip() + "…"
+        parts.append(f"“{text}”")
+    return " + ".join(parts) or step.query_kind
+
+
+def filters_summary(filters: dict | None) -> str:
+    """ "2 cameras · from 10 s" style note, or "" without filters."""
+    if not filters:
+        return ""
+    notes = []
+    cameras = filters.get("cameras")
+    if cameras:
+        notes.append(f"camera {cameras[0]}" if len(cameras) == 1 else f"{len(cameras)} cameras")
+    window = filters.get("time_range")
+    if window:
+        start, end = window
+        if start is not None and end is not None:
+            notes.append(f"{start:g}–{end:g} s")
+        elif start is not None:
+            notes.append(f"from {start:g} s")
+        elif end is not None:
+            notes.append(f"until {end:g} s")
+    return " · ".join(notes)
+
+
+def _row(step: StepState, lane: int, active: set[int], head: int | None,
+         branch_of: int | None) -> TimelineRow:
+    counts = f"{step.candidates_before:,} → {step.candidates_after:,}"
+    keep = describe_keep(step.keep_rule, step.keep_value)
+    note = filters_summary(step.filters)
+    if note:
+        keep = f"{keep} · {note}"
+    return TimelineRow(step_id=step.id, number=step.depth + 1, lane=lane, title=f"Step {step.depth + 1}",
+                       query=query_summary(step), level=step.level, counts=counts, keep=keep,
+                       active=step.id in active, head=step.id == head, undone=step.undone,
+                       branch_of=branch_of, seconds=step.seconds)
+
+
+def timeline_rows(case: CaseState | None, gallery_size: int | None = None) -> list[TimelineRow]:
+    """Rows for ``case`` (an empty start row when there is no case)."""
+    head = None if case is None else case.case.head_step_id
+    size = "" if gallery_size is None else f"{gallery_size:,} items"
+    rows = [TimelineRow(step_id=None, number=0, lane=0, title="Start", query="Whole gallery", level=None,
+                        counts=size, keep="", active=True, head=case is not None and head is None,
+                        undone=False, branch_of=None)]
+    if case is None:
+        return rows
+    active = set(case.active_path)
+    children: dict[int | None, list[StepState]] = {}
+    # the child on the active path continues the line, then live steps before undone ones, oldest first
+    for step in sorted(case.steps, key=lambda s: (s.id not in active, s.undone, s.seq)):
+        children.setdefault(step.parent_id, []).append(step)
+
+    def visit(step: StepState, lane: int, branch_of: int | None) -> None:
+        # iterative along a line, recursive into branches (recursion depth = branches nested in branches)
+        while True:
+            rows.append(_row(step, lane, active, head, branch_of))
+            branch_of = None
+            kids = children.get(step.id, [])
+            for later in kids[1:]:
+                visit(later, lane + 1, step.depth + 1)
+            if not kids:
+                return
+            step = kids[0]
+
+    roots = children.get(None, [])
+    for later in roots[1:]:
+        visit(later, 1, 0)
+    if roots:
+        visit(roots[0], 0, None)
+    return rows
+
+
+@dataclass(frozen=True)
+class GraphCell:
+    """How the step graph crosses one row: a dot in ``lane``; a line from the row's top to the dot (``up``),
+    from the dot to its bottom (``down``), an elbow from the lane left of it (a branch's first row), and
+    vertical lines of other lanes passing through (``through``)."""
+
+    lane: int
+    up: bool
+    down: bool
+    elbow: bool
+    through: frozenset[int]
+
+
+def graph(rows: list[TimelineRow]) -> list[GraphCell]:
+    """The lines joining ``timeline_rows`` into a graph: each line runs in one lane from its first to its last
+    row; a branch's line hangs off the line it branches from, which stays drawn down to the branch."""
+    line_of_row: list[int] = []
+    lanes_open: dict[int, int] = {}  # lane → the line currently running in it
+    spans: dict[int, list[int]] = {}  # line → [first row, last row, lane]
+    elbows: set[int] = set()
+    for index, row in enumerate(rows):
+        starts = row.step_id is None or row.branch_of is not None or row.lane not in lanes_open
+        if starts:
+            line = len(spans)
+            spans[line] = [index, index, row.lane]
+            if row.branch_of is not None and row.lane - 1 in lanes_open:
+                parent = spans[lanes_open[row.lane - 1]]
+                parent[1] = max(parent[1], index)
+                elbows.add(index)
+        else:
+            line = lanes_open[row.lane]
+            spans[line][1] = index
+        lanes_open[row.lane] = line
+        for deeper in [lane for lane in lanes_open if lane > row.lane]:
+            del lanes_open[deeper]
+        line_of_row.append(line)
+    cells = []
+    for index, row in enumerate(rows):
+        first, last, _ = spans[line_of_row[index]]
+        through = frozenset(lane for start, end, lane in spans.values()
+                            if start < index < end and lane != row.lane)
+        cells.append(GraphCell(lane=row.lane, up=index > first, down=index < last, elbow=index in elbows,
+                               through=through))
+    return cells

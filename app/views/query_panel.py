@@ -1,0 +1,849 @@
+"""The query panel: describe the person (text with live attribute chips, a granularity meter and "add next"
+suggestions), draw a sketch, drop an IR image, choose the level and the keep rule, and ask for a search.
+
+Text is parsed on every edit (``engine.text.parser.parse``, well under a millisecond): each stated attribute
+becomes a chip coloured by its ontology group, the count fills the 18-cell meter (METHODS §1.1: UC 1–5,
+C 6–8, M 9–11, F 12–14, UF 15–18) and the attributes not yet stated become suggestions whose values
+append a sentence the parser reads back. The panel only reports: ``search_requested(QuerySpec)`` on Search /
+Ctrl+Enter, ``cancel_requested()`` while busy; ``app.state.AppState.search`` runs it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
+from PySide6.QtGui import (
+    QAction,
+    QColor,
+    QDragEnterEvent,
+    QDropEvent,
+    QFont,
+    QImage,
+    QKeySequence,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPixmap,
+    QTextCursor,
+)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLayout,
+    QLayoutItem,
+    QMenu,
+    QPlainTextEdit,
+    QPushButton,
+    QSizePolicy,
+    QSpinBox,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.state.query_spec import DEFAULT_RHO, RHO_RANGE, KeepRule, QuerySpec
+from app.state.suggestions import append_sentence, label, suggestion_sentence, value_label
+from app.views.sketch_canvas import IMAGE_FILTER, SketchEditor
+from app.workers import describe_error
+from engine.ontology import LEVELS, ONTOLOGY
+from engine.search import QueryInputError
+from engine.search.query import load_image
+from engine.text.parser import ParseResult, parse
+
+#: (background, text/border) per ontology group.
+GROUP_COLOURS: dict[str, tuple[str, str]] = {
+    "global_biometrics": ("#eef2ff", "#4338ca"),
+    "head": ("#f5f3ff", "#6d28d9"),
+    "upper_body": ("#eff6ff", "#1d4ed8"),
+    "lower_body": ("#ecfdf5", "#047857"),
+    "footwear": ("#fffbeb", "#b45309"),
+    "accessories": ("#fdf2f8", "#be185d"),
+}
+LEVEL_COLOURS: dict[str, str] = dict(zip(LEVELS, ("#93c5fd", "#60a5fa", "#3b82f6", "#2563eb", "#1e40af"),
+                                         strict=True))
+ACCENT = "#2563eb"
+VISIBLE_SUGGESTIONS = 5
+MODALITIES = ("text", "sketch", "ir")
+MODALITY_LABELS = {"text": "Text", "sketch": "Sketch", "ir": "IR image"}
+KEEP_LABELS = {"rho": "Keep fraction ρ", "k": "Keep top k", "threshold": "Keep score ≥"}
+
+_PANEL_STYLE = f"""
+QToolButton[modality="true"] {{
+    border: 1px solid #c5cad3; border-radius: 11px; padding: 2px 12px; background: #f6f7f9; color: #374151;
+}}
+QToolButton[modality="true"]:checked {{ background: {ACCENT}; border-color: {ACCENT}; color: white; }}
+QToolButton[suggestion="true"] {{
+    border: 1px dashed #aab1bd; border-radius: 9px; padding: 2px 9px; color: #374151; background: transparent;
+}}
+QToolButton[suggestion="true"]:hover {{ border-color: {ACCENT}; color: {ACCENT}; }}
+QToolButton[suggestion="true"]::menu-indicator {{ image: none; width: 0px; }}
+QPushButton#searchButton {{
+    background: {ACCENT}; color: white; border: none; border-radius: 5px; padding: 7px 12px; font-weight: 600;
+}}
+QPushButton#searchButton:hover {{ background: #1d4ed8; }}
+QPushButton#searchButton:disabled {{ background: #a8bdf0; }}
+QPushButton#searchButton[busy="true"] {{ background: #6b7280; }}
+QLabel#sectionTitle {{ color: #6b7280; font-weight: 600; }}
+QLabel#message {{ color: #b91c1c; }}
+QFrame#dropZone {{ border: 1px dashed #aab1bd; border-radius: 6px; background: #fafbfc; }}
+QFrame#dropZone[hover="true"] {{ border-color: {ACCENT}; background: #eff6ff; }}
+"""
+
+
+def _section_title(text: str) -> QLabel:
+    title = QLabel(text)
+    title.setObjectName("sectionTitle")
+    return title
+
+
+def _restyle(widget: QWidget) -> None:
+    """Re-apply the style sheet after a dynamic property changed."""
+    widget.style().unpolish(widget)
+    widget.style().polish(widget)
+
+
+# ============================================================================================ flow layout
+
+
+class FlowLayout(QLayout):
+    """Lays widgets out left to right, wrapping to new lines (chips, suggestions)."""
+
+    def __init__(self, parent: QWidget | None = None, spacing: int = 5) -> None:
+        super().__init__(parent)
+        self._items: list[QLayoutItem] = []
+        self._spacing = spacing
+        self.setContentsMargins(0, 0, 0, 0)
+
+    def addItem(self, item: QLayoutItem) -> None:  # noqa: N802 - Qt API
+        self._items.append(item)
+
+    def count(self) -> int:
+        return len(self._items)
+
+    def itemAt(self, index: int) -> QLayoutItem | None:  # noqa: N802 - Qt API
+        return self._items[index] if 0 <= index < len(self._items) else None
+
+    def takeAt(self, index: int) -> QLayoutItem | None:  # noqa: N802 - Qt API
+        return self._items.pop(index) if 0 <= index < len(self._items) else None
+
+    def expandingDirections(self) -> Qt.Orientation:  # noqa: N802 - Qt API
+        return Qt.Orientation(0)
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt API
+        return True
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt API
+        return self._arrange(QRect(0, 0, width, 0), apply=False)
+
+    def setGeometry(self, rect: QRect) -> None:  # noqa: N802 - Qt API
+        super().setGeometry(rect)
+        self._arrange(rect, apply=True)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt API
+        return self.minimumSize()
+
+    def minimumSize(self) -> QSize:  # noqa: N802 - Qt API
+        size = QSize()
+        for item in self._items:
+            size = size.expandedTo(item.minimumSize())
+        margins = self.contentsMargins()
+        return size + QSize(margins.left() + margins.right(), margins.top() + margins.bottom())
+
+    def clear(self) -> None:
+        """Remove and delete every widget."""
+        while self._items:
+            item = self._items.pop()
+            widget = item.widget()
+            if widget is not None:
+                widget.hide()
+                widget.setParent(None)
+                widget.deleteLater()
+
+    def widgets(self) -> list[QWidget]:
+        return [item.widget() for item in self._items if item.widget() is not None]
+
+    def _arrange(self, rect: QRect, apply: bool) -> int:
+        margins = self.contentsMargins()
+        area = rect.adjusted(margins.left(), margins.top(), -margins.right(), -margins.bottom())
+        x, y, line_height = area.x(), area.y(), 0
+        for item in self._items:
+            if item.widget() is not None and item.widget().isHidden():
+                continue
+            hint = item.sizeHint()
+            if x > area.x() and x + hint.width() > area.right() + 1:
+                x, y, line_height = area.x(), y + line_height + self._spacing, 0
+            if apply:
+                item.setGeometry(QRect(QPoint(x, y), hint))
+            x += hint.width() + self._spacing
+            line_height = max(line_height, hint.height())
+        return y + line_height - rect.y() + margins.bottom()
+
+
+# ============================================================================================ chips and meter
+
+
+class AttributeChip(QLabel):
+    """One parsed attribute, "key: value", coloured by its group; clicking selects its words in the text."""
+
+    span_clicked = Signal(int, int)
+
+    def __init__(self, key: str, value: str, span: dict | None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.key, self.value = key, value
+        self.plain_text = f"{label(key)}: {value_label(value)}"
+        self.setText(f"{label(key)}: <b>{value_label(value)}</b>")
+        group = ONTOLOGY.group_of(key)
+        self.group = group
+        background, foreground = GROUP_COLOURS.get(group, ("#f3f4f6", "#374151"))
+        border = QColor(foreground)
+        self.setStyleSheet(f"QLabel {{ background: {background}; color: {foreground}; border: 1px solid "
+                           f"rgba({border.red()}, {border.green()}, {border.blue()}, 90); "
+                           f"border-radius: 9px; padding: 2px 9px; }}")
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.set_span(span)
+
+    def set_span(self, span: dict | None) -> None:
+        """Where the attribute was read (a parser span: start, end, text), for the tooltip and the click."""
+        self.span = (span["start"], span["end"]) if span else None
+        where = "the description"
+        if span:
+            where = f"“{span['text']}” (characters {span['start']}–{span['end']})"
+        group = self.group.replace("_", " ")
+        self.setToolTip(f"{self.key} = {self.value}\nRead from {where}\nGroup: {group}")
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt API
+        if event.button() == Qt.MouseButton.LeftButton and self.span is not None:
+            self.span_clicked.emit(*self.span)
+
+
+class LevelMeter(QWidget):
+    """18 cells in five groups (UC … UF): stated attributes fill cells, the current level is highlighted."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._count = 0
+        self._level: str | None = None
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setMinimumWidth(200)
+
+    @property
+    def count(self) -> int:
+        return self._count
+
+    @property
+    def level(self) -> str | None:
+        return self._level
+
+    def set_count(self, count: int) -> None:
+        self._count = max(0, int(count))
+        self._level = ONTOLOGY.level_of(self._count)
+        self.setToolTip(self._tooltip())
+        self.update()
+
+    def _tooltip(self) -> str:
+        lines = [f"{self._count} attribute{'s' if self._count != 1 else ''} stated"]
+        for level in ONTOLOGY.levels:
+            mark = "▸ " if level.name == self._level else "   "
+            lines.append(f"{mark}{level.name} ({level.label}): {level.min}–{level.max}")
+        return "\n".join(lines)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt API
+        return QSize(300, 40)
+
+    def cell_rects(self) -> list[tuple[str, QRect]]:
+        """(level, rectangle) of each of the 18 cells."""
+        total = ONTOLOGY.levels[-1].max
+        gap, cell_gap = 8, 2
+        width = self.width() - 1 - gap * (len(ONTOLOGY.levels) - 1)
+        cell_width = (width - cell_gap * (total - len(ONTOLOGY.levels))) / total
+        rects, x = [], 0.0
+        for index, level in enumerate(ONTOLOGY.levels):
+            if index:
+                x += gap - cell_gap
+            for _ in range(level.max - level.min + 1):
+                rects.append((level.name, QRect(round(x), 2, max(2, round(cell_width)), 14)))
+                x += cell_width + cell_gap
+        return rects
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt API
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        cells = self.cell_rects()
+        for index, (level, rect) in enumerate(cells):
+            filled = index < self._count
+            colour = QColor(LEVEL_COLOURS[level]) if filled else QColor("#e5e7eb")
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(colour)
+            painter.drawRoundedRect(rect, 2, 2)
+        font = QFont(self.font())
+        for level in ONTOLOGY.levels:
+            group = [rect for name, rect in cells if name == level.name]
+            span = QRect(group[0].left(), 19, group[-1].right() - group[0].left(), 18)
+            current = level.name == self._level
+            font.setBold(current)
+            painter.setFont(font)
+            painter.setPen(QColor(LEVEL_COLOURS[level.name]).darker(130) if current else QColor("#9ca3af"))
+            painter.drawText(span, Qt.AlignmentFlag.AlignCenter, level.name)
+            if current:
+                painter.setPen(Qt.PenStyle.NoPen)
+                painter.setBrush(QColor(LEVEL_COLOURS[level.name]))
+                painter.drawRoundedRect(QRect(span.left(), 37, span.width(), 3), 1, 1)
+        painter.end()
+
+
+# ============================================================================================ inputs
+
+
+class QueryTextEdit(QPlainTextEdit):
+    """The description box (plain text, a few lines)."""
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt API
+        return QSize(300, self.fontMetrics().lineSpacing() * 4 + 14)
+
+
+class ImageDropZone(QFrame):
+    """Drop an IR image file here or load one; shows a thumbnail. Unreadable files become ``error``."""
+
+    image_changed = Signal(object)  # Path | None
+    error = Signal(str)
+
+    def __init__(self, what: str = "IR", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.what = what
+        self._path: Path | None = None
+        self._array: np.ndarray | None = None
+        self.setObjectName("dropZone")
+        self.setAcceptDrops(True)
+        self.thumbnail = QLabel()
+        self.thumbnail.setFixedSize(48, 96)
+        self.thumbnail.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.thumbnail.setStyleSheet("QLabel { background: #e5e7eb; border-radius: 3px; color: #9ca3af; }")
+        self.caption = QLabel()
+        self.caption.setWordWrap(True)
+        self.load_button = QPushButton("Load…")
+        self.clear_button = QPushButton("Clear")
+        buttons = QHBoxLayout()
+        buttons.setSpacing(6)
+        buttons.addWidget(self.load_button)
+        buttons.addWidget(self.clear_button)
+        buttons.addStretch(1)
+        text = QVBoxLayout()
+        text.setSpacing(6)
+        text.addWidget(self.caption)
+        text.addStretch(1)
+        text.addLayout(buttons)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(10, 10, 10, 10)
+        layout.setSpacing(10)
+        layout.addWidget(self.thumbnail)
+        layout.addLayout(text, 1)
+        self.load_button.clicked.connect(self._choose)
+        self.clear_button.clicked.connect(self.clear)
+        self._refresh()
+
+    @property
+    def path(self) -> Path | None:
+        return self._path
+
+    @property
+    def array(self) -> np.ndarray | None:
+        """The image as RGB uint8 [H, W, 3], as the engine will read it."""
+        return self._array
+
+    def load(self, path: str | Path) -> bool:
+        """Check that the file is a readable image and take it. False (and ``error``) otherwise."""
+        path = Path(path)
+        try:
+            array = load_image(path, f"{self.what} image")
+        except QueryInputError as exc:
+            self.error.emit(describe_error(exc))
+            return False
+        self._path, self._array = path, array
+        self._refresh()
+        self.image_changed.emit(path)
+        return True
+
+    def clear(self) -> None:
+        if self._path is None:
+            return
+        self._path = self._array = None
+        self._refresh()
+        self.image_changed.emit(None)
+
+    def _refresh(self) -> None:
+        if self._array is None:
+            self.thumbnail.setPixmap(QPixmap())
+            self.thumbnail.setText(self.what)
+            self.caption.setText(f"<b>Drop an {self.what} image here</b><br>"
+                                 f"<span style='color:#6b7280'>or load a PNG / JPG file</span>")
+            self.clear_button.setEnabled(False)
+            return
+        array = np.ascontiguousarray(self._array)
+        height, width = array.shape[:2]
+        image = QImage(array.data, width, height, 3 * width, QImage.Format.Format_RGB888).copy()
+        pixmap = QPixmap.fromImage(image).scaled(self.thumbnail.size(), Qt.AspectRatioMode.KeepAspectRatio,
+                                                 Qt.TransformationMode.SmoothTransformation)
+        self.thumbnail.setText("")
+        self.thumbnail.setPixmap(pixmap)
+        self.caption.setText(f"<b>{self._path.name}</b><br><span style='color:#6b7280'>{width} × {height} px"
+                             f"</span>")
+        self.caption.setToolTip(str(self._path))
+        self.clear_button.setEnabled(True)
+
+    def _choose(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, f"Load {self.what} image", "", IMAGE_FILTER)
+        if path:
+            self.load(path)
+
+    @staticmethod
+    def _local_file(event: QDragEnterEvent | QDropEvent) -> Path | None:
+        urls = event.mimeData().urls() if event.mimeData().hasUrls() else []
+        files = [Path(url.toLocalFile()) for url in urls if url.isLocalFile()]
+        return files[0] if files else None
+
+    def _hover(self, on: bool) -> None:
+        self.setProperty("hover", on)
+        _restyle(self)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt API
+        if self._local_file(event) is not None:
+            event.acceptProposedAction()
+            self._hover(True)
+
+    def dragLeaveEvent(self, event) -> None:  # noqa: N802 - Qt API
+        self._hover(False)
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt API
+        self._hover(False)
+        path = self._local_file(event)
+        if path is not None:
+            event.acceptProposedAction()
+            self.load(path)
+
+
+class KeepControl(QWidget):
+    """The keep rule: fraction ρ (0.05–1.0, default 0.5), top k, or a minimum score."""
+
+    changed = Signal(object)  # KeepRule
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.mode = QComboBox()
+        for kind, text in KEEP_LABELS.items():
+            self.mode.addItem(text, kind)
+        self.rho = QDoubleSpinBox()
+        self.rho.setRange(*RHO_RANGE)
+        self.rho.setSingleStep(0.05)
+        self.rho.setDecimals(2)
+        self.rho.setValue(DEFAULT_RHO)
+        self.rho.setToolTip("Keep ⌈ρ·|C|⌉ of the |C| candidates")
+        self.k = QSpinBox()
+        self.k.setRange(1, 10_000_000)
+        self.k.setValue(100)
+        self.k.setGroupSeparatorShown(True)
+        self.k.setToolTip("Keep the k best candidates")
+        self.threshold = QDoubleSpinBox()
+        self.threshold.setRange(-1.0, 1.0)
+        self.threshold.setSingleStep(0.01)
+        self.threshold.setDecimals(3)
+        self.threshold.setValue(0.25)
+        self.threshold.setToolTip("Keep candidates scoring at least this much (read it off the distribution)")
+        self.stack = QStackedWidget()
+        self.stack.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        for box in (self.rho, self.k, self.threshold):
+            self.stack.addWidget(box)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(6)
+        layout.addWidget(self.mode, 3)
+        layout.addWidget(self.stack, 2)
+        self.mode.currentIndexChanged.connect(self._mode_changed)
+        for box in (self.rho, self.k, self.threshold):
+            box.valueChanged.connect(lambda _value: self.changed.emit(self.rule()))
+
+    def _mode_changed(self, index: int) -> None:
+        self.stack.setCurrentIndex(index)
+        self.changed.emit(self.rule())
+
+    def rule(self) -> KeepRule:
+        kind = self.mode.currentData()
+        value = {"rho": self.rho.value(), "k": self.k.value(), "threshold": self.threshold.value()}[kind]
+        return KeepRule(kind, value)
+
+    def set_rule(self, rule: KeepRule) -> None:
+        box = {"rho": self.rho, "k": self.k, "threshold": self.threshold}[rule.kind]
+        box.setValue(rule.value)
+        self.mode.setCurrentIndex(self.mode.findData(rule.kind))
+
+
+# ============================================================================================ the panel
+
+
+class QueryPanel(QWidget):
+    """See the module docstring. Public parts: ``text_edit``, ``sketch`` (``SketchEditor``), ``ir_zone``,
+    ``level_box``, ``keep``, ``search_button``, ``search_action`` (Ctrl+Enter)."""
+
+    search_requested = Signal(object)  # QuerySpec
+    cancel_requested = Signal()
+    parsed = Signal(object)  # ParseResult of the text, on every edit
+    error = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setStyleSheet(_PANEL_STYLE)
+        self._parse = parse("")
+        self._shown_attributes: tuple[tuple[str, str], ...] | None = None
+        self._busy = False
+        self._available, self._unavailable_reason = True, ""
+
+        self.modality_buttons: dict[str, QToolButton] = {}
+        toggles = QHBoxLayout()
+        toggles.setSpacing(4)
+        title = QLabel("Query")
+        title_font = QFont(title.font())
+        title_font.setPointSizeF(title_font.pointSizeF() * 1.15)
+        title_font.setBold(True)
+        title.setFont(title_font)
+        toggles.addWidget(title)
+        toggles.addStretch(1)
+        for name in MODALITIES:
+            button = QToolButton()
+            button.setText(MODALITY_LABELS[name])
+            button.setCheckable(True)
+            button.setProperty("modality", True)
+            button.setToolTip(f"Use the {MODALITY_LABELS[name].lower()} in the query")
+            self.modality_buttons[name] = button
+            toggles.addWidget(button)
+
+        # text
+        self.text_edit = QueryTextEdit()
+        self.text_edit.setPlaceholderText("Describe the person, e.g. “a tall woman in a red jacket, blue "
+                                          "jeans and white sneakers, carrying a black backpack”")
+        self.text_edit.setTabChangesFocus(True)
+        self.chips = FlowLayout(spacing=5)
+        chips_box = QWidget()
+        chips_box.setLayout(self.chips)
+        self.no_attributes = QLabel("No attributes recognised yet")
+        self.no_attributes.setStyleSheet("color: #9ca3af;")
+        self.level_summary = QLabel()
+        self.meter = LevelMeter()
+        self.suggestions = FlowLayout(spacing=5)
+        suggestions_box = QWidget()
+        suggestions_box.setLayout(self.suggestions)
+        level_row = QHBoxLayout()
+        level_row.addWidget(_section_title("Granularity"))
+        level_row.addStretch(1)
+        level_row.addWidget(self.level_summary)
+        self.text_section = QWidget()
+        text_layout = QVBoxLayout(self.text_section)
+        text_layout.setContentsMargins(0, 0, 0, 0)
+        text_layout.setSpacing(6)
+        text_layout.addWidget(self.text_edit)
+        text_layout.addWidget(self.no_attributes)
+        text_layout.addWidget(chips_box)
+        text_layout.addSpacing(2)
+        text_layout.addLayout(level_row)
+        text_layout.addWidget(self.meter)
+        text_layout.addWidget(_section_title("Add next"))
+        text_layout.addWidget(suggestions_box)
+
+        # sketch and IR
+        self.sketch = SketchEditor()
+        self.sketch_section = QWidget()
+        sketch_layout = QVBoxLayout(self.sketch_section)
+        sketch_layout.setContentsMargins(0, 0, 0, 0)
+        sketch_layout.setSpacing(4)
+        sketch_layout.addWidget(_section_title("Sketch"))
+        sketch_layout.addWidget(self.sketch, 1)
+        self.ir_zone = ImageDropZone("IR")
+        self.ir_section = QWidget()
+        ir_layout = QVBoxLayout(self.ir_section)
+        ir_layout.setContentsMargins(0, 0, 0, 0)
+        ir_layout.setSpacing(4)
+        ir_layout.addWidget(_section_title("Infrared image"))
+        ir_layout.addWidget(self.ir_zone)
+
+        # options
+        self.level_box = QComboBox()
+        self.level_box.addItem("Auto", None)
+        for level in ONTOLOGY.levels:
+            self.level_box.addItem(f"{level.name} — {level.label}", level.name)
+        self.level_box.setToolTip("Granularity level of the query: automatic (parser, then the model's "
+                                  "classifier) or fixed")
+        self.keep = KeepControl()
+        options = QGridLayout()
+        options.setHorizontalSpacing(8)
+        options.setVerticalSpacing(6)
+        options.addWidget(QLabel("Level"), 0, 0)
+        options.addWidget(self.level_box, 0, 1)
+        options.addWidget(QLabel("Keep"), 1, 0)
+        options.addWidget(self.keep, 1, 1)
+        options.setColumnStretch(1, 1)
+
+        self.message = QLabel()
+        self.message.setObjectName("message")
+        self.message.setWordWrap(True)
+        self.message.hide()
+        self.search_button = QPushButton("Search")
+        self.search_button.setObjectName("searchButton")
+        self.search_button.setToolTip("Run the next step (Ctrl+Enter)")
+        self.search_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.search_action = QAction("Search", self)
+        self.search_action.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
+        self.search_action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        self.addAction(self.search_action)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(12, 10, 12, 12)
+        layout.setSpacing(10)
+        layout.addLayout(toggles)
+        layout.addWidget(self.text_section)
+        layout.addWidget(self.sketch_section, 1)
+        layout.addWidget(self.ir_section)
+        layout.addLayout(options)
+        layout.addStretch(1)
+        layout.addWidget(self.message)
+        layout.addWidget(self.search_button)
+
+        self.text_edit.textChanged.connect(self._text_changed)
+        self.search_button.clicked.connect(self._button_clicked)
+        self.search_action.triggered.connect(self.request_search)
+        self.sketch.error.connect(self._show_error)
+        self.ir_zone.error.connect(self._show_error)
+        self.sketch.changed.connect(self._clear_message)
+        self.ir_zone.image_changed.connect(self._ir_changed)
+        for name, button in self.modality_buttons.items():
+            button.toggled.connect(lambda on, name=name: self._modality_toggled(name, on))
+        self.set_modalities(text=True, sketch=False, ir=False)
+        self._text_changed()
+
+    # ------------------------------------------------------------------------------------------ text
+
+    def text(self) -> str:
+        return self.text_edit.toPlainText()
+
+    def set_text(self, text: str) -> None:
+        self.text_edit.setPlainText(text)
+        self.text_edit.moveCursor(QTextCursor.MoveOperation.End)
+
+    @property
+    def parse_result(self) -> ParseResult:
+        return self._parse
+
+    def chip_widgets(self) -> list[AttributeChip]:
+        return [w for w in self.chips.widgets() if isinstance(w, AttributeChip)]
+
+    def suggestion_buttons(self) -> list[QToolButton]:
+        return [w for w in self.suggestions.widgets() if isinstance(w, QToolButton)]
+
+    def _text_changed(self) -> None:
+        self._parse = result = parse(self.text())
+        self._clear_message()
+        spans = {span["attribute"]: span for span in result.spans}
+        attributes = tuple(result.attributes.items())
+        if attributes == self._shown_attributes:  # most keystrokes: only the words' positions moved
+            for chip in self.chip_widgets():
+                chip.set_span(spans.get(chip.key))
+            self.parsed.emit(result)
+            return
+        self._shown_attributes = attributes
+        self.chips.clear()
+        for key, value in result.attributes.items():
+            chip = AttributeChip(key, value, spans.get(key))
+            chip.span_clicked.connect(self.select_span)
+            self.chips.addWidget(chip)
+        self.no_attributes.setVisible(not result.attributes)
+        self.meter.set_count(result.count)
+        if result.level is None:
+            self.level_summary.setText("<span style='color:#9ca3af'>no level yet</span>")
+        else:
+            label_text = next(level.label for level in ONTOLOGY.levels if level.name == result.level)
+            noun = "attribute" if result.count == 1 else "attributes"
+            colour = QColor(LEVEL_COLOURS[result.level]).darker(160).name()
+            self.level_summary.setText(f"{result.count} {noun} · "
+                                       f"<b style='color:{colour}'>{result.level}</b> {label_text}")
+        self.level_box.setItemText(0, "Auto" if result.level is None else f"Auto ({result.level})")
+        self._refresh_suggestions(result)
+        self.parsed.emit(result)
+
+    def _refresh_suggestions(self, result: ParseResult) -> None:
+        self.suggestions.clear()
+        shown, more = result.missing[:VISIBLE_SUGGESTIONS], result.missing[VISIBLE_SUGGESTIONS:]
+        for key in shown:
+            button = self._suggestion_button(f"+ {label(key)}", self._values_menu(key, result))
+            values = ", ".join(value_label(v) for v in ONTOLOGY.attributes[key])
+            button.setToolTip(f"Add {label(key)}: {values}")
+            button.setProperty("key", key)
+            self.suggestions.addWidget(button)
+        if more:
+            menu = QMenu(self)
+            for key in more:
+                sub = self._values_menu(key, result, menu)
+                sub.setTitle(label(key))
+                menu.addMenu(sub)
+            button = self._suggestion_button(f"{len(more)} more…", menu)
+            button.setToolTip("Other attributes the description does not state yet")
+            self.suggestions.addWidget(button)
+
+    def _suggestion_button(self, text: str, menu: QMenu) -> QToolButton:
+        button = QToolButton()
+        button.setText(text)
+        button.setProperty("suggestion", True)
+        button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        button.setMenu(menu)
+        button.setCursor(Qt.CursorShape.PointingHandCursor)
+        menu.setParent(button, menu.windowFlags())
+        return button
+
+    def _values_menu(self, key: str, result: ParseResult, parent: QWidget | None = None) -> QMenu:
+        menu = QMenu(parent or self)
+        for value in ONTOLOGY.attributes[key]:
+            action = menu.addAction(value_label(value))
+            action.setData((key, value))
+            action.setToolTip(suggestion_sentence(key, value, result.attributes))
+            action.triggered.connect(
+                lambda _checked=False, key=key, value=value: self.add_attribute(key, value))
+        return menu
+
+    def add_attribute(self, key: str, value: str) -> None:
+        """Append a sentence stating ``key = value`` and put the cursor after it."""
+        sentence = suggestion_sentence(key, value, self._parse.attributes)
+        self.set_text(append_sentence(self.text(), sentence))
+        self.text_edit.setFocus()
+
+    def select_span(self, start: int, end: int) -> None:
+        cursor = self.text_edit.textCursor()
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        self.text_edit.setTextCursor(cursor)
+        self.text_edit.setFocus()
+
+    # ------------------------------------------------------------------------------------------ modalities
+
+    def modalities(self) -> dict[str, bool]:
+        return {name: button.isChecked() for name, button in self.modality_buttons.items()}
+
+    def set_modalities(self, *, text: bool | None = None, sketch: bool | None = None,
+                       ir: bool | None = None) -> None:
+        for name, on in (("text", text), ("sketch", sketch), ("ir", ir)):
+            if on is not None:
+                self.modality_buttons[name].setChecked(on)
+                self._modality_toggled(name, on)
+
+    def _modality_toggled(self, name: str, on: bool) -> None:
+        section = {"text": self.text_section, "sketch": self.sketch_section, "ir": self.ir_section}[name]
+        section.setVisible(on)
+        self._clear_message()
+        if on and name == "text":
+            self.text_edit.setFocus()
+
+    def set_ir_image(self, path: str | Path) -> bool:
+        """Load an IR query image (turns the IR modality on). False with a message when unreadable."""
+        if not self.ir_zone.load(path):
+            return False
+        self.set_modalities(ir=True)
+        return True
+
+    def _ir_changed(self, path: Path | None) -> None:
+        self._clear_message()
+
+    # ------------------------------------------------------------------------------------------ options
+
+    def level_override(self) -> str | None:
+        return self.level_box.currentData()
+
+    def set_level_override(self, level: str | None) -> None:
+        index = self.level_box.findData(level)
+        if index < 0:
+            raise ValueError(f"level must be one of {list(LEVELS)} or None, got {level!r}")
+        self.level_box.setCurrentIndex(index)
+
+    def keep_rule(self) -> KeepRule:
+        return self.keep.rule()
+
+    def set_keep(self, rule: KeepRule) -> None:
+        self.keep.set_rule(rule)
+
+    def set_threshold(self, value: float) -> None:
+        """Keep by minimum score (e.g. a threshold read off the distribution plot)."""
+        self.keep.set_rule(KeepRule("threshold", round(float(value), 3)))
+
+    # ------------------------------------------------------------------------------------------ search
+
+    def current_spec(self) -> QuerySpec:
+        """The query as set up now; raises ``QueryInputError`` (a readable message) when nothing is given."""
+        on = self.modalities()
+        text = self.text().strip() if on["text"] else ""
+        sketch = None
+        if on["sketch"] and not self.sketch.canvas.is_empty():
+            sketch = self.sketch.canvas.to_array()
+        ir = self.ir_zone.path if on["ir"] else None
+        spec = QuerySpec(text=text or None, sketch=sketch, ir=ir, level=self.level_override(),
+                         keep=self.keep_rule())
+        if spec.is_empty:
+            asks = {"text": "type a description", "sketch": "draw a sketch", "ir": "load an IR image"}
+            wanted = [asks[name] for name, enabled in on.items() if enabled]
+            if not wanted:
+                raise QueryInputError("Turn on text, sketch or IR to build a query")
+            raise QueryInputError(f"The query is empty: {' or '.join(wanted)}")
+        return spec
+
+    def request_search(self) -> QuerySpec | None:
+        """Emit ``search_requested`` with the current spec (or show why it cannot)."""
+        if self._busy or not self._available:
+            if not self._available and self._unavailable_reason:
+                self._show_error(self._unavailable_reason)
+            return None
+        try:
+            spec = self.current_spec()
+        except QueryInputError as exc:
+            self._show_error(str(exc))
+            return None
+        self._clear_message()
+        self.search_requested.emit(spec)
+        return spec
+
+    def _button_clicked(self) -> None:
+        if self._busy:
+            self.cancel_requested.emit()
+        else:
+            self.request_search()
+
+    def set_busy(self, busy: bool) -> None:
+        """While a step runs the button cancels it."""
+        self._busy = bool(busy)
+        self.search_button.setText("Cancel search" if busy else "Search")
+        self.search_button.setToolTip("Stop the running step" if busy else "Run the next step (Ctrl+Enter)")
+        self.search_button.setProperty("busy", self._busy)
+        _restyle(self.search_button)
+        self._refresh_button()
+
+    def set_search_available(self, available: bool, reason: str = "") -> None:
+        """Disable searching (e.g. no case or gallery open), saying why in the button's tooltip."""
+        self._available, self._unavailable_reason = bool(available), reason
+        self._refresh_button()
+
+    def _refresh_button(self) -> None:
+        enabled = self._busy or self._available
+        self.search_button.setEnabled(enabled)
+        self.search_action.setEnabled(self._available and not self._busy)
+        if not self._available and not self._busy and self._unavailable_reason:
+            self.search_button.setToolTip(self._unavailable_reason)
+
+    def _show_error(self, message: str) -> None:
+        self.message.setText(message)
+        self.message.show()
+        self.error.emit(message)
+
+    def _clear_message(self) -> None:
+        if self.message.isVisible():
+            self.message.clear()
+            self.message.hide()
