@@ -412,6 +412,22 @@ def gallery_rebuild(
     typer.echo(json.dumps(info) if as_json else "\n".join(["rebuilt every index", *info_lines(info)]))
 
 
+@app.command("app")
+def app_command(
+    db: Path = typer.Option(None, "--db", help="Case database (default: cases.db in the user data folder)."),
+    gallery: Path = typer.Option(None, "--gallery", help="Gallery folder (default: the built-in demo gallery)."),
+    checkpoint: Path = typer.Option(None, "--checkpoint", help="Checkpoint folder (default: the shipped one)."),
+) -> None:
+    """Open the analyst window (first launch without --gallery builds and ingests the demo, once)."""
+    import importlib
+
+    try:  # the app is a layer above the engine: looked up by name at run time, never imported here
+        launch = importlib.import_module("app.launch")
+    except ImportError as exc:
+        _fail(f"the desktop app cannot start ({exc}); install Lineup with its app dependencies (PySide6)")
+    raise typer.Exit(code=launch.launch(db, gallery, checkpoint))
+
+
 def main() -> None:
     try:
         app()

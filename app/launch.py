@@ -1,0 +1,130 @@
+"""Start the app: ``lineup app [--db PATH] [--gallery DIR] [--checkpoint C]`` (or ``python -m app.launch``).
+
+Without ``--gallery`` the window opens on the built-in demo: the first launch renders the demo world and
+ingests it with the checkpoint (default: the shipped one) behind a cancellable progress dialog; the gallery
+and the case database are cached in the user data folder (``engine.demo.data_dir``), so later launches
+open in seconds. A case titled "Demo" is opened (created the first time). Without a usable checkpoint the
+window still opens and says how to give one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def resolve_checkpoint(checkpoint: str | Path | None) -> tuple[Path | None, str]:
+    """(checkpoint folder or None, why none): the given one, else the shipped default."""
+    from engine.evaluation.sources import NoCheckpointError, default_checkpoint
+
+    if checkpoint is not None:
+        path = Path(checkpoint)
+        if not path.is_dir():
+            return None, f"The checkpoint {path} is not a folder: pass a checkpoint folder with --checkpoint PATH"
+        return path, ""
+    try:
+        return default_checkpoint(), ""
+    except NoCheckpointError as exc:
+        return None, (f"No default checkpoint is shipped ({exc}). Text, sketch and IR search need one: "
+                      f"train with `lineup train` and start with `lineup app --checkpoint PATH`.")
+
+
+def open_or_create_case(state, title: str) -> int | None:
+    """Open the newest case called ``title`` (created when there is none)."""
+    matching = [case for case in state.cases() if case.title == title]
+    if matching:
+        newest = max(matching, key=lambda case: case.updated_at)
+        return newest.id if state.open_case(newest.id) else None
+    return state.new_case(title, "The built-in demo: a synthetic world searched step by step.")
+
+
+def open_latest_case(state, fallback_title: str) -> int | None:
+    cases = state.cases()
+    if cases:
+        newest = max(cases, key=lambda case: case.updated_at)
+        return newest.id if state.open_case(newest.id) else None
+    return state.new_case(fallback_title)
+
+
+def start_demo(window, models):
+    """Open the cached demo gallery, or prepare it behind a cancellable progress dialog (in a worker)."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QProgressDialog
+
+    from app.demo_gallery import prepare_demo_gallery
+    from app.workers import run_in_worker
+
+    dialog = QProgressDialog("Preparing the demo gallery (first launch only)…", "Cancel", 0, 0, window)
+    dialog.setWindowTitle("Lineup demo")
+    dialog.setWindowModality(Qt.WindowModality.WindowModal)
+    dialog.setMinimumDuration(300)
+    dialog.setMinimumWidth(440)
+
+    def progress(done: int, total: int, message: str) -> None:
+        dialog.setMaximum(max(total, 0))
+        if total > 0:
+            dialog.setValue(min(done, total))
+        if message:
+            dialog.setLabelText(message)
+
+    def finished() -> None:
+        dialog.reset()
+        dialog.hide()
+
+    handle = run_in_worker(lambda job: prepare_demo_gallery(models, job), on_result=window.open_gallery,
+                           on_error=window.show_error, on_progress=progress,
+                           on_cancelled=lambda: window.show_notice(
+                               "Preparing the demo gallery was cancelled; it resumes at the next launch "
+                               "(or open a gallery from the Gallery menu)."),
+                           on_finished=finished, name="Preparing the demo")
+    dialog.canceled.connect(handle.cancel)
+    return handle
+
+
+def launch(db: str | Path | None = None, gallery: str | Path | None = None,
+           checkpoint: str | Path | None = None, argv: list[str] | None = None) -> int:
+    """Build the window and run the event loop; returns the exit status."""
+    from PySide6.QtWidgets import QApplication
+
+    from app.demo_gallery import DEMO_CASE_TITLE, demo_case_db
+    from app.main_window import CheckpointModels, MainWindow
+    from app.state import AppState
+
+    application = QApplication.instance() or QApplication(argv or [sys.argv[0]])
+    application.setApplicationName("Lineup")
+    state = AppState()
+    path, why_not = resolve_checkpoint(checkpoint)
+    models = None if path is None else CheckpointModels(path, device=None)
+    window = MainWindow(state, models)
+    window.show()
+    if not state.open_store(db or demo_case_db()):
+        return application.exec()
+    if gallery is not None:
+        open_latest_case(state, "Investigation")
+        window.open_gallery(gallery)
+    else:
+        open_or_create_case(state, DEMO_CASE_TITLE)
+        if models is None:
+            window.show_notice(why_not)
+        else:
+            start_demo(window, models)
+    if why_not and gallery is not None:
+        window.show_notice(why_not)
+    return application.exec()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="lineup app", description=__doc__.splitlines()[0])
+    parser.add_argument("--db", type=Path, help="Case database (default: cases.db in the user data folder)")
+    parser.add_argument("--gallery", type=Path, help="Gallery folder (default: the built-in demo gallery)")
+    parser.add_argument("--checkpoint", type=Path, help="Checkpoint folder (default: the shipped one)")
+    args = parser.parse_args(argv)
+    return launch(args.db, args.gallery, args.checkpoint)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

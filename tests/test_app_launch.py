@@ -1,0 +1,98 @@
+"""Launching: the checkpoint is resolved with a clear message when absent, the demo gallery is prepared once
+(world → ingest → ready marker) in the user data folder and opened in the window with a "Demo" case, and
+``lineup app`` is a command of the CLI."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.demo_gallery import READY_MARKER, demo_case_db, demo_gallery_dir, demo_gallery_ready, prepare_demo_gallery
+from app.launch import open_or_create_case, resolve_checkpoint, start_demo
+from app.main_window import CheckpointModels, MainWindow
+from app.state import AppState
+from app.workers import Job
+from engine.demo import DEMO_SEED, data_dir, demo_world_dir
+
+WAIT = 30_000
+
+
+@pytest.fixture
+def user_data(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert str(data_dir()).startswith(str(tmp_path))
+    return data_dir()
+
+
+@pytest.fixture(scope="module")
+def tiny_checkpoint(tmp_path_factory):
+    from engine.models import create, save
+
+    return save(create("tiny", device="cpu"), tmp_path_factory.mktemp("launch") / "checkpoint")
+
+
+@pytest.fixture
+def tiny_demo_world(user_data):
+    """A tiny world where the demo world is expected (same seed, 8 identities × 4 images)."""
+    from engine.world.build import build_world
+
+    build_world(demo_world_dir(), identities=8, images_per_identity=4, seed=DEMO_SEED)
+    return demo_world_dir()
+
+
+class NullJob(Job):
+    def __init__(self):
+        import threading
+
+        super().__init__(threading.Event(), lambda done, total, message: None)
+
+
+def test_a_missing_checkpoint_says_how_to_give_one(tmp_path):
+    path, why = resolve_checkpoint(tmp_path / "nope")
+    assert path is None and "--checkpoint PATH" in why and "nope" in why
+    path, why = resolve_checkpoint(tmp_path)
+    assert path == tmp_path and why == ""
+
+
+def test_user_data_paths_live_in_the_data_folder(user_data):
+    assert demo_case_db().parent == user_data
+    assert demo_gallery_dir("abcdef0123456789ffff").name == "gallery-abcdef0123456789"
+    with pytest.raises(ValueError, match="fingerprint"):
+        demo_gallery_dir("")
+
+
+def test_the_demo_gallery_is_prepared_once(tiny_demo_world, tiny_checkpoint, tmp_path):
+    models = CheckpointModels(tiny_checkpoint)
+    gallery = prepare_demo_gallery(models, NullJob())
+    assert demo_gallery_ready(gallery) and (gallery / READY_MARKER).is_file()
+    assert gallery.parent.parent == data_dir()
+    stamp = (gallery / READY_MARKER).stat().st_mtime_ns
+    assert prepare_demo_gallery(models, NullJob()) == gallery
+    assert (gallery / READY_MARKER).stat().st_mtime_ns == stamp
+
+
+def test_first_launch_opens_the_demo_case_on_the_prepared_gallery(qtbot, tiny_demo_world, tiny_checkpoint):
+    state = AppState()
+    assert state.open_store(demo_case_db())
+    window = MainWindow(state, CheckpointModels(tiny_checkpoint))
+    qtbot.addWidget(window)
+    case_id = open_or_create_case(state, "Demo")
+    assert case_id is not None and open_or_create_case(state, "Demo") == case_id
+    with qtbot.waitSignal(state.gallery_changed, timeout=WAIT):
+        start_demo(window, window.models)
+    qtbot.waitUntil(lambda: not state.busy, timeout=WAIT)
+    assert len(state.gallery) == 24 and state.encoder is not None
+    assert "Case: Demo" in window.windowTitle() and "24 items" in window.windowTitle()
+    assert window.query_panel.search_action.isEnabled()
+    assert window.banner.text() == ""
+    window.close()
+
+
+def test_lineup_app_is_a_cli_command():
+    from typer.testing import CliRunner
+
+    from engine.cli import app
+
+    result = CliRunner().invoke(app, ["app", "--help"])
+    assert result.exit_code == 0
+    for option in ("--db", "--gallery", "--checkpoint"):
+        assert option in result.output
