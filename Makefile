@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(VENV)/bin/lineup demo
+	$(VENV)/bin/lineup app
 
 test: $(STAMP)
 	$(VENV)/bin/lint-imports
