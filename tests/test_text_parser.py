@@ -4,7 +4,6 @@ degenerate input, the result contract, and hypothesis properties."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from hypothesis import given, settings
@@ -244,33 +243,24 @@ SENTENCE = "A tall man with short black hair wears a red jacket that is bright a
 JUNK = ("x", "red ", "(", "no ", "short ", "it is ", "a ")
 
 
-def _timed_parse(text: str) -> tuple[object, float]:
-    start = time.perf_counter()
-    result = parse(text)
-    return result, time.perf_counter() - start
-
-
-def test_large_input_is_read_whole_and_fast():
+def test_large_input_is_read_whole():
     text = SENTENCE * (100_000 // len(SENTENCE))
-    result, elapsed = _timed_parse(text)
+    result = parse(text)
     assert result.attributes["top_color"] == "red" and result.attributes["hat_type"] == "none"
-    assert elapsed < 1.5  # ~0.1 s on a free core
     # nothing is cut off: a fact stated only at the very end is still read
     assert parse(text + " She carries an umbrella.").attributes["carrying_type"] == "umbrella"
     for junk in JUNK:
-        result, elapsed = _timed_parse(junk * (100_000 // len(junk)))
-        assert result.level in (None, "UC") and elapsed < 1.5
+        assert parse(junk * (100_000 // len(junk))).level in (None, "UC")
 
 
 @pytest.mark.slow
-def test_one_megabyte_input_is_linear():
-    small, t_small = _timed_parse(SENTENCE * (100_000 // len(SENTENCE)))
-    big, t_big = _timed_parse(SENTENCE * (1_000_000 // len(SENTENCE)))
+def test_one_megabyte_input_gives_the_same_reading():
+    # speed on huge input is measured by bench/parser_roundtrip.py, not asserted here
+    small = parse(SENTENCE * (100_000 // len(SENTENCE)))
+    big = parse(SENTENCE * (1_000_000 // len(SENTENCE)))
     assert big.attributes == small.attributes
-    assert t_big < 6.0  # ~1 s on a free core; generous for a shared machine
     for junk in JUNK:
-        result, elapsed = _timed_parse(junk * (1_000_000 // len(junk)))
-        assert result.level in (None, "UC") and elapsed < 6.0
+        assert parse(junk * (1_000_000 // len(junk))).level in (None, "UC")
 
 
 _ALPHABET = st.sampled_from(list("abcdefghijklmnopqrstuvwxyz ,.-'():;!?\n") + [
