@@ -341,16 +341,21 @@ class PersonSearchModel(nn.Module):
 
         ``level`` defaults to ``granularity.image_query_level`` (the view image queries use).
         """
+        return F.normalize(self._view_pass(images, modality, level, resolution).embedding.float(), dim=-1)
+
+    def _view_pass(
+        self, images: torch.Tensor, modality: IndexInput, level: IndexInput | None, resolution: IndexInput
+    ) -> VisualPass:
+        """One visual pass of a batch for a single view (modality, level expert, resolution), under autocast."""
         images = self._images(images)
         batch = images.shape[0]
         with self._autocast():
-            out = self._visual_pass(
+            return self._visual_pass(
                 images,
                 index_tensor(modality, MODALITIES, batch, self.device, "modality"),
                 self._levels(level, batch),
                 index_tensor(resolution, RESOLUTIONS, batch, self.device, "resolution"),
             )
-        return F.normalize(out.embedding.float(), dim=-1)
 
     @torch.no_grad()
     def encode_images_all_levels(
@@ -385,15 +390,8 @@ class PersonSearchModel(nn.Module):
         """Attribute logits {key: [B, values]} from the image attribute heads."""
         if self.image_attributes is None:
             raise RuntimeError("this model has no image attribute heads (config attributes.image is false)")
-        images = self._images(images)
-        batch = images.shape[0]
+        out = self._view_pass(images, modality, level, resolution)
         with self._autocast():
-            out = self._visual_pass(
-                images,
-                index_tensor(modality, MODALITIES, batch, self.device, "modality"),
-                self._levels(level, batch),
-                index_tensor(resolution, RESOLUTIONS, batch, self.device, "resolution"),
-            )
             logits = self.image_attributes(out.embedding)
         return {k: v.float() for k, v in logits.items()}
 
