@@ -196,6 +196,7 @@ def train_command(
                                       help="Stop cleanly (checkpoint written) after this many minutes."),
     seed: int = typer.Option(0, "--seed"),
     device: str = typer.Option(None, "--device", help="cpu, cuda or cuda:N (default: CUDA when available)."),
+    init: Path = typer.Option(None, "--init", help="Warm start a new run from this checkpoint's matching weights."),
 ) -> None:
     """Train (or resume) a model on a world or a dataset; writes a checkpoint and a learning curve."""
     from engine.models import ConfigError
@@ -210,7 +211,8 @@ def train_command(
     )
 
     options = TrainOptions(config=config, data=data, out=out, resume=resume, epochs=epochs,
-                           max_minutes=max_minutes, seed=seed, device=device, command=" ".join(sys.argv))
+                           max_minutes=max_minutes, seed=seed, device=device, command=" ".join(sys.argv),
+                           init=init)
     import time
 
     started = time.monotonic()
@@ -225,6 +227,31 @@ def train_command(
         _fail(f"{type(exc).__name__}: {exc}")
     typer.echo(f"{result.status}: {result.epoch} epochs, {result.global_step} steps; "
                f"checkpoint {result.model_dir}; learning curve {result.out / 'log.jsonl'}")
+
+
+@app.command("ablate")
+def ablate_command(
+    plan: str = typer.Option(..., "--plan", help="Plan name (resources/ablations) or a plan JSON path."),
+    data: str = typer.Option(..., "--data", help="Training data as READER:PATH (world:/tmp/trainworld)."),
+    world: Path = typer.Option(..., "--world", help="The unseen world every row is evaluated on."),
+    out: Path = typer.Option(..., "--out", help="Folder: one run per row, table.json and table.md."),
+    only: list[str] = typer.Option(None, "--row", help="Run only this row (repeatable)."),
+    init: Path = typer.Option(None, "--init", help="The checkpoint every row starts from (plans with init)."),
+    seed: int = typer.Option(0, "--seed"),
+    device: str = typer.Option(None, "--device", help="cpu, cuda or cuda:N (default: CUDA when available)."),
+) -> None:
+    """Train and evaluate every row of an ablation plan at one budget; resumable; writes a table."""
+    from engine.progress import cli_progress
+    from engine.train.ablation import load_plan, render_markdown, run_ablation
+
+    try:
+        loaded = load_plan(plan)
+        with cli_progress(f"ablation {loaded.name}") as report:
+            table = run_ablation(loaded, data, world, out, seed=seed, init=init, device=device, only=only or None,
+                                 echo=typer.echo, progress=report)
+    except (ValueError, OSError, RuntimeError) as exc:
+        _fail(str(exc))
+    typer.echo(render_markdown(table))
 
 
 @app.command("ingest")

@@ -16,8 +16,10 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -145,3 +147,56 @@ def _checkpoint_file(path: Path, name: str) -> Path:
     if not file.is_file():
         raise CheckpointError(f"checkpoint {path} is incomplete: {name} is missing")
     return file
+
+
+@dataclass
+class WarmStartReport:
+    """What ``warm_start`` copied from a checkpoint into a (possibly differently configured) model."""
+
+    path: Path
+    loaded: list[str] = field(default_factory=list)
+    new: list[str] = field(default_factory=list)  # model tensors the checkpoint lacks (left as initialised)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (checkpoint key, why)
+
+    def summary(self) -> str:
+        lines = [f"warm start from {self.path}: {len(self.loaded)} tensors loaded, {len(self.new)} new, "
+                 f"{len(self.skipped)} checkpoint tensors skipped"]
+        lines += [f"  new      {pattern}" + (f"  (×{n})" if n > 1 else "") for pattern, n in _group(self.new)]
+        lines += [f"  skipped  {key}: {why}" for key, why in self.skipped[:20]]
+        if len(self.skipped) > 20:
+            lines.append(f"  … and {len(self.skipped) - 20} more skipped")
+        return "\n".join(lines)
+
+
+def _group(keys: list[str]) -> list[tuple[str, int]]:
+    counts: dict[str, int] = {}
+    for key in keys:
+        pattern = re.sub(r"\.(\d+)\.", ".*.", key)
+        counts[pattern] = counts.get(pattern, 0) + 1
+    return sorted(counts.items())
+
+
+def warm_start(model: PersonSearchModel, path: str | Path) -> WarmStartReport:
+    """Copy every tensor of checkpoint ``path`` whose name and shape match ``model`` (a second training stage
+    that adds components, e.g. query fusion, starts from the first stage's weights). Tensors the checkpoint
+    lacks stay as initialised; checkpoint tensors with no match are reported, never silently dropped."""
+    path = Path(path)
+    weights_file = _checkpoint_file(path, WEIGHTS_FILE)
+    try:
+        state = load_file(str(weights_file))
+    except Exception as exc:  # safetensors raises its own error types for corrupt files
+        raise CheckpointError(f"{weights_file} cannot be read: {exc}") from None
+    report = WarmStartReport(path)
+    own = model.state_dict()
+    usable = {}
+    for key, tensor in state.items():
+        if key not in own:
+            report.skipped.append((key, "not in this model"))
+        elif own[key].shape != tensor.shape:
+            report.skipped.append((key, f"shape {tuple(tensor.shape)} ≠ model's {tuple(own[key].shape)}"))
+        else:
+            usable[key] = tensor.to(own[key].dtype)
+    report.loaded = sorted(usable)
+    report.new = sorted(set(own) - set(usable) - {k for k, _ in report.skipped})
+    model.load_state_dict(usable, strict=False)
+    return report

@@ -25,6 +25,7 @@ import torch
 
 from engine.data.sampler import IdentityBalancedBatches
 from engine.models import ModelConfig, PersonSearchModel, choose_device, create, save
+from engine.models.checkpoint import warm_start
 from engine.progress import ProgressFn, no_progress
 from engine.train.batches import BatchBuilder
 from engine.train.config import RunConfig, TrainConfig, load_run_config
@@ -59,6 +60,7 @@ class TrainOptions:
     device: str | None = None  # default: CUDA when available
     command: str | None = None  # the command line, stored in the checkpoint metadata
     training_overrides: dict[str, Any] = field(default_factory=dict)  # TrainConfig fields
+    init: Path | None = None  # warm start: copy matching weights from this checkpoint (a new run only)
 
 
 @dataclass
@@ -183,6 +185,10 @@ class Trainer:
         data.load_images(progress)
         model = create(run.model, device=choose_device(options.device))
         model.train()
+        warm = None
+        if options.init is not None and not options.resume:
+            warm = warm_start(model, options.init)
+            echo(warm.summary())
         trainer = cls(options, run, data, folder, model, echo)
         if options.resume:
             trainer._restore()
@@ -190,7 +196,9 @@ class Trainer:
             folder.append_log({"event": "start", "command": options.command, "seed": options.seed,
                                "config": run.model.name, "training": training.to_dict(),
                                "steps_per_epoch": trainer.steps_per_epoch, "device": str(model.device),
-                               "pairs": len(data.pairs), "identities": data.num_identities})
+                               "pairs": len(data.pairs), "identities": data.num_identities,
+                               "init": None if warm is None else {"checkpoint": str(warm.path),
+                                                                  "loaded": len(warm.loaded), "new": warm.new}})
         return trainer
 
     def _restore(self) -> None:

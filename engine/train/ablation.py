@@ -1,0 +1,275 @@
+"""Ablations as data: a plan is a list of model configs trained at one fixed budget and evaluated by the same
+protocols on the same unseen world, so that rows differ only in the components they switch (METHODS §1.8, §2,
+§3, §5 ablation tables).
+
+A plan file (``resources/ablations/*.json``)::
+
+    {"name": "cmam", "description": "...",
+     "training": {TrainConfig fields shared by every row: the budget},
+     "model_overrides": {deep-merged onto every row's config: the shared recipe},
+     "protocols": ["mg-separate"],
+     "init": "warm" | absent,  # "warm": every row starts from the checkpoint given as ``init`` to run_ablation
+     "rows": [{"name": "baseline", "model": "cmam_baseline", "model_overrides": {...}}, ...]}
+
+``run_ablation`` trains each row into ``OUT/ROW`` (resuming a cut run, skipping a finished one), evaluates it
+into ``OUT/ROW/eval-PROTOCOL.json`` and writes ``OUT/table.json`` and ``OUT/table.md`` (atomically, after
+every row, so a cut run leaves a readable partial table).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.atomic import atomic_write_json, atomic_write_text
+from engine.progress import ProgressFn, no_progress
+from engine.train.config import TrainConfig, load_run_config
+from engine.train.trainer import TrainOptions, train
+
+ROW_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
+PLAN_KEYS = frozenset({"name", "description", "training", "model_overrides", "protocols", "rows", "init"})
+ROW_KEYS = frozenset({"name", "model", "model_overrides", "note"})
+WORLD_PROTOCOLS = ("mg-separate", "mg-progressive", "modes", "cross-res", "anytime")
+
+
+class AblationPlanError(ValueError):
+    """A plan file that cannot be used; the message names the file, the key and the problem."""
+
+
+@dataclass(frozen=True)
+class AblationRow:
+    name: str
+    model: str | dict[str, Any]
+    model_overrides: dict[str, Any] = field(default_factory=dict)
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class AblationPlan:
+    name: str
+    description: str
+    training: dict[str, Any]
+    model_overrides: dict[str, Any]
+    protocols: tuple[str, ...]
+    rows: tuple[AblationRow, ...]
+    source: str = "plan"
+    warm_start: bool = False  # every row starts from one given checkpoint's matching weights
+
+    def run_file(self, row: AblationRow) -> dict[str, Any]:
+        """The run dict of one row: its model, the shared recipe then the row's own overrides, the budget."""
+        return {"model": row.model, "model_overrides": _merge(self.model_overrides, row.model_overrides),
+                "training": dict(self.training)}
+
+
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def parse_plan(data: Any, source: str = "plan") -> AblationPlan:
+    """Validate a plan object (every row's run config is resolved here, so a typo fails before any training)."""
+
+    def need(condition: bool, message: str) -> None:
+        if not condition:
+            raise AblationPlanError(f"{source}: {message}")
+
+    need(isinstance(data, dict), "a plan must be a JSON object")
+    unknown = set(data) - PLAN_KEYS
+    need(not unknown, f"unknown key {sorted(unknown)[0] if unknown else ''!r} (allowed: {sorted(PLAN_KEYS)})")
+    need(isinstance(data.get("name"), str) and ROW_NAME.match(data["name"]) is not None,
+         "'name' must be a short name of letters, digits, _ . + -")
+    training = data.get("training", {})
+    need(isinstance(training, dict), "'training' must be an object")
+    try:
+        TrainConfig.from_dict(training, f"{source} training")
+    except ValueError as exc:
+        raise AblationPlanError(str(exc)) from None
+    overrides = data.get("model_overrides", {})
+    need(isinstance(overrides, dict), "'model_overrides' must be an object")
+    protocols = data.get("protocols", ["mg-separate"])
+    need(isinstance(protocols, list) and protocols and all(p in WORLD_PROTOCOLS for p in protocols),
+         f"'protocols' must be a non-empty list of {list(WORLD_PROTOCOLS)}")
+    rows_data = data.get("rows")
+    need(isinstance(rows_data, list) and rows_data, "'rows' must be a non-empty list")
+    rows = []
+    for i, row in enumerate(rows_data):
+        need(isinstance(row, dict), f"rows[{i}] must be an object")
+        extra = set(row) - ROW_KEYS
+        need(not extra, f"rows[{i}]: unknown key {sorted(extra)[0] if extra else ''!r} (allowed: {sorted(ROW_KEYS)})")
+        need(isinstance(row.get("name"), str) and ROW_NAME.match(row["name"]) is not None,
+             f"rows[{i}]: 'name' must be a short name of letters, digits, _ . + -")
+        need(isinstance(row.get("model"), (str, dict)), f"rows[{i}] ({row.get('name')}): 'model' is required")
+        need(isinstance(row.get("model_overrides", {}), dict), f"rows[{i}]: 'model_overrides' must be an object")
+        rows.append(AblationRow(row["name"], row["model"], row.get("model_overrides", {}), row.get("note", "")))
+    need(data.get("init", "warm") == "warm", "'init' can only be \"warm\" (the checkpoint is given when running)")
+    names = [r.name for r in rows]
+    duplicate = next((n for n in names if names.count(n) > 1), None)
+    need(duplicate is None, f"row name {duplicate!r} is used twice")
+    plan = AblationPlan(data["name"], data.get("description", ""), training, overrides, tuple(protocols),
+                        tuple(rows), source, warm_start="init" in data)
+    for row in rows:
+        try:
+            load_run_config(plan.run_file(row))
+        except ValueError as exc:
+            raise AblationPlanError(f"{source}: row {row.name!r}: {exc}") from None
+    return plan
+
+
+def load_plan(path: str | Path) -> AblationPlan:
+    """A plan file by path, or by name from ``resources/ablations``."""
+    path = Path(path)
+    if not path.is_file() and path.suffix != ".json" and len(path.parts) == 1:
+        from engine.resources import resource_path
+
+        with contextlib.suppress(FileNotFoundError):
+            path = resource_path("ablations", f"{path}.json")
+    if not path.is_file():
+        raise AblationPlanError(f"ablation plan not found: {path}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise AblationPlanError(f"{path}: not valid JSON ({exc})") from None
+    return parse_plan(data, str(path))
+
+
+# ----------------------------------------------------------------------------------------------- running
+
+
+def _row_complete(folder: Path, plan: AblationPlan) -> bool:
+    return all((folder / f"eval-{protocol}.json").is_file() for protocol in plan.protocols)
+
+
+def _training_summary(folder: Path) -> dict[str, Any]:
+    steps, seconds, last = 0, 0.0, None
+    log = folder / "log.jsonl"
+    if log.is_file():
+        for line in log.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if record.get("event") == "step":
+                steps = max(steps, record["global_step"])
+                seconds += record.get("seconds", 0.0)
+            elif record.get("event") == "epoch":
+                last = record.get("validation")
+    return {"steps": steps, "step_seconds": round(seconds, 1), "last_validation": last}
+
+
+def collect_table(plan: AblationPlan, out: Path) -> dict[str, Any]:
+    """The table so far: each row's evaluation reports (rows not yet evaluated are marked pending)."""
+    rows = []
+    for row in plan.rows:
+        folder = out / row.name
+        reports = {}
+        for protocol in plan.protocols:
+            file = folder / f"eval-{protocol}.json"
+            if file.is_file():
+                report = json.loads(file.read_text(encoding="utf-8"))
+                reports[protocol] = {"overall": report["overall"], "by": report.get("by", {})}
+        rows.append({"name": row.name, "model": row.model if isinstance(row.model, str) else "(inline)",
+                     "note": row.note, "status": "done" if len(reports) == len(plan.protocols) else "pending",
+                     "training": _training_summary(folder), "reports": reports})
+    return {"plan": plan.name, "description": plan.description, "training": plan.training,
+            "model_overrides": plan.model_overrides, "protocols": list(plan.protocols),
+            "init": _recorded_init(out), "rows": rows}
+
+
+def _recorded_init(out: Path) -> str | None:
+    try:
+        return json.loads((out / "plan.json").read_text(encoding="utf-8")).get("init")
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def _fmt(value: Any) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def render_markdown(table: dict[str, Any]) -> str:
+    """One markdown table per protocol: mAP per key (level, mode, resolution or scenario), then overall."""
+    lines = [f"# Ablation `{table['plan']}`", "", table["description"], "",
+             f"Budget (every row): `{json.dumps(table['training'], sort_keys=True)}`; shared recipe: "
+             f"`{json.dumps(table['model_overrides'], sort_keys=True)}`."
+             + (f" Every row starts from `{table['init']}`." if table.get("init") else ""), ""]
+    for protocol in table["protocols"]:
+        keys: list[str] = []
+        for row in table["rows"]:
+            for key in row["reports"].get(protocol, {}).get("by", {}):
+                if key not in keys:
+                    keys.append(key)
+        lines += [f"## {protocol}", "", "Cells: mAP (R@1).", ""]
+        lines.append("| row | steps | " + " | ".join(keys + ["overall"]) + " |")
+        lines.append("|---|---|" + "---|" * (len(keys) + 1))
+        for row in table["rows"]:
+            report = row["reports"].get(protocol)
+            if report is None:
+                cells = ["pending"] * (len(keys) + 1)
+            else:
+                blocks = [report["by"].get(k) for k in keys] + [report["overall"]]
+                cells = [f"{_fmt(b.get('mAP'))} ({_fmt(b.get('R@1'))})" if b else "—" for b in blocks]
+            lines.append(f"| {row['name']} | {row['training']['steps']} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_table(plan: AblationPlan, out: Path) -> dict[str, Any]:
+    table = collect_table(plan, out)
+    atomic_write_json(out / "table.json", table, indent=1)
+    atomic_write_text(out / "table.md", render_markdown(table))
+    return table
+
+
+def run_ablation(plan: AblationPlan, data: str, world: Path, out: Path, *, seed: int = 0,
+                 init: Path | None = None, device: str | None = None, only: list[str] | None = None,
+                 batch_size: int = 64,
+                 echo: Callable[[str], None] = lambda message: None,
+                 progress: ProgressFn = no_progress) -> dict[str, Any]:
+    """Train and evaluate every row not yet done (or only the named ones); returns the table."""
+    from engine.evaluation import evaluate
+    from engine.models import load
+
+    if plan.warm_start and init is None:
+        raise AblationPlanError(f"{plan.source}: this plan warm-starts every row; give the checkpoint (--init)")
+    if init is not None and not plan.warm_start:
+        raise AblationPlanError(f"{plan.source}: this plan trains every row from scratch; it takes no --init")
+    names = {r.name for r in plan.rows}
+    for name in only or []:
+        if name not in names:
+            raise AblationPlanError(f"{plan.source}: no row named {name!r} (rows: {sorted(names)})")
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(out / "plan.json", {"source": plan.source, "data": data, "world": str(world), "seed": seed,
+                                        "init": None if init is None else str(init)},
+                      indent=1)
+    for row in plan.rows:
+        if only and row.name not in only:
+            continue
+        folder = out / row.name
+        if _row_complete(folder, plan):
+            echo(f"{row.name}: done already")
+            continue
+        started = time.monotonic()
+        resume = (folder / "training_state.pt").is_file()
+        model_name = row.model if isinstance(row.model, str) else "inline config"
+        echo(f"{row.name}: {'resuming' if resume else 'training'} ({model_name})")
+        train(TrainOptions(config=plan.run_file(row), data=data, out=folder, resume=resume, seed=seed,
+                           device=device, init=init, command=f"lineup ablate {plan.source} row {row.name}"),
+              progress=progress, echo=echo)
+        model = load(folder / "model", device=device)
+        for protocol in plan.protocols:
+            file = folder / f"eval-{protocol}.json"
+            if file.is_file():
+                continue
+            report = evaluate(model, world, protocol, batch_size=batch_size, progress=progress)
+            atomic_write_json(file, report, indent=1)
+        echo(f"{row.name}: finished in {time.monotonic() - started:.0f} s")
+        write_table(plan, out)
+    return write_table(plan, out)

@@ -1,0 +1,157 @@
+"""Ablation plans (engine/train/ablation.py) and warm starts (engine/models/checkpoint.warm_start)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from test_train_loop import build_tiny_world, tiny_run
+from typer.testing import CliRunner
+
+from engine.models import create, load, save
+from engine.models.checkpoint import warm_start
+from engine.train.ablation import AblationPlanError, load_plan, parse_plan, render_markdown, run_ablation
+
+
+def _plan(**changes) -> dict:
+    run = tiny_run()
+    plan = {
+        "name": "tiny",
+        "description": "two tiny rows",
+        "training": {**run["training"], "epochs": 1},
+        "model_overrides": {"losses": {"temperature": 0.07}},
+        "protocols": ["mg-separate"],
+        "rows": [
+            {"name": "full", "model": run["model"]},
+            {"name": "no_gcr", "model": run["model"], "model_overrides": {"gcr": {"enabled": False},
+                                                                          "losses": {"gcr": 0.0}}},
+        ],
+    }
+    plan.update(changes)
+    return plan
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory) -> Path:
+    return build_tiny_world(tmp_path_factory.mktemp("ablationworld") / "w")
+
+
+def test_shipped_plans_resolve_every_row():
+    for name in ("cmam", "flexireid", "crst", "uniat"):
+        plan = load_plan(name)
+        assert plan.rows and plan.protocols
+        assert len({row.name for row in plan.rows}) == len(plan.rows)
+
+
+def test_row_config_is_model_then_shared_recipe_then_row_overrides():
+    plan = parse_plan(_plan())
+    merged = plan.run_file(plan.rows[1])["model_overrides"]
+    assert merged == {"losses": {"temperature": 0.07, "gcr": 0.0}, "gcr": {"enabled": False}}
+    assert plan.run_file(plan.rows[0])["training"]["epochs"] == 1
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"colour": 1}, "unknown key 'colour'"),
+        ({"protocols": ["t2i"]}, "'protocols' must be"),
+        ({"rows": []}, "'rows' must be a non-empty list"),
+        ({"rows": [{"name": "a", "model": "default"}, {"name": "a", "model": "tiny"}]}, "'a' is used twice"),
+        ({"rows": [{"name": "a b", "model": "default"}]}, "'name' must be a short name"),
+        ({"rows": [{"name": "a", "model": "no_such_config"}]}, "row 'a'"),
+        ({"rows": [{"name": "a", "model": "default", "model_overrides": {"vision": {"wdth": 3}}}]}, "row 'a'"),
+        ({"training": {"epochs": 0}}, "epochs"),
+        ({"init": "cold"}, "'init' can only be"),
+    ],
+)
+def test_bad_plans_name_the_problem(changes, message):
+    with pytest.raises(AblationPlanError, match=message):
+        parse_plan(_plan(**changes), "plan.json")
+
+
+def test_missing_plan_file_is_a_clear_error(tmp_path):
+    with pytest.raises(AblationPlanError, match="not found"):
+        load_plan(tmp_path / "nope.json")
+    (tmp_path / "bad.json").write_text("{", encoding="utf-8")
+    with pytest.raises(AblationPlanError, match="not valid JSON"):
+        load_plan(tmp_path / "bad.json")
+
+
+def test_init_must_match_the_plan(world, tmp_path):
+    with pytest.raises(AblationPlanError, match="give the checkpoint"):
+        run_ablation(parse_plan(_plan(init="warm")), f"world:{world}", world, tmp_path / "a")
+    with pytest.raises(AblationPlanError, match="takes no --init"):
+        run_ablation(parse_plan(_plan()), f"world:{world}", world, tmp_path / "b", init=tmp_path)
+    with pytest.raises(AblationPlanError, match="no row named 'x'"):
+        run_ablation(parse_plan(_plan()), f"world:{world}", world, tmp_path / "c", only=["x"])
+
+
+@pytest.mark.slow
+def test_ablation_trains_each_row_once_and_tabulates(world, tmp_path):
+    out = tmp_path / "ablation"
+    plan = parse_plan(_plan())
+    messages: list[str] = []
+    table = run_ablation(plan, f"world:{world}", world, out, seed=2, echo=messages.append)
+    assert [row["status"] for row in table["rows"]] == ["done", "done"]
+    for row in table["rows"]:
+        report = row["reports"]["mg-separate"]
+        assert set(report["by"]) == {"UC", "C", "M", "F", "UF"}
+        assert 0.0 <= report["overall"]["mAP"] <= 1.0
+        assert row["training"]["steps"] > 0
+    assert load(out / "no_gcr" / "model").config.gcr.enabled is False
+    assert load(out / "full" / "model").config.gcr.enabled is True
+    markdown = (out / "table.md").read_text(encoding="utf-8")
+    assert "| full |" in markdown and "| no_gcr |" in markdown and "pending" not in markdown
+    assert json.loads((out / "table.json").read_text())["rows"][1]["name"] == "no_gcr"
+
+    log_before = (out / "full" / "log.jsonl").read_text()
+    messages.clear()
+    again = run_ablation(plan, f"world:{world}", world, out, seed=2, echo=messages.append)
+    assert messages == ["full: done already", "no_gcr: done already"]
+    assert (out / "full" / "log.jsonl").read_text() == log_before
+    assert again["rows"] == table["rows"]
+
+
+def test_a_partial_table_marks_rows_pending(tmp_path):
+    plan = parse_plan(_plan())
+    (tmp_path / "full").mkdir()
+    report = {"overall": {"R@1": 0.5, "mAP": 0.25}, "by": {"UF": {"R@1": 1.0, "mAP": 0.5}}}
+    (tmp_path / "full" / "eval-mg-separate.json").write_text(json.dumps(report))
+    from engine.train.ablation import collect_table
+
+    table = collect_table(plan, tmp_path)
+    assert [row["status"] for row in table["rows"]] == ["done", "pending"]
+    markdown = render_markdown(table)
+    assert "| full | 0 | 0.500 (1.000) | 0.250 (0.500) |" in markdown
+    assert "| no_gcr | 0 | pending | pending |" in markdown
+
+
+def test_warm_start_copies_matching_tensors_and_reports_the_rest(tmp_path):
+    source_config = tiny_run({"fusion": {"kind": "none"}, "losses": {"fusion_sdm": 0.0}})["model"]
+    source = create(source_config)
+    save(source, tmp_path / "stage1")
+    target = create(tiny_run({"fusion": {"kind": "cmqf"}, "adapters": {"num_experts": 2}})["model"])
+    before = {k: v.clone() for k, v in target.state_dict().items()}
+    report = warm_start(target, tmp_path / "stage1")
+    state, stage1 = target.state_dict(), source.state_dict()
+    assert report.loaded and all(torch.equal(state[k], stage1[k]) for k in report.loaded)
+    assert any(k.startswith("fusion") for k in report.new)
+    assert all(torch.equal(state[k], before[k]) for k in report.new)
+    assert any("shape" in why for _, why in report.skipped)  # the adapter router has 2 outputs now, not 4
+    assert "warm start from" in report.summary() and "new" in report.summary()
+
+
+def test_warm_start_from_a_missing_checkpoint_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="checkpoint folder not found"):
+        warm_start(create(tiny_run()["model"]), tmp_path / "none")
+
+
+def test_ablate_cli_reports_a_bad_plan(tmp_path):
+    from engine.cli import app
+
+    (tmp_path / "plan.json").write_text(json.dumps(_plan(rows=[])))
+    result = CliRunner().invoke(app, ["ablate", "--plan", str(tmp_path / "plan.json"), "--data", "world:x",
+                                      "--world", str(tmp_path), "--out", str(tmp_path / "o")])
+    assert result.exit_code != 0 and "'rows' must be a non-empty list" in result.output
