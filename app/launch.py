@@ -86,13 +86,29 @@ def start_demo(window, models):
 
 
 def launch(db: str | Path | None = None, gallery: str | Path | None = None,
-           checkpoint: str | Path | None = None, argv: list[str] | None = None) -> int:
-    """Build the window and run the event loop; returns the exit status."""
+           checkpoint: str | Path | None = None, argv: list[str] | None = None, *,
+           play: str | Path | None = None, export_report: str | Path | None = None,
+           screenshot: str | Path | None = None, quit_after: bool = False, fast: bool = False,
+           blur_faces: bool = False) -> int:
+    """Build the window and run the event loop; returns the exit status. With ``play`` a demo script is
+    replayed in a new case once the gallery is open (then the report, the screenshot, and quit, as asked)."""
     from PySide6.QtWidgets import QApplication
 
     from app.demo_gallery import DEMO_CASE_TITLE, demo_case_db
     from app.main_window import CheckpointModels, MainWindow
     from app.state import AppState
+    from app.state.play_script import PlayScriptError, load_script
+
+    script = None
+    if play is not None:
+        try:
+            script = load_script(play)
+        except PlayScriptError as exc:
+            print(f"lineup app --play: {exc}", file=sys.stderr)
+            return 2
+    elif export_report is not None or quit_after:
+        print("lineup app: --export-report and --quit go with --play SCRIPT", file=sys.stderr)
+        return 2
 
     application = QApplication.instance() or QApplication(argv or [sys.argv[0]])
     application.setApplicationName("Lineup")
@@ -101,8 +117,19 @@ def launch(db: str | Path | None = None, gallery: str | Path | None = None,
     models = None if path is None else CheckpointModels(path, device=None)
     window = MainWindow(state, models)
     window.show()
+    director = None
+    if script is not None:
+        from app.play import PlayDirector
+
+        director = PlayDirector(window, script, report=None if export_report is None else Path(export_report),
+                                screenshot=None if screenshot is None else Path(screenshot),
+                                quit_after=quit_after, fast=fast, blur_faces=blur_faces)
     if not state.open_store(db or demo_case_db()):
+        if quit_after:
+            return 1
         return application.exec()
+    if director is not None:
+        director.start()
     if gallery is not None:
         open_latest_case(state, "Investigation")
         window.open_gallery(gallery)
@@ -114,7 +141,11 @@ def launch(db: str | Path | None = None, gallery: str | Path | None = None,
             start_demo(window, models)
     if why_not and gallery is not None:
         window.show_notice(why_not)
-    return application.exec()
+    if director is not None and models is None and quit_after:
+        print(f"lineup app --play: {why_not}", file=sys.stderr)
+        return 1
+    status = application.exec()
+    return status if director is None or director.exit_code is None else director.exit_code
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -122,8 +153,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--db", type=Path, help="Case database (default: cases.db in the user data folder)")
     parser.add_argument("--gallery", type=Path, help="Gallery folder (default: the built-in demo gallery)")
     parser.add_argument("--checkpoint", type=Path, help="Checkpoint folder (default: the shipped one)")
+    parser.add_argument("--play", help="Replay a demo script (a path, or a name in resources/demos)")
+    parser.add_argument("--export-report", type=Path, help="After --play, export the case report (.pdf or .html)")
+    parser.add_argument("--screenshot", type=Path, help="After --play, save a PNG of the window")
+    parser.add_argument("--quit", action="store_true", help="After --play, quit (exit status 0 when it all worked)")
+    parser.add_argument("--fast", action="store_true", help="Play without the watchable pauses")
+    parser.add_argument("--blur-faces", action="store_true", help="Blur faces in the exported report's thumbnails")
     args = parser.parse_args(argv)
-    return launch(args.db, args.gallery, args.checkpoint)
+    return launch(args.db, args.gallery, args.checkpoint, play=args.play, export_report=args.export_report,
+                  screenshot=args.screenshot, quit_after=args.quit, fast=args.fast, blur_faces=args.blur_faces)
 
 
 if __name__ == "__main__":

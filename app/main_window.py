@@ -211,6 +211,8 @@ class MainWindow(QMainWindow):
         self.find_similar_action = self._action(search, "Find &similar to the selected item",
                                                 self.find_similar_selected, "Shift+F")
         self.find_similar_action.setToolTip("Next step ranks by likeness to the selected item (F in the grid)")
+        self.target_action = self._action(search, "Ground-truth &identity…", self.choose_target_identity)
+        self.target_action.setToolTip("Trainers: score the next steps against a known identity of a built world")
         search.addSeparator()
         self.restore_action = self._action(search, "&Re-run the case's steps", self.state.restore_session)
         self.cancel_action = self._action(search, "&Cancel running job", self.cancel_job, "Esc")
@@ -480,6 +482,16 @@ class MainWindow(QMainWindow):
             self.show_error("A note needs some text")
             return None
         return self.state.add_note(text.strip(), item_id=item_id, step_id=self.state.selected_step_id)
+
+    def choose_target_identity(self, identity: str | None = None) -> bool:
+        """Ask for (or take) the ground-truth identity; an empty answer clears it."""
+        if identity is None:
+            current = self.state.target_identity or ""
+            identity, ok = QInputDialog.getText(self, "Ground truth", "Identity of the person sought in this "
+                                                "built world (empty: none):", text=current)
+            if not ok:
+                return False
+        return self.state.set_target_identity(identity.strip() or None)
 
     def find_similar_selected(self) -> None:
         item_id = self.results.current_id() or self.detail.item_id()

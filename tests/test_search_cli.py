@@ -279,14 +279,9 @@ def test_gallery_and_checkpoint_problems_are_clear_errors(built, tmp_path):
     assert snapshot(built[0]) == before
 
 
-def test_without_checkpoint_the_shipped_default_is_needed(built):
-    from engine.evaluation.sources import NoCheckpointError, default_checkpoint
+def test_without_checkpoint_and_without_a_shipped_default_the_error_says_what_to_do(built, monkeypatch):
+    from engine.evaluation import sources
 
-    try:
-        default_checkpoint()
-    except NoCheckpointError:
-        pass
-    else:
-        pytest.skip("a default checkpoint is shipped")
+    monkeypatch.setattr(sources, "DEFAULT_CHECKPOINT", ("checkpoints", "not-shipped"))
     result = CliRunner().invoke(app, ["search", "--gallery", str(built[0]), "--text", "a man"])
     assert_clean_error(result, "no default checkpoint is shipped", "--checkpoint")

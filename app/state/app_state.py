@@ -86,8 +86,14 @@ class AppState(QObject):
         self._filters = Filters()
         self._job: WorkerHandle | None = None
         self._job_name = ""
+        self._target: str | None = None
 
     # ------------------------------------------------------------------------------------------ reading
+
+    @property
+    def target_identity(self) -> str | None:
+        """The ground-truth identity steps are scored against (trainers, built worlds), or None."""
+        return self._target
 
     @property
     def store(self) -> CaseStore | None:
@@ -299,6 +305,7 @@ class AppState(QObject):
             self._report(exc)
             return False
         self._gallery, self._encoder, self._gallery_identity = gallery, encoder, identity
+        self._target = None  # identities belong to one gallery
         self._gallery_id = None
         self._results.clear()
         self._snapshots.clear()
@@ -533,8 +540,29 @@ class AppState(QObject):
 
     def _session_factory(self) -> Callable[[], SearchSession]:
         """Makes step-less sessions on the current gallery and encoder (safe to call from a worker)."""
-        gallery, encoder, rho = self._gallery, self._encoder, self._rho
-        return lambda: SearchSession(gallery, encoder, rho=rho)
+        gallery, encoder, rho, target = self._gallery, self._encoder, self._rho, self._target
+        return lambda: SearchSession(gallery, encoder, rho=rho, target_identity=target)
+
+    def set_target_identity(self, identity: str | None) -> bool:
+        """Ground truth for trainers: from the next step on, items of gallery identity ``identity`` count as
+        relevant (the plot splits relevant from not and shows the step's mSD and AP); None clears it."""
+        if identity is not None:
+            identity = str(identity).strip()
+            if self._gallery is None:
+                self.error.emit("Open a gallery before choosing a ground-truth identity")
+                return False
+            if not identity or self._gallery.columns.identities.lookup(identity) is None:
+                self.error.emit(f"The gallery has no identity {identity!r}: ground truth exists only in built "
+                                "worlds (identities are the world's numbers)")
+                return False
+        self._target = identity or None
+        if self._session is not None:
+            self._session.target_identity = self._target
+        for snapshot in self._snapshots.values():
+            snapshot.target_identity = self._target
+        self.message.emit("Ground truth cleared" if self._target is None else
+                          f"Ground truth: identity {self._target} (shown from the next step on)")
+        return True
 
     def select_step(self, step_id: int | None) -> None:
         """Show a step's results (None: the whole gallery). Viewing changes nothing in the case."""
