@@ -40,7 +40,7 @@ from app.views.query_panel import QueryPanel
 from app.views.results import ResultsView
 from app.views.results_model import ResultSet
 from app.views.timeline import StepTimeline
-from app.workers import Job, WorkerHandle, cancel_all, run_in_worker
+from app.workers import Job, WorkerHandle, cancel_all, preload_worker_modules, run_in_worker
 
 DEFAULT_SIZE = (1500, 950)
 #: Left, centre, right column widths at the default size.
@@ -121,6 +121,7 @@ class MainWindow(QMainWindow):
     def __init__(self, state: AppState, models: CheckpointModels | None = None,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        preload_worker_modules()
         self.state = state
         self.models = models
         self._scores: dict[str, float] = {}

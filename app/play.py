@@ -272,7 +272,8 @@ class PlayDirector(QObject):
         except (ValueError, OSError) as exc:
             self.echo(f"the report could not be written: {exc}")
             return False
-        self.echo(f"report: {getattr(result, 'path', self.report)}")
+        pages = "" if result.pages is None else f" ({result.pages} pages)"
+        self.echo(f"report: {result.report_path}{pages}; manifest {result.manifest_path}")
         return True
 
     def _save_screenshot(self) -> None:

@@ -219,3 +219,16 @@ def cancel_all(pool: QThreadPool | None = None, timeout_ms: int = 5000) -> bool:
     for handle in list(_LIVE):
         handle.cancel()
     return (pool or QThreadPool.globalInstance()).waitForDone(timeout_ms)
+
+
+#: Modules that workers import on first use and whose first import holds the GIL long enough (norfair pulls
+#: in scipy and rich: ~0.5 s here) to freeze the UI thread mid-job; imported once when the window is built.
+PRELOADED_MODULES = ("engine.ingest", "norfair")
+
+
+def preload_worker_modules() -> None:
+    """Import ``PRELOADED_MODULES`` now (on the UI thread, before any job runs) instead of inside a worker."""
+    import importlib
+
+    for name in PRELOADED_MODULES:
+        importlib.import_module(name)

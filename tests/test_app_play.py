@@ -146,11 +146,16 @@ def test_play_end_to_end_through_the_cli_entry(tiny_demo_world, tiny_checkpoint,
         {"reject": [3]},
         {"confirm_relevant": 3},
     ], target=target)
-    db, shot = tmp_path / "cases.db", tmp_path / "shot.png"
+    db, shot, report = tmp_path / "cases.db", tmp_path / "shot.png", tmp_path / "report.pdf"
     status = launch(db, None, tiny_checkpoint, ["lineup"], play=script, screenshot=shot, quit_after=True,
-                    fast=True)
+                    fast=True, export_report=report)
     assert status == 0
     assert shot.is_file() and shot.stat().st_size > 10_000
+    from app.report import verify_report
+
+    assert report.read_bytes().startswith(b"%PDF")
+    verification = verify_report(report, db)
+    assert verification.ok, verification.problems
     with CaseStore.open(db) as store:
         case = next(c for c in store.list_cases() if c.title == "Tiny demo")
         state = store.load_case(case.id)

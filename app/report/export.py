@@ -1,0 +1,79 @@
+"""``export_report``: a case of a case database as a PDF or HTML report with its manifest beside it.
+
+The report is written to a temporary file beside the target and moved into place (``os.replace``), then the
+manifest the same way, so neither is ever seen half-written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.report.content import ReportContent, collect_content
+from app.report.errors import ReportError
+from app.report.html import render_html
+from app.report.manifest import Manifest, ManifestEvidence, manifest_path, write_manifest
+from app.report.pdf import render_pdf
+from app.report.qt import ensure_gui_application
+from app.store import CaseStore
+from app.store.models import utc_text
+from engine.atomic import atomic_target
+from engine.hashing import sha256_file
+
+FORMATS = {".pdf": "pdf", ".html": "html", ".htm": "html"}
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    report_path: Path
+    manifest_path: Path
+    format: str
+    sha256: str
+    pages: int | None  # PDF only
+    evidence: int
+    warnings: tuple[str, ...]
+
+
+def report_format(out_path: Path) -> str:
+    """"pdf" or "html" from the file name's ending."""
+    try:
+        return FORMATS[out_path.suffix.lower()]
+    except KeyError:
+        raise ReportError(f"report file {out_path} must end in .pdf or .html (got {out_path.suffix or 'no ending'!r})"
+                          ) from None
+
+
+def make_manifest(content: ReportContent, report: Path, report_kind: str, digest: str) -> Manifest:
+    head = content.audit_head
+    return Manifest(report_file=report.name, report_format=report_kind, report_sha256=digest,
+                    db_path=content.db_path, case_id=content.case.id, case_first_entry=content.audit_first_hash,
+                    audit_head_seq=head.seq, audit_head_hash=head.hash,
+                    evidence=tuple(ManifestEvidence(e.kind, e.label, e.path, e.sha256) for e in content.evidence),
+                    exported_at=utc_text(content.exported_at), blur_faces=content.blur_faces)
+
+
+def export_report(db_path: str | Path, case_id: int, out_path: str | Path, *,
+                  blur_faces: bool = False) -> ReportResult:
+    """Write the report of case ``case_id`` in the case database ``db_path`` to ``out_path`` (.pdf or .html)
+    and its manifest to ``<out_path>.manifest.json``. ``blur_faces`` blurs faces in the report's thumbnails
+    (``app.report.blur``); the evidence files and their hashes are never touched."""
+    out = Path(out_path).expanduser().absolute()
+    kind = report_format(out)
+    if not out.parent.is_dir():
+        raise ReportError(f"cannot write the report {out}: folder {out.parent} does not exist")
+    db = Path(db_path).expanduser().absolute()
+    if not db.is_file():
+        raise ReportError(f"case database {db} does not exist")
+    ensure_gui_application()
+    with CaseStore.open(db) as store:
+        content = collect_content(store, case_id, blur_faces=blur_faces)
+    pages = None
+    with atomic_target(out, suffix=out.suffix) as tmp:
+        if kind == "pdf":
+            pages = render_pdf(content, tmp)
+        else:
+            tmp.write_text(render_html(content), encoding="utf-8")
+        digest = sha256_file(tmp)
+    manifest = manifest_path(out)
+    write_manifest(manifest, make_manifest(content, out, kind, digest))
+    return ReportResult(out, manifest, kind, digest, pages, len(content.evidence), content.warnings)

@@ -1,0 +1,245 @@
+"""The report's body as HTML, from a ``ReportContent``: one template for both outputs.
+
+Only markup that Qt's rich-text engine and browsers both lay out is used (headings, paragraphs, tables with
+``cellpadding``/``width``, ``img`` with explicit sizes, inline ``span`` styles, class names for browsers'
+CSS). What differs between the two is a ``Flavor``: how an image is referenced (a data URI in the browser
+file, a registered resource in the PDF), how long paths and hashes may wrap, and how wide the page is.
+Every value from the case is escaped.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from app.report import text
+from app.report.content import ChainStep, ReportContent
+from app.report.images import ReportImage
+from app.report.plots import render_distribution
+
+THUMBNAIL_BOX = (150, 150)
+QUERY_IMAGE_BOX = (200, 180)
+THUMBNAILS_PER_ROW = 4
+HASH_WIDTH = 192  # a SHA-256 in two lines of 32 monospace characters
+
+
+@dataclass(frozen=True)
+class Flavor:
+    """``image_src(image, name)`` → the ``src`` of an ``img``; ``breakable(text)`` → escaped text that may
+    wrap after '/' and similar; ``hash_html(hex)`` → a SHA-256 as it should show; ``page_width`` in points."""
+
+    image_src: Callable[[ReportImage, str], str]
+    breakable: Callable[[str], str]
+    hash_html: Callable[[str], str]
+    page_width: int
+
+
+def esc(value: object) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def _img(flavor: Flavor, image: ReportImage, name: str, box: tuple[float, float], alt: str) -> str:
+    width, height = image.fit(*box) if image.scale == 1 else (image.width // image.scale,
+                                                                 image.height // image.scale)
+    return (f'<img src="{flavor.image_src(image, name)}" width="{width}" height="{height}" alt="{esc(alt)}">')
+
+
+def _rows(pairs: list[tuple[str, str]], label_width: int = 150) -> str:
+    """A two-column table of label → value (values already HTML)."""
+    body = "".join(f'<tr><td class="label" width="{label_width}" valign="top"><b>{esc(label)}</b></td>'
+                   f'<td valign="top">{value}</td></tr>' for label, value in pairs)
+    return f'<table class="pairs" cellspacing="0" cellpadding="3" width="100%">{body}</table>'
+
+
+def _width(points: int | None) -> str:
+    return f' width="{points}"' if points else ""
+
+
+def _table(head: list[tuple[str, int | None]], rows: list[list[str]], css: str = "grid") -> str:
+    """A table with a header row; ``head`` is (title, width in points or None); cells are HTML."""
+    cells = "".join(f'<th align="left"{_width(w)}>{esc(title)}</th>' for title, w in head)
+    body = "".join("<tr>" + "".join(f'<td valign="top">{cell}</td>' for cell in row) + "</tr>" for row in rows)
+    return (f'<table class="{css}" cellspacing="0" cellpadding="3" border="1" width="100%">'
+            f"<thead><tr>{cells}</tr></thead><tbody>{body}</tbody></table>")
+
+
+def _small(value: str) -> str:
+    return f'<span class="small">{value}</span>'
+
+
+def header(content: ReportContent, flavor: Flavor) -> str:
+    case = content.case
+    head = content.audit_head
+    if content.chain_ok:
+        check = '<span class="ok">verified</span> — every entry\'s hash recomputed and the case\'s tables match'
+    else:
+        check = (f'<span class="bad">{len(content.chain_problems)} problem(s)</span>: '
+                 + "; ".join(esc(p) for p in content.chain_problems[:8]))
+    pairs = [
+        ("Case", f"#{case.id} — {esc(case.title)}"),
+        ("Status", esc(case.status)),
+        ("Created", esc(text.moment(case.created_at))),
+        ("Last change", esc(text.moment(case.updated_at))),
+        ("Description", esc(case.description) if case.description.strip() else "—"),
+        ("Case database", flavor.breakable(content.db_path)),
+        ("Report made", esc(text.moment(content.exported_at))),
+        ("Audit trail", f"{len(content.audit):,} entries; newest #{head.seq}: {flavor.hash_html(head.hash)}"),
+        ("Audit chain check", check),
+    ]
+    parts = ['<p class="kicker">Lineup · case report</p>', f"<h1>{esc(case.title)}</h1>", _rows(pairs)]
+    if content.blur_faces:
+        parts.append('<p class="notice"><b>Faces in the thumbnails are blurred</b> (a detected face, else the '
+                     "estimated head region). Only the report's copies are blurred: the evidence files are "
+                     "unchanged, and the SHA-256 values below are those of the original files.</p>")
+    if content.warnings:
+        items = "".join(f"<li>{esc(w)}</li>" for w in content.warnings)
+        parts.append(f'<h2>Warnings</h2><ul class="warnings">{items}</ul>')
+    return "\n".join(parts)
+
+
+def galleries(content: ReportContent, flavor: Flavor) -> str:
+    if not content.galleries:
+        return "<h2>Galleries searched</h2><p>None.</p>"
+    states = {"unchanged": "unchanged", "changed": '<span class="bad">changed since</span>',
+              "unavailable": '<span class="bad">cannot be opened</span>'}
+    rows = [[str(g.id), flavor.breakable(g.path) + "<br>" + _small(f"added {esc(text.moment(g.added_at))}; "
+                                                                   f"model {esc(g.model_fingerprint)}"),
+             f"{g.item_count:,}", states.get(g.state, esc(g.state)), flavor.hash_html(g.fingerprint)]
+            for g in content.galleries]
+    return "<h2>Galleries searched</h2>" + _table(
+        [("#", 24), ("Folder", None), ("Items", 56), ("Now", 70), ("Fingerprint (SHA-256)", HASH_WIDTH)], rows)
+
+
+def _step_caption(step: ChainStep) -> str:
+    histogram = step.histogram
+    parts = []
+    if step.cut_score is not None:
+        where = "threshold" if step.keep_rule == "threshold" else "lowest kept score"
+        parts.append(f"Kept <b>{step.candidates_after:,}</b> of {int(histogram.get('count') or 0):,} ranked "
+                     f"candidates; cut at <b>{step.cut_score:.4f}</b> ({where})")
+    if histogram.get("mean") is not None:
+        parts.append(f"scores {histogram['low']:.4f} … {histogram['high']:.4f}, mean {histogram['mean']:.4f}, "
+                     f"s.d. {histogram['std']:.4f}")
+    relevant = histogram.get("relevant")
+    if relevant is not None:
+        parts.append(f'ground truth: <span class="relevant">{sum(relevant):,} relevant</span> candidates')
+    return "; ".join(parts) + "."
+
+
+def chain(content: ReportContent, flavor: Flavor) -> str:
+    parts = ["<h2>Query chain</h2>"]
+    if not content.chain:
+        parts.append("<p>No search step on the active chain.</p>")
+    for step in content.chain:
+        query = esc(step.query_text) if step.query_text else "—"
+        pairs = [("Query", f"<b>{query}</b>"), ("Modalities", esc(text.modalities(step.query_kind)))]
+        if step.example_item:
+            pairs.append(("Example item", esc(step.example_item)))
+        if step.sketch_sha256 or step.ir_sha256:
+            inputs = [f"{kind} {flavor.hash_html(sha)}" for kind, sha in (("sketch", step.sketch_sha256),
+                                                                          ("IR", step.ir_sha256)) if sha]
+            pairs.append(("Query images", "<br>".join(inputs)))
+        pairs += [
+            ("Level used", esc(text.level(step.level, step.level_source, step.level_overridden))),
+            ("Candidates", esc(text.candidates(step.candidates_before, step.filtered_out, step.candidates_after))),
+            ("Keep rule", esc(text.keep_rule(step.keep_rule, step.keep_value, step.k))),
+            ("Filters", esc(text.filters(step.filters))),
+            ("Searched view", esc(step.view) + (f" (scenario {esc(step.scenario)})" if step.scenario else "")),
+            ("Recorded", f"{esc(text.moment(step.created_at))} ({step.seconds:.2f} s)"),
+        ]
+        title = f"Step {step.number} · {esc(text.modalities(step.query_kind))}"
+        if step.level:
+            title += f" · level {esc(step.level)}"
+        parts.append(f'<h3>{title} · {step.candidates_before:,} → {step.candidates_after:,}</h3>')
+        parts.append(_rows(pairs, 120))
+        plot = render_distribution(step.histogram, step.cut_score)
+        if plot is None:
+            parts.append("<p><i>No candidate was ranked in this step, so there is no score distribution.</i></p>")
+        else:
+            parts.append(f'<p class="plot">{_img(flavor, plot, f"plot-{step.number}", (0, 0), "score distribution")}'
+                         f"<br>{_small(_step_caption(step))}</p>")
+    if content.steps_off_chain:
+        parts.append(f"<p>{content.steps_off_chain:,} further step(s) were undone or lie on other branches; "
+                     "the audit trail records them.</p>")
+    return "\n".join(parts)
+
+
+def _grid(cells: list[str], per_row: int, width: int) -> str:
+    rows = []
+    for start in range(0, len(cells), per_row):
+        chunk = cells[start:start + per_row] + ["&nbsp;"] * (per_row - len(cells[start:start + per_row]))
+        rows.append("<tr>" + "".join(f'<td valign="top" width="{width // per_row}">{c}</td>' for c in chunk)
+                    + "</tr>")
+    return f'<table class="tiles" cellspacing="6" cellpadding="4" width="100%">{"".join(rows)}</table>'
+
+
+def query_images(content: ReportContent, flavor: Flavor) -> str:
+    if not content.query_images:
+        return "<h2>Query images</h2><p>No sketch or IR image was used.</p>"
+    cells = []
+    for image in content.query_images:
+        shown = (_img(flavor, image.image, f"query-{image.evidence_id}", QUERY_IMAGE_BOX, image.kind)
+                 if image.image is not None else '<span class="bad">file missing or unreadable</span>')
+        used = f"step {', '.join(map(str, image.steps))}" if image.steps else "off the active chain"
+        state = "" if image.intact else '<br><span class="bad">does not match its SHA-256</span>'
+        original = f"<br>from {flavor.breakable(image.original_path)}" if image.original_path else \
+            "<br>drawn in the app"
+        cells.append(f"{shown}<br><b>{esc(text.MODALITY_NAMES.get(image.kind, image.kind))}</b> · {esc(used)}"
+                     f"{_small(original)}{state}")
+    return "<h2>Query images</h2>" + _grid(cells, 3, flavor.page_width)
+
+
+def confirmed(content: ReportContent, flavor: Flavor) -> str:
+    parts = [f"<h2>Confirmed results ({len(content.confirmed):,})</h2>"]
+    if not content.confirmed:
+        parts.append("<p>No result was confirmed.</p>")
+    else:
+        cells = []
+        for result in content.confirmed:
+            if result.thumbnail is not None:
+                shown = _img(flavor, result.thumbnail, f"crop-{result.gallery_id}-{result.item_id}", THUMBNAIL_BOX,
+                             result.item_id)
+            else:
+                shown = '<span class="bad">no crop image</span>'
+            score = (f"score {text.score(result.score)} at step {result.score_step}" if result.score_step
+                     else "not kept by any chain step")
+            note = f"<br><i>{esc(result.note)}</i>" if result.note else ""
+            cells.append(f"{shown}<br><b>{flavor.breakable(result.item_id)}</b>"
+                         f"<br>camera {esc(result.camera or '—')} · {esc(text.item_time(result.time))}"
+                         f"<br>{esc(score)}{note}")
+        parts.append(_grid(cells, THUMBNAILS_PER_ROW, flavor.page_width))
+    parts.append(f"<p>Rejected results: <b>{content.rejected_count:,}</b>.</p>")
+    return "\n".join(parts)
+
+
+def notes(content: ReportContent, flavor: Flavor) -> str:
+    if not content.notes:
+        return "<h2>Notes</h2><p>No notes.</p>"
+    rows = [[esc(text.moment(n.at)), esc(n.about), esc(n.text).replace("\n", "<br>")] for n in content.notes]
+    return "<h2>Notes</h2>" + _table([("Time", 130), ("About", 110), ("Note", None)], rows)
+
+
+def evidence(content: ReportContent, flavor: Flavor) -> str:
+    rows = [[esc(e.kind), esc(e.label) + "<br>" + _small(flavor.breakable(e.path)), flavor.hash_html(e.sha256)]
+            for e in content.evidence]
+    intro = ("<p>SHA-256 of every file the report rests on (a gallery by the fingerprint of its items and "
+             "model). <code>lineup report verify</code> checks them again.</p>")
+    return "<h2>Evidence</h2>" + intro + (_table([("Kind", 70), ("What · where", None), ("SHA-256", HASH_WIDTH)], rows)
+                                          if rows else "<p>None.</p>")
+
+
+def audit(content: ReportContent, flavor: Flavor) -> str:
+    rows = [[str(line.seq), _small(esc(line.at.replace("T", " ").removesuffix("+00:00"))), esc(line.actor),
+             esc(line.action), esc(line.summary), flavor.hash_html(line.hash)] for line in content.audit]
+    return "<h2>Audit trail</h2>" + _table(
+        [("#", 26), ("Time (UTC)", 92), ("Actor", 62), ("Action", 72), ("What", None), ("Entry hash", HASH_WIDTH)],
+        rows, css="grid audit")
+
+
+SECTIONS = (header, galleries, chain, query_images, confirmed, notes, evidence, audit)
+
+
+def body(content: ReportContent, flavor: Flavor) -> str:
+    """Every section of the report, in order, as HTML."""
+    return "\n".join(section(content, flavor) for section in SECTIONS)

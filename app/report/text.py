@@ -1,0 +1,125 @@
+"""How report values read as text (shared by the HTML and PDF renderers): times, keep rules, levels,
+filters, counts and one-line summaries of audit entries."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from typing import Any
+
+from engine.search.transcript import format_time as footage_time
+
+MODALITY_NAMES = {"text": "text", "sketch": "sketch", "ir": "IR", "example": "example item"}
+LEVEL_SOURCE_NAMES = {"override": "set by the analyst", "encoder": "model's estimate", "parser": "attribute parser",
+                      "classifier": "level classifier", "default": "default"}
+
+
+def moment(value: datetime | str | None) -> str:
+    """A stored UTC time as ``2025-01-02 03:04:05 UTC`` ('—' when absent)."""
+    if value is None:
+        return "—"
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            return value
+    if value.tzinfo is None:
+        return value.strftime("%Y-%m-%d %H:%M:%S")
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def item_time(seconds: float | None) -> str:
+    """An item's capture time: UTC date for wall-clock seconds, ``12.5s`` on the footage clock, '—' unknown."""
+    text = footage_time(seconds)
+    return "—" if text == "-" else text
+
+
+def score(value: float | None) -> str:
+    return "—" if value is None or not math.isfinite(value) else f"{value:.4f}"
+
+
+def count(value: int) -> str:
+    return f"{value:,}"
+
+
+def modalities(query_kind: str) -> str:
+    """'text+sketch' → 'text + sketch'; 'example' → 'example item'."""
+    return " + ".join(MODALITY_NAMES.get(part, part) for part in query_kind.split("+") if part) or "—"
+
+
+def level(level_name: str | None, source: str | None, overridden: bool) -> str:
+    if level_name is None:
+        return "— (no level)"
+    where = LEVEL_SOURCE_NAMES.get(source or "", source or "unknown source")
+    return f"{level_name} ({where}{', overridden' if overridden and source != 'override' else ''})"
+
+
+def keep_rule(rule: str, value: float, k: int) -> str:
+    """The step's keep rule as the distribution panel words it (ρ, k or threshold), with the k it gave."""
+    if rule == "rho":
+        return f"keep top ρ = {value:g} of the candidates (k = {k:,})"
+    if rule == "threshold":
+        return f"keep scores ≥ {value:.4f} (k = {k:,})"
+    return f"keep top k = {k:,}"
+
+
+def filters(values: dict[str, Any]) -> str:
+    """Camera and time filters in words ('none' when no filter applied)."""
+    parts = []
+    cameras = values.get("cameras")
+    if cameras:
+        parts.append("cameras " + ", ".join(str(c) for c in cameras))
+    window = values.get("time_range")
+    if window and any(v is not None for v in window):
+        low, high = (window + [None, None])[:2]
+        parts.append(f"time {item_time(low) if low is not None else '…'} to "
+                     f"{item_time(high) if high is not None else '…'}")
+    for key in sorted(set(values) - {"cameras", "time_range"}):
+        if values[key] not in (None, [], {}):
+            parts.append(f"{key} {values[key]}")
+    return "; ".join(parts) if parts else "none"
+
+
+def candidates(before: int, filtered_out: int, after: int) -> str:
+    filtered = f" ({filtered_out:,} filtered out)" if filtered_out else ""
+    return f"{before:,}{filtered} → {after:,}"
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _number(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def _head(step_id: Any) -> str:
+    return "before the first step" if step_id is None else f"step {step_id}"
+
+
+def audit_summary(action: str, payload: dict[str, Any]) -> str:
+    """One short line saying what an audit entry recorded."""
+    if action == "case.create":
+        return f"case “{_clip(payload.get('title', ''), 60)}” created"
+    if action == "case.rename":
+        return f"renamed “{_clip(payload.get('title', ''), 60)}”"
+    if action == "case.describe":
+        return "description changed"
+    if action == "case.status":
+        return f"status {payload.get('status')}"
+    if action == "gallery.add":
+        return f"gallery {payload.get('gallery')}: {_clip(payload.get('path', ''), 60)}"
+    if action == "step.record":
+        query = payload.get("query_text") or payload.get("example_item") or ""
+        return (f"step {payload.get('step')} ({payload.get('query_kind')}) {_number(payload.get('candidates_before'))}"
+                f" → {_number(payload.get('candidates_after'))}" + (f": “{_clip(query, 40)}”" if query else ""))
+    if action == "step.undo":
+        return f"step {payload.get('step')} undone, head {_head(payload.get('head'))}"
+    if action == "step.branch":
+        return f"head moved to {_head(payload.get('head'))}"
+    if action == "mark":
+        return f"item {_clip(payload.get('item', ''), 40)} {payload.get('state')}"
+    if action == "note.add":
+        return f"note “{_clip(payload.get('text', ''), 50)}”"
+    return _clip(", ".join(f"{k}={v}" for k, v in sorted(payload.items())), 60)
