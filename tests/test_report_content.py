@@ -92,11 +92,11 @@ def report_case(tmp_path: Path, *, extra_steps: int = 0) -> ReportCase:
         case = store.create_case("Grey hoodie at the station", "Reported 14:05; two camera views.")
         gallery_id = store.add_gallery(case, **gallery_identity(gallery))
         first, kept1 = chain_step(gallery_id, list(gallery.ids), 12, 1, query_text="man in a grey hoodie",
-                                  level="L2", level_source="parser")
+                                  level="C", level_source="parser")
         s1 = store.record_step(case, first)
         relevant = np.array(["p1" in gallery.item(i).identity for i in kept1])
         second, kept2 = chain_step(gallery_id, kept1, 6, 2, query_kind="text+sketch",
-                                   query_text="man in a grey hoodie, black backpack", level="L3",
+                                   query_text="man in a grey hoodie, black backpack", level="M",
                                    level_source="override", sketch=sketch, relevant=relevant)
         s2 = store.record_step(case, second)
         third, kept3 = chain_step(gallery_id, kept2, 3, 3, query_kind="ir", view="ir", ir=ir, keep_rule="rho",
@@ -135,7 +135,7 @@ def test_the_chain_lists_each_step_with_its_level_counts_and_rule(built):
     assert (first.candidates_before, first.candidates_after) == (N_ITEMS, 12)
     assert (second.candidates_before, second.candidates_after, second.query_kind) == (12, 6, "text+sketch")
     assert (third.candidates_before, third.candidates_after, third.keep_rule) == (6, 3, "rho")
-    assert (first.level, first.level_source, second.level, second.level_source) == ("L2", "parser", "L3", "override")
+    assert (first.level, first.level_source, second.level, second.level_source) == ("C", "parser", "M", "override")
     assert second.level_overridden and not first.level_overridden
     assert third.filters["cameras"] == ["c0", "c1", "c2"]
     assert second.histogram["relevant"] is not None and first.histogram["relevant"] is None

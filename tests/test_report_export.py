@@ -35,7 +35,7 @@ def test_the_html_report_is_self_contained_and_complete(built, tmp_path):
     assert result.format == "html" and result.pages is None
     assert page.startswith("<!DOCTYPE html>") and "Grey hoodie at the station" in page
     for text in ("man in a grey hoodie", "black backpack", f"{N_ITEMS:,} → 12", "12 → 6", "6 → 3",
-                 "L3 (set by the analyst)", "L2 (attribute parser)", "keep top ρ = 0.5", "cameras c0, c1, c2",
+                 "M (set by the analyst)", "C (attribute parser)", "keep top ρ = 0.5", "cameras c0, c1, c2",
                  "Seen leaving by the north exit.", "Rejected results: <b>1</b>", "same bag"):
         assert text in page, text
     sources = re.findall(r'<img src="([^"]+)"', page)

@@ -26,7 +26,7 @@ def make_step(gallery_id: int, n: int = 20, keep: int = 10, text: str = "red jac
     rng = np.random.default_rng(seed)
     scores = rng.uniform(-0.2, 0.8, n).astype(np.float32)
     order = np.argsort(-scores, kind="stable")[:keep]
-    fields = dict(gallery_id=gallery_id, query_kind="text", query_text=text, view="text", level="L2",
+    fields = dict(gallery_id=gallery_id, query_kind="text", query_text=text, view="text", level="C",
                   level_source="parser", keep_rule="k", keep_value=keep, k=keep, candidates_before=n,
                   kept_ids=tuple(f"cam1/item{int(i):06d}" for i in order), kept_scores=tuple(scores[order].tolist()),
                   scores=scores, relevant=scores > 0.5, seconds=0.01,
@@ -126,7 +126,7 @@ def test_a_step_keeps_its_query_kept_set_and_histogram(store, case):
     assert saved.kept_ids == step.kept_ids
     assert saved.kept_scores == tuple(np.asarray(step.kept_scores, dtype=np.float32).tolist())
     assert (saved.candidates_before, saved.filtered_out, saved.candidates_after) == (300, 0, 40)
-    assert (saved.level, saved.level_source, saved.level_overridden) == ("L2", "parser", False)
+    assert (saved.level, saved.level_source, saved.level_overridden) == ("C", "parser", False)
     assert (saved.keep_rule, saved.keep_value, saved.k) == ("k", 40.0, 40)
     assert saved.filters == {"cameras": ["cam1"], "time_range": [0.0, None]}
     histogram = saved.histogram
@@ -134,7 +134,7 @@ def test_a_step_keeps_its_query_kept_set_and_histogram(store, case):
     assert sum(histogram["relevant"]) == int(np.count_nonzero(step.relevant))
     assert histogram["low"] == pytest.approx(float(np.min(step.scores)))
     assert histogram["high"] == pytest.approx(float(np.max(step.scores)))
-    overridden = store.record_step(case_id, make_step(gallery, level="L4", level_source="override"))
+    overridden = store.record_step(case_id, make_step(gallery, level="F", level_source="override"))
     assert store.load_case(case_id).step(overridden).level_overridden is True
 
 

@@ -106,7 +106,7 @@ def _step_row(step_id: int, parent: int | None, sketch: tuple[str, str] | None, 
            "query_text": f"query {step_id}", "query_kind": "text+sketch" if sketch else "text+ir",
            "example_item": None, "scenario": None,
            "sketch_path": sketch and sketch[0], "sketch_sha256": sketch and sketch[1],
-           "ir_path": ir and ir[0], "ir_sha256": ir and ir[1], "view": "fused", "level": "L2",
+           "ir_path": ir and ir[0], "ir_sha256": ir and ir[1], "view": "fused", "level": "C",
            "level_source": "parser", "level_overridden": 0, "keep_rule": "rho", "keep_value": 0.5, "k": 5,
            "filters": canonical_json({"cameras": None}), "candidates_before": 10, "filtered_out": 0,
            "candidates_after": 5, "kept_ids": ids_blob, "kept_scores": codec.encode_scores(scores),
@@ -120,7 +120,7 @@ def _step_row(step_id: int, parent: int | None, sketch: tuple[str, str] | None, 
 
     payload = {"step": step_id, "seq": step_id, "parent": parent, "depth": step_id - 1, "gallery": 1,
                "query_text": row["query_text"], "query_kind": row["query_kind"], "example_item": None,
-               "scenario": None, "sketch": evidence(sketch), "ir": evidence(ir), "view": "fused", "level": "L2",
+               "scenario": None, "sketch": evidence(sketch), "ir": evidence(ir), "view": "fused", "level": "C",
                "level_source": "parser", "level_overridden": False, "keep_rule": "rho", "keep_value": 0.5, "k": 5,
                "filters": {"cameras": None}, "candidates_before": 10, "filtered_out": 0, "candidates_after": 5,
                "kept_sha256": ids_sha, "kept_scores_sha256": hashlib.sha256(scores.astype("<f4").tobytes()).hexdigest(),
@@ -294,3 +294,10 @@ def test_the_store_imports_no_qt_and_no_engine():
     loaded = set(json.loads(run.stdout))
     assert not loaded & {"PySide6", "pyqtgraph", "engine", "torch", "faiss", "cv2"}
     assert "sqlalchemy" in loaded
+
+
+def test_the_stores_level_names_are_the_ontologys():
+    from app.store.models import LEVELS
+    from engine.ontology import LEVELS as ONTOLOGY_LEVELS
+
+    assert tuple(LEVELS) == tuple(ONTOLOGY_LEVELS)

@@ -46,6 +46,9 @@ NAMING_CONVENTION = {
 CASE_STATUSES = ("open", "closed")
 MARK_STATES = ("confirmed", "rejected")
 KEEP_RULES = ("rho", "k", "threshold")
+#: The ontology's granularity levels (../shared/ontology.json); the store stays free of engine imports, and a
+#: test holds this copy equal to ``engine.ontology.LEVELS``.
+LEVELS = ("UC", "C", "M", "F", "UF")
 LEVEL_SOURCES = ("override", "encoder", "parser", "classifier", "default")
 
 

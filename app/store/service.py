@@ -29,6 +29,7 @@ from app.store.models import (
     CASE_STATUSES,
     KEEP_RULES,
     LEVEL_SOURCES,
+    LEVELS,
     MARK_STATES,
     AuditEntry,
     Case,
@@ -303,6 +304,8 @@ class CaseStore:
         """Validated column values of a step (all but ids, evidence and times)."""
         if step.keep_rule not in KEEP_RULES:
             raise StoreInputError(f"keep_rule must be one of {list(KEEP_RULES)}, got {step.keep_rule!r}")
+        if step.level is not None and step.level not in LEVELS:
+            raise StoreInputError(f"level must be one of {list(LEVELS)} or None, got {step.level!r}")
         if step.level_source is not None and step.level_source not in LEVEL_SOURCES:
             raise StoreInputError(f"level_source must be one of {list(LEVEL_SOURCES)} or None, "
                                   f"got {step.level_source!r}")
