@@ -20,7 +20,8 @@ def test_the_cascade_ships_with_opencv():
     assert not blur._cascade().empty()
 
 
-def test_without_a_face_the_head_region_is_blurred_and_nothing_else():
+def test_without_a_face_or_a_person_the_crops_head_band_is_blurred_and_nothing_else(monkeypatch):
+    monkeypatch.setattr(blur, "detect_person", lambda image: None)
     crop = person_crop(3)
     result = blur_faces(crop)
     assert result.method == "head"
@@ -32,6 +33,27 @@ def test_without_a_face_the_head_region_is_blurred_and_nothing_else():
     outside[inside] = False
     assert np.array_equal(result.image[outside], crop[outside])
     assert np.array_equal(crop, person_crop(3))  # the input is left as it was
+
+
+def test_a_person_inside_a_loose_crop_has_their_own_head_blurred():
+    """A world render shrunk into the lower right of a plain canvas: the crop's top band is empty wall, and
+    the blur must land on the person's head instead."""
+    from engine.world.identities import make_identity
+    from engine.world.render import render_sample
+
+    rng = np.random.default_rng(3)
+    person = cv2.cvtColor(render_sample(make_identity(0, 4, 1).outfits[0], "rgb", "HR", "front", "cam02", rng),
+                          cv2.COLOR_RGB2BGR)
+    small = cv2.resize(person, (96, 192), interpolation=cv2.INTER_AREA)
+    canvas = np.full((320, 160, 3), 128, np.uint8)
+    top, left = 120, 56
+    canvas[top:top + 192, left:left + 96] = small
+    result = blur_faces(canvas)
+    assert result.method == "person"
+    (x, y, w, h), = result.regions
+    assert y >= top - 24 and y + h <= top + 0.45 * 192  # the upper part of the pasted person, not the wall above
+    assert x >= left - 16 and x + w <= left + 96 + 16
+    assert np.array_equal(result.image[:top - 24], canvas[:top - 24])
 
 
 class FakeCascade:

@@ -3,9 +3,11 @@
 Person crops are small, so a face detector often finds nothing in them. The crop is first enlarged so that
 it is at least ``DETECT_MIN_HEIGHT`` pixels tall, then OpenCV's Haar frontal-face cascade (shipped with
 OpenCV, nothing downloaded) looks for faces; a detection counts only when its centre lies in the top
-``FACE_ZONE`` of the crop, where a standing person's head is. Each face found is blurred with a margin;
-when none is found the head is assumed to fill the top ``HEAD_HEIGHT`` of the crop across the centre
-``HEAD_WIDTH`` of its width, and that region is blurred instead.
+``FACE_ZONE`` of the crop, where a standing person's head is. Each face found is blurred with a margin.
+When none is found, OpenCV's HOG people detector looks for the person inside the crop (a crop that is a
+whole scene render or a loose box holds the person somewhere within it) and the head is taken as the top
+``BOX_HEAD_HEIGHT`` of that person box across its centre ``BOX_HEAD_WIDTH``; when HOG finds nobody either, the
+crop is taken as a tight person box: its top ``HEAD_HEIGHT`` across the centre ``HEAD_WIDTH``.
 
 The blur is a Gaussian with σ = max(w, h) / ``SIGMA_DIVISOR`` of the region, which leaves little more than
 the region's mean colour.
@@ -31,6 +33,10 @@ FACE_MARGIN = 0.15
 HEAD_HEIGHT = 0.18
 HEAD_WIDTH = 0.70
 SIGMA_DIVISOR = 2.5
+#: The head inside a HOG person box (the default detector's boxes carry a margin above the head).
+BOX_HEAD_TOP, BOX_HEAD_HEIGHT, BOX_HEAD_WIDTH = 0.0, 0.28, 0.60
+HOG_MIN_HEIGHT = 160  # HOG's window is 64 × 128: smaller crops are enlarged first
+HOG_BORDER = 32  # replicated border so a person filling the crop still fits a window
 
 Box = tuple[int, int, int, int]  # x, y, w, h in pixels of the crop
 
@@ -39,8 +45,8 @@ _DETECT_LOCK = threading.Lock()
 
 @dataclass(frozen=True)
 class BlurResult:
-    """The blurred copy, the regions blurred, and how they were found: "face" (detected) or "head"
-    (the estimated head region)."""
+    """The blurred copy, the regions blurred, and how they were found: "face" (detected), "person" (the head
+    of a HOG person box) or "head" (the top of the crop taken as a tight person box)."""
 
     image: np.ndarray
     regions: tuple[Box, ...]
@@ -97,6 +103,45 @@ def head_region(height: int, width: int) -> Box:
     return ((width - box_w) // 2, 0, box_w, max(1, math.ceil(height * HEAD_HEIGHT)))
 
 
+@lru_cache(maxsize=1)
+def _hog() -> cv2.HOGDescriptor:
+    hog = cv2.HOGDescriptor()
+    hog.setSVMDetector(cv2.HOGDescriptor_getDefaultPeopleDetector())
+    return hog
+
+
+def detect_person(image: np.ndarray) -> Box | None:
+    """The most confident HOG person box in the crop, in the crop's pixels (clipped), or None."""
+    _check(image)
+    height, width = image.shape[:2]
+    scale = max(1.0, HOG_MIN_HEIGHT / height)
+    work = image if image.ndim == 3 and image.shape[2] == 3 else cv2.cvtColor(_grey(image), cv2.COLOR_GRAY2BGR)
+    if scale > 1.0:
+        work = cv2.resize(work, (max(1, round(width * scale)), round(height * scale)), interpolation=cv2.INTER_CUBIC)
+    pad = HOG_BORDER
+    work = cv2.copyMakeBorder(work, pad, pad, pad, pad, cv2.BORDER_REPLICATE)
+    with _DETECT_LOCK:
+        boxes, weights = _hog().detectMultiScale(work, winStride=(4, 4), padding=(8, 8), scale=1.05)
+    if len(boxes) == 0:
+        return None
+    x, y, w, h = (float(v) for v in boxes[int(np.argmax(np.asarray(weights).reshape(-1)))])
+    x0, y0 = max(0.0, (x - pad) / scale), max(0.0, (y - pad) / scale)
+    x1, y1 = min(float(width), (x - pad + w) / scale), min(float(height), (y - pad + h) / scale)
+    if x1 - x0 < 2 or y1 - y0 < 2:
+        return None
+    return round(x0), round(y0), round(x1 - x0), round(y1 - y0)
+
+
+def head_in_person(person: Box, height: int, width: int) -> Box:
+    """The head region of a HOG person box (top ``BOX_HEAD_HEIGHT``, centre ``BOX_HEAD_WIDTH``), clipped."""
+    x, y, w, h = person
+    box_w = max(1, round(w * BOX_HEAD_WIDTH))
+    x0 = max(0, x + (w - box_w) // 2)
+    y0 = max(0, y + round(h * BOX_HEAD_TOP))
+    x1, y1 = min(width, x0 + box_w), min(height, y0 + max(1, math.ceil(h * BOX_HEAD_HEIGHT)))
+    return x0, y0, max(1, x1 - x0), max(1, y1 - y0)
+
+
 def _grow(box: Box, height: int, width: int) -> Box:
     x, y, w, h = box
     dx, dy = round(w * FACE_MARGIN), round(h * FACE_MARGIN)
@@ -120,8 +165,15 @@ def blur_faces(image: np.ndarray) -> BlurResult:
     _check(image)
     height, width = image.shape[:2]
     faces = detect_faces(image)
-    regions = [_grow(face, height, width) for face in faces] or [head_region(height, width)]
+    if faces:
+        regions, method = [_grow(face, height, width) for face in faces], "face"
+    else:
+        person = detect_person(image)
+        if person is not None:
+            regions, method = [head_in_person(person, height, width)], "person"
+        else:
+            regions, method = [head_region(height, width)], "head"
     out = image.copy()
     for box in regions:
         blur_region(out, box)
-    return BlurResult(out, tuple(regions), "face" if faces else "head")
+    return BlurResult(out, tuple(regions), method)
