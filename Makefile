@@ -20,3 +20,21 @@ test: $(STAMP)
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/ruff check .
 	QT_QPA_PLATFORM=offscreen $(VENV)/bin/pytest -q
+
+# Reproduce the shipped default checkpoint (about an hour on 2 CPU cores; resumable: run it again after a cut).
+RUNS ?= runs/default-checkpoint
+TRAIN_WORLD := $(RUNS)/trainworld-s1001
+EVAL_WORLD := $(RUNS)/evalworld-s777
+SHIPPED := resources/checkpoints/default
+LINEUP := $(VENV)/bin/lineup
+resume = $(if $(wildcard $(1)/training_state.pt),--resume,$(2))
+
+.PHONY: default-checkpoint
+default-checkpoint: $(STAMP)
+	test -f $(TRAIN_WORLD)/world.json || $(LINEUP) world build --out $(TRAIN_WORLD) --identities 2000 --images-per-identity 12 --seed 1001
+	test -f $(EVAL_WORLD)/world.json || $(LINEUP) world build --out $(EVAL_WORLD) --identities 500 --images-per-identity 10 --seed 777
+	$(LINEUP) train --config resources/runs/default_cpu.json --data world:$(TRAIN_WORLD) --out $(RUNS)/stage1 --seed 1001 $(call resume,$(RUNS)/stage1,)
+	$(LINEUP) train --config resources/runs/default_cpu_fusion.json --data world:$(TRAIN_WORLD) --out $(RUNS)/stage2 --seed 1002 $(call resume,$(RUNS)/stage2,--init $(RUNS)/stage1/model)
+	$(LINEUP) checkpoint export $(RUNS)/stage2/model $(SHIPPED) --fp16 --eval-report eval/
+	for protocol in mg-separate mg-progressive modes cross-res anytime; do \
+	    $(LINEUP) eval --checkpoint $(SHIPPED) --world $(EVAL_WORLD) --protocol $$protocol --out $(SHIPPED)/eval/$$protocol.json || exit 1; done

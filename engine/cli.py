@@ -373,6 +373,58 @@ def search_command(
         typer.echo("\n".join(report_lines(report, len(search.gallery))))
 
 
+checkpoint_app = typer.Typer(no_args_is_help=True, help="Model checkpoints: look, export.")
+app.add_typer(checkpoint_app, name="checkpoint")
+
+
+@checkpoint_app.command("info")
+def checkpoint_info(
+    path: Path = typer.Argument(None, help="Checkpoint folder (default: the shipped one)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Config, size, fingerprint, training command and evaluation report of a checkpoint."""
+    from engine.evaluation.sources import default_checkpoint
+    from engine.models import load, model_fingerprint, read_metadata
+
+    try:
+        folder = default_checkpoint() if path is None else path
+        model = load(folder, device="cpu")
+        metadata = read_metadata(folder)
+    except (ValueError, OSError) as exc:
+        _fail(str(exc))
+    info = {"path": str(folder), "config": model.config.name, "parameters": metadata.get("parameters"),
+            "weights_dtype": metadata.get("weights_dtype", "float32"), "fingerprint": model_fingerprint(model),
+            "training_command": metadata.get("training_command"), "eval_report": metadata.get("eval_report"),
+            "world": (metadata.get("data_fingerprint") or {}).get("world")}
+    if as_json:
+        typer.echo(json.dumps(info))
+    else:
+        for key, value in info.items():
+            typer.echo(f"{key:>16}: {value}")
+
+
+@checkpoint_app.command("export")
+def checkpoint_export(
+    source: Path = typer.Argument(..., help="Checkpoint folder to copy (e.g. RUN/model)."),
+    destination: Path = typer.Argument(..., help="Where to write the copy (replaced atomically)."),
+    fp16: bool = typer.Option(False, "--fp16", help="Store floating-point weights in float16 (half the size)."),
+    eval_report: str = typer.Option(None, "--eval-report", help="Record this evaluation report path."),
+) -> None:
+    """Copy a checkpoint (e.g. to ship it), optionally with fp16 weights; metadata is kept."""
+    import torch
+
+    from engine.models.checkpoint import export_checkpoint
+
+    extra = {} if eval_report is None else {"eval_report": eval_report}
+    try:
+        out = export_checkpoint(source, destination, weights_dtype=torch.float16 if fp16 else None,
+                                extra_metadata=extra)
+    except (ValueError, OSError) as exc:
+        _fail(str(exc))
+    size = sum(f.stat().st_size for f in out.iterdir())
+    typer.echo(f"checkpoint written to {out} ({size / 1e6:.1f} MB)")
+
+
 gallery_app = typer.Typer(no_args_is_help=True, help="Gallery folders: look, check, repair.")
 app.add_typer(gallery_app, name="gallery")
 

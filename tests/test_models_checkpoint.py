@@ -175,3 +175,31 @@ def test_half_precision_weights_halve_the_file_and_load_back_close(tmp_path):
     loaded = load(half, device="cpu")
     assert all(p.dtype == torch.float32 for p in loaded.parameters())
     torch.testing.assert_close(loaded.encode_text(TEXTS)[0], model.encode_text(TEXTS)[0], atol=5e-3, rtol=0)
+
+
+def test_export_to_fp16_halves_the_weights_and_keeps_the_metadata(tmp_path):
+    import torch
+    from typer.testing import CliRunner
+
+    from engine.cli import app
+    from engine.models import create, load, read_metadata, save
+    from engine.models.checkpoint import export_checkpoint
+
+    torch.manual_seed(0)
+    source = save(create("tiny", device="cpu"), tmp_path / "run" / "model",
+                  extra_metadata={"training_command": "lineup train …", "seed": 4})
+    out = export_checkpoint(source, tmp_path / "shipped", weights_dtype=torch.float16, extra_metadata={"note": "x"})
+    metadata = read_metadata(out)
+    assert metadata["weights_dtype"] == "float16" and metadata["training_command"] == "lineup train …"
+    assert metadata["seed"] == 4 and metadata["note"] == "x" and metadata["exported_from"] == str(source)
+    size = lambda folder: (folder / "weights.safetensors").stat().st_size  # noqa: E731
+    assert size(out) < 0.6 * size(source)
+    original, copy = load(source, device="cpu"), load(out, device="cpu")
+    for (name, a), (_, b) in zip(original.state_dict().items(), copy.state_dict().items(), strict=True):
+        assert a.dtype == b.dtype, name
+        if a.is_floating_point():
+            assert torch.allclose(a, b, rtol=1e-3, atol=1e-4), name
+    result = CliRunner().invoke(app, ["checkpoint", "info", str(out), "--json"])
+    assert result.exit_code == 0 and '"weights_dtype": "float16"' in result.output
+    result = CliRunner().invoke(app, ["checkpoint", "export", str(tmp_path / "none"), str(tmp_path / "x")])
+    assert result.exit_code != 0 and "not found" in result.output

@@ -200,3 +200,18 @@ def warm_start(model: PersonSearchModel, path: str | Path) -> WarmStartReport:
     report.new = sorted(set(own) - set(usable) - {k for k, _ in report.skipped})
     model.load_state_dict(usable, strict=False)
     return report
+
+
+def export_checkpoint(source: str | Path, destination: str | Path, *, weights_dtype: torch.dtype | None = None,
+                      extra_metadata: dict[str, Any] | None = None) -> Path:
+    """Copy checkpoint ``source`` to ``destination`` (atomically), optionally storing its weights in
+    ``weights_dtype`` (fp16 halves a shipped checkpoint); the source's metadata is kept, ``extra_metadata``
+    added, and the exported copy records where it came from."""
+    source = Path(source)
+    model = load(source, device="cpu")
+    metadata = read_metadata(source)
+    for key in ("format", "created", "parameters", "weights_dtype"):
+        metadata.pop(key, None)
+    metadata["exported_from"] = str(source)
+    metadata.update(extra_metadata or {})
+    return save(model, destination, extra_metadata=metadata, weights_dtype=weights_dtype)
