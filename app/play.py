@@ -277,11 +277,14 @@ class PlayDirector(QObject):
         return True
 
     def _save_screenshot(self) -> None:
+        """The window, and beside it (``NAME-distribution.png``) the distribution panel alone."""
         self.window.repaint()
-        if self.window.grab().save(str(self.screenshot)):
-            self.echo(f"screenshot: {self.screenshot}")
-        else:
-            self.echo(f"the screenshot could not be saved to {self.screenshot}")
+        panel = self.screenshot.with_name(f"{self.screenshot.stem}-distribution{self.screenshot.suffix}")
+        for widget, path in ((self.window, self.screenshot), (self.window.distribution, panel)):
+            if widget.grab().save(str(path)):
+                self.echo(f"screenshot: {path}")
+            else:
+                self.echo(f"the screenshot could not be saved to {path}")
 
     def _end(self, ok: bool, message: str | None) -> None:
         if message:

@@ -151,6 +151,7 @@ def test_play_end_to_end_through_the_cli_entry(tiny_demo_world, tiny_checkpoint,
                     fast=True, export_report=report)
     assert status == 0
     assert shot.is_file() and shot.stat().st_size > 10_000
+    assert (tmp_path / "shot-distribution.png").stat().st_size > 2_000
     from app.report import verify_report
 
     assert report.read_bytes().startswith(b"%PDF")
