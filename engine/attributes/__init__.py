@@ -1,0 +1,14 @@
+"""Attribute evidence read directly from a person crop's pixels (no learned weights).
+
+``extract_attributes(crop_bgr, mask=None, scene_bgr=None) -> AttributeEvidence``: colour names of the top,
+bottom, hair and hat in the 12 ontology colours (6 for hair), hat presence, sleeve and leg length, each as
+value → probability with a confidence. Modules: ``inputs`` (checks), ``mask`` (silhouette), ``regions``
+(body bands), ``constancy`` (illuminant), ``skin`` (YCrCb skin), ``colors`` (naming), ``garments``
+(lengths, hat), ``evidence`` (the result and its JSON form), ``extract`` (the pipeline).
+"""
+
+from engine.attributes.evidence import AttributeEvidence, AttributeEvidenceError
+from engine.attributes.extract import extract_attributes
+from engine.attributes.inputs import AttributeInputError
+
+__all__ = ["AttributeEvidence", "AttributeEvidenceError", "AttributeInputError", "extract_attributes"]

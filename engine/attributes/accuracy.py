@@ -1,0 +1,160 @@
+"""Scoring attribute evidence against ground truth, and reading the hand-labelled real footage.
+
+Accuracy of an attribute is top-1 agreement over the samples whose truth states it and whose evidence has
+it (``coverage`` = the share of those truths that got evidence at all). ``hat_type`` is scored as hat
+presence (pixels tell a hat from none, not a cap from a beanie): truth "none" vs anything else, prediction
+``P(none) < 0.5``. ``hat_color`` is scored only where the truth has a hat.
+
+Real footage: ``people.json`` (``tests/data/footage``) lists, per clip and person, canonical attributes
+and reference boxes ``{"frame": i, "box": [x, y, w, h]}`` (frame index in ``cv2.VideoCapture`` order).
+:func:`footage_samples` yields one crop per box with its frame, and, when asked, the foreground mask of a
+background model (``cv2.createBackgroundSubtractorMOG2``) learned over the whole clip.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from engine.attributes.evidence import AttributeEvidence
+
+SCORED: tuple[str, ...] = ("top_color", "bottom_color", "hair_color", "hat_type", "hat_color", "top_length",
+                           "bottom_length")
+MOG2_PASSES = 2
+MOG2_BACKGROUND_RATIO = 0.7
+
+
+def truth_value(attributes: Mapping[str, str], key: str) -> str | None:
+    """The value an attribute is scored against (hat presence for ``hat_type``), ``None`` if not scored."""
+    value = attributes.get(key)
+    if value is None:
+        return None
+    if key == "hat_type":
+        return "none" if value == "none" else "hat"
+    if key == "hat_color" and attributes.get("hat_type", "none") == "none":
+        return None
+    return value
+
+
+def predicted_value(evidence: AttributeEvidence, key: str) -> str | None:
+    """The evidence's top-1 value (hat presence for ``hat_type``), ``None`` when it has no evidence."""
+    dist = evidence.probabilities.get(key)
+    if not dist:
+        return None
+    if key == "hat_type":
+        return "none" if dist.get("none", 0.0) >= 0.5 else "hat"
+    return max(dist, key=dist.__getitem__)
+
+
+@dataclass
+class Tally:
+    """Per-attribute counts: truths seen, truths with evidence, correct top-1."""
+
+    truths: dict[str, int] = field(default_factory=dict)
+    scored: dict[str, int] = field(default_factory=dict)
+    correct: dict[str, int] = field(default_factory=dict)
+
+    def add(self, attributes: Mapping[str, str], evidence: AttributeEvidence) -> None:
+        for key in SCORED:
+            truth = truth_value(attributes, key)
+            if truth is None:
+                continue
+            self.truths[key] = self.truths.get(key, 0) + 1
+            guess = predicted_value(evidence, key)
+            if guess is None:
+                continue
+            self.scored[key] = self.scored.get(key, 0) + 1
+            self.correct[key] = self.correct.get(key, 0) + int(guess == truth)
+
+    def accuracy(self, key: str) -> float | None:
+        n = self.scored.get(key, 0)
+        return self.correct.get(key, 0) / n if n else None
+
+    def table(self) -> dict[str, dict[str, float | int | None]]:
+        """attribute → {"n", "accuracy", "coverage"} for every attribute that had a truth."""
+        out = {}
+        for key in SCORED:
+            if key in self.truths:
+                n = self.scored.get(key, 0)
+                out[key] = {"n": n, "accuracy": self.accuracy(key), "coverage": n / self.truths[key]}
+        return out
+
+
+def load_people(path: str | Path) -> dict[str, dict[str, dict]]:
+    """``clips`` of a ``people.json``: clip file → person id → {"attributes", "boxes", "description"}."""
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    if not isinstance(data, dict) or not isinstance(data.get("clips"), dict):
+        raise ValueError(f"{path}: expected an object with a 'clips' object")
+    return data["clips"]
+
+
+def read_frames(path: str | Path, wanted: set[int] | None = None) -> dict[int, np.ndarray]:
+    """Frames of a clip by index (``cv2.VideoCapture`` order): the ``wanted`` ones, or all of them."""
+    cap = cv2.VideoCapture(str(path))
+    if not cap.isOpened():
+        raise OSError(f"cannot open clip {path}")
+    frames: dict[int, np.ndarray] = {}
+    last = max(wanted) if wanted else None
+    index = 0
+    try:
+        while last is None or index <= last:
+            ok, frame = cap.read()
+            if not ok:
+                break
+            if wanted is None or index in wanted:
+                frames[index] = frame
+            index += 1
+    finally:
+        cap.release()
+    return frames
+
+
+def mog2_foreground(path: str | Path, wanted: set[int]) -> dict[int, np.ndarray]:
+    """Foreground masks (uint8, 255 = foreground, 127 = shadow) of the ``wanted`` frames from a MOG2
+    background model learned over every frame of the clip (:data:`MOG2_PASSES` passes), then applied to each
+    wanted frame without learning. The background is the mixture's heaviest modes up to
+    :data:`MOG2_BACKGROUND_RATIO` of the weight (OpenCV's default 0.9 also takes in a person who stands
+    still for a fifth of the clip)."""
+    frames = read_frames(path)
+    model = cv2.createBackgroundSubtractorMOG2(history=max(2, len(frames)), detectShadows=True)
+    model.setBackgroundRatio(MOG2_BACKGROUND_RATIO)
+    for _ in range(MOG2_PASSES):
+        for index in sorted(frames):
+            model.apply(frames[index])
+    return {i: model.apply(frames[i], learningRate=0.0) for i in sorted(wanted) if i in frames}
+
+
+@dataclass(frozen=True)
+class FootageSample:
+    clip: str
+    person: str
+    frame_index: int
+    box: tuple[int, int, int, int]
+    crop: np.ndarray
+    frame: np.ndarray
+    attributes: dict[str, str]
+    mask: np.ndarray | None
+
+
+def footage_samples(people_json: str | Path, footage_dir: str | Path,
+                    with_mog2: bool = False) -> Iterator[FootageSample]:
+    """One sample per reference box of ``people_json``, cut from the clips in ``footage_dir``."""
+    footage_dir = Path(footage_dir)
+    for clip, people in load_people(people_json).items():
+        wanted = {int(b["frame"]) for person in people.values() for b in person["boxes"]}
+        frames = read_frames(footage_dir / clip, wanted)
+        masks = mog2_foreground(footage_dir / clip, wanted) if with_mog2 else {}
+        for pid, person in people.items():
+            for ref in person["boxes"]:
+                i = int(ref["frame"])
+                x, y, w, h = (int(v) for v in ref["box"])
+                frame = frames[i]
+                fg = masks.get(i)
+                yield FootageSample(clip, pid, i, (x, y, w, h), frame[y:y + h, x:x + w], frame,
+                                    dict(person["attributes"]), None if fg is None else fg[y:y + h, x:x + w])
