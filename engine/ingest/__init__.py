@@ -22,6 +22,7 @@ from engine.ingest.encoder import (
     parse_scenarios,
 )
 from engine.ingest.errors import DetectorError, IngestError, SourceSkipped
+from engine.ingest.motion import FusedDetector
 from engine.ingest.pipeline import IngestOptions, ingest, item_id
 from engine.ingest.resolution import level_of_height
 from engine.ingest.summary import IngestSummary, SourceReport
@@ -33,6 +34,7 @@ __all__ = [
     "DetectorError",
     "Detections",
     "Encoder",
+    "FusedDetector",
     "HogDetector",
     "IngestError",
     "IngestOptions",

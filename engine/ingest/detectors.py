@@ -5,9 +5,11 @@ A detector sees the frames of one sequence (a video, or one camera's images) in 
     detector.reset()                      # a new sequence starts (stateful detectors drop their history)
     found = detector.detect(frame_bgr)    # Detections: boxes [N, 4] (x, y, w, h) in frame pixels, scores [N]
 
-``reset``/ordered frames let a stateful detector (background subtraction fused with HOG, for instance) slot in
+``reset``/ordered frames let a stateful detector (``engine.ingest.motion.FusedDetector``: background subtraction
+fused with HOG; it also offers ``warm_up(first frames)``, which ingest calls when a detector has it) slot in
 beside the stateless ones here; ``settings()`` is what a done marker records about it. Build one by name with
-``make_detector`` (``"hog"``, or a path to an ``.onnx`` file); ``DETECTORS`` maps names to factories.
+``make_detector`` (``"hog"``, ``"fused"``, or a path to an ``.onnx`` file); ``DETECTORS`` maps names to
+factories.
 
 - ``HogDetector``: OpenCV's HOG + linear SVM people detector (no download). Its window is 128 px tall, so a
   frame is upscaled by ``u = min(128 / min_person_height, max(1, 1080 / frame height))`` before detection
@@ -261,7 +263,13 @@ def parse_size(text: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
-DETECTORS: dict[str, Callable[..., PersonDetector]] = {"hog": HogDetector, "onnx": OnnxDetector}
+def _fused(**options: Any) -> PersonDetector:
+    from engine.ingest.motion import FusedDetector  # motion builds on this module
+
+    return FusedDetector(**options)
+
+
+DETECTORS: dict[str, Callable[..., PersonDetector]] = {"hog": HogDetector, "fused": _fused, "onnx": OnnxDetector}
 
 
 def make_detector(spec: str = "hog", **options: Any) -> PersonDetector:

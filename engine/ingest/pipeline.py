@@ -24,6 +24,7 @@ import queue
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,6 +40,7 @@ from engine.ingest.detectors import Detections, HogDetector, PersonDetector
 from engine.ingest.encoder import Encoder
 from engine.ingest.errors import IngestError, SourceSkipped
 from engine.ingest.markers import read_marker, write_marker
+from engine.ingest.motion import FusedDetector
 from engine.ingest.resolution import level_of_height
 from engine.ingest.samples import Candidate, TrackSamples, sharpness
 from engine.ingest.sources import ImageSequence, Source, VideoSource, WorldSource, discover
@@ -132,20 +134,30 @@ class _Finished:
 class _Reader:
     """Everything before the model: runs in the reader thread and yields ``_Batch``/``_Finished`` events."""
 
-    def __init__(self, sources: list[Source], root: Path, present: set[str], detector: PersonDetector,
+    def __init__(self, sources: list[Source], root: Path, present: set[str], detector: PersonDetector | None,
                  options: IngestOptions, summary: IngestSummary, progress: ProgressFn) -> None:
         self.sources = sources
         self.root = root
         self.seen = present
-        self.detector = detector
+        self.chosen = detector
+        self.defaults: dict[str, PersonDetector] = {}
         self.options = options
         self.summary = summary
         self.progress = progress
-        self.settings = options.settings(detector)
         self.done = 0
         self.first = 0  # progress count when the current source started
         self.expected = [s.expected_frames(options.stride) for s in sources]
         self.total = sum(self.expected)
+
+    def detector_for(self, source: Source) -> PersonDetector:
+        """The detector given to ``ingest``, else the default for the source's kind: the fused detector
+        (background subtraction + HOG, ``engine.ingest.motion``) for videos, HOG alone for image folders (and
+        for worlds, which are not detected but record detector settings in their markers)."""
+        if self.chosen is not None:
+            return self.chosen
+        if source.kind not in self.defaults:
+            self.defaults[source.kind] = FusedDetector() if source.kind == "video" else HogDetector()
+        return self.defaults[source.kind]
 
     def on_skip(self, path: str, reason: str) -> None:
         self.summary.skipped_files.append((path, reason))
@@ -165,35 +177,42 @@ class _Reader:
         """One source's batches, then its ``_Finished`` (with a marker only when it was read through)."""
         self.first = self.done
         report = SourceReport(str(source.path), source.kind, getattr(source, "camera", None))
+        detector = self.detector_for(source)
+        settings = self.options.settings(detector)
         try:
             key = source.key
             marker = None if self.options.force else read_marker(self.root, key)
             if marker is not None:
                 report.status = "done before"
                 report.items_present = int(marker.get("items", 0))
-                if marker.get("settings") != self.settings:
+                if marker.get("settings") != settings:
                     report.notes.append("done before with other settings; not read again (use force to re-read)")
                 yield _Finished(report, None, None)
                 return
             if isinstance(source, WorldSource):
                 yield from self._world(source, report)
             else:
-                yield from self._footage(source, report)
+                yield from self._footage(source, report, detector)
         except SourceSkipped as exc:
             report.status, report.reason = "skipped", exc.reason
             yield _Finished(report, None, None)
             return
         marker = {"key": key, "kind": source.kind, "path": report.path, "camera": report.camera,
-                  "settings": self.settings, "frames": report.frames, "detections": report.detections,
+                  "settings": settings, "frames": report.frames, "detections": report.detections,
                   "tracks": report.tracks, "items": report.items_kept, "notes": report.notes}
         yield _Finished(report, key, marker)
 
     # ------------------------------------------------------------------------------------------- footage
 
-    def _footage(self, source: VideoSource | ImageSequence, report: SourceReport) -> Iterator[_Batch]:
+    def _footage(self, source: VideoSource | ImageSequence, report: SourceReport,
+                 detector: PersonDetector) -> Iterator[_Batch]:
         options = self.options
         tracker = PersonTracker(options.tracker) if options.track else SeparateDetections()
-        self.detector.reset()
+        detector.reset()
+        warm_up = getattr(detector, "warm_up", None)
+        if warm_up is not None:  # a stateful detector reads the source's first frames ahead (engine.ingest.motion)
+            with closing(source.frames(options.stride, [], lambda path, reason: None)) as ahead:
+                warm_up(frame.image for frame in ahead)
         samples: dict[int, TrackSamples] = {}
         track_of: dict[int, int | None] = {}
         pending: list[tuple[GalleryItem, np.ndarray]] = []
@@ -203,7 +222,7 @@ class _Reader:
         for frame in source.frames(options.stride, report.notes, self.on_skip):
             if modality is None:
                 modality = "ir" if looks_grey(frame.image) else "rgb"
-            found = self.detector.detect(frame.image)
+            found = detector.detect(frame.image)
             report.frames += 1
             report.detections += len(found)
             tall = found.boxes[:, 3] >= options.min_box_height
@@ -373,9 +392,9 @@ def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: 
            options: IngestOptions | None = None, progress: ProgressFn = no_progress) -> IngestSummary:
     """Ingest ``source`` (video, image folder, built world, or a folder of them) into the gallery folder
     ``gallery`` (created when absent) with ``encoder`` (``engine.ingest.encoder.ModelEncoder`` or any
-    ``Encoder``); ``detector`` defaults to HOG. Unreadable sources and files are listed in the summary."""
+    ``Encoder``); ``detector`` defaults to the fused detector (``engine.ingest.motion``) for videos and to HOG
+    for image folders. Unreadable sources and files are listed in the summary."""
     options = options or IngestOptions()
-    detector = detector or HogDetector()
     started = time.monotonic()
     found = discover(source, options.camera, options.start)
     store = open_gallery(gallery, encoder)
