@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QItemSelectionModel, QObject, QTimer, Signal
+from PySide6.QtCore import QElapsedTimer, QItemSelectionModel, QObject, QTimer, Signal
 
 from app.state.play_script import PlayAction, PlayScript
 from app.state.query_spec import KeepRule
@@ -259,9 +259,20 @@ class PlayDirector(QObject):
         self.echo(("done: " if ok else "stopped: ") + message)
         if ok and self.report is not None:
             ok = self._export_report()
-        if self.screenshot is not None:
+        if self.screenshot is None:
+            self._end(ok, None)
+            return
+        waited = QElapsedTimer()
+        waited.start()
+
+        def shoot_when_drawn() -> None:  # the grid's thumbnails load in workers: wait for them (at most 10 s)
+            if not self.window.results.loader.idle and waited.elapsed() < 10_000:
+                QTimer.singleShot(50, shoot_when_drawn)
+                return
             self._save_screenshot()
-        self._end(ok, None)
+            self._end(ok, None)
+
+        QTimer.singleShot(50, shoot_when_drawn)
 
     def _export_report(self) -> bool:
         from app.report import export_report

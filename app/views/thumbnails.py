@@ -184,6 +184,13 @@ class ThumbnailLoader(QObject):
         if start:
             self._pool.start(_LoadTask(self, generation))
 
+    @property
+    def idle(self) -> bool:
+        """Nothing queued, loading or waiting to be announced (a screenshot now shows every thumbnail)."""
+        with self._lock:
+            busy = bool(self._wanted) or self._running > 0
+        return not busy and not self._arrivals and not self._flush.isActive()
+
     def wait(self, msecs: int = 5000) -> bool:
         """Block until queued loads finish (tests and shutdown); their results still arrive as events."""
         return self._pool.waitForDone(msecs)
