@@ -9,6 +9,7 @@ progress bar and cancel button.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 from collections.abc import Callable
@@ -41,6 +42,8 @@ from app.views.results import ResultsView
 from app.views.results_model import ResultSet
 from app.views.timeline import StepTimeline
 from app.workers import Job, WorkerHandle, cancel_all, preload_worker_modules, run_in_worker
+from engine.attributes.ranking import explanation_line
+from engine.search import QueryInputError
 
 DEFAULT_SIZE = (1500, 950)
 #: Left, centre, right column widths at the default size.
@@ -48,6 +51,8 @@ COLUMN_SIZES = (390, 680, 430)
 LEFT_MIN_WIDTH = 320
 #: How long an information message stays in the status bar (ms).
 MESSAGE_MS = 8000
+#: Results whose tooltip explains their score (the best ones; the detail pane explains any selected item).
+EXPLAINED_ITEMS = 200
 
 
 class CheckpointModels:
@@ -125,6 +130,7 @@ class MainWindow(QMainWindow):
         self.state = state
         self.models = models
         self._scores: dict[str, float] = {}
+        self._step_result = None
         self._ingest: WorkerHandle | None = None
         self._build_views()
         self._build_status_bar()
@@ -305,14 +311,17 @@ class MainWindow(QMainWindow):
         self.timeline.set_selected(step_id)
         gallery = self.state.gallery
         self.detail.clear()
+        self._step_result = None
         if gallery is None:
             self._set_results(ResultSet.empty())
             self.distribution.clear()
             return
         result = self.state.step_result(step_id)
+        self._step_result = result
         stored = None if step_id is None else self.state.step_state(step_id)
         if result is not None:
-            self._set_results(ResultSet.from_step(result, gallery))
+            lines = {item: explanation_line(e) for item, e in result.explanations(EXPLAINED_ITEMS).items()}
+            self._set_results(ResultSet.from_step(result, gallery, lines))
             self.distribution.set_step(result, self._confirmed())
             self.results.set_preview_threshold(None)
         elif stored is not None and stored.gallery_id == self.state.gallery_id:
@@ -348,6 +357,10 @@ class MainWindow(QMainWindow):
         score = self._scores.get(item_id)
         self.detail.set_gallery_item(gallery, item_id, score=None if score is None or math.isnan(score) else score,
                                      mark=self.state.marks.get(item_id))
+        result = self._step_result
+        if result is not None:
+            with contextlib.suppress(QueryInputError):  # the item was not a candidate of the step
+                self.detail.set_explanation(result.explain(item_id))
 
     def _refresh_title(self) -> None:
         parts = ["Lineup"]

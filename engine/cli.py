@@ -259,7 +259,9 @@ def ingest_command(
     source: Path = typer.Argument(..., help="A video, an image folder, a built world, or a folder holding them."),
     gallery: Path = typer.Option(..., "--gallery", help="Gallery folder (created when absent or empty)."),
     checkpoint: Path = typer.Option(None, "--checkpoint", help="Checkpoint folder (default: the shipped one)."),
-    detector: str = typer.Option("hog", "--detector", help="hog, or a path to a local ONNX person detector."),
+    detector: str = typer.Option("hog", "--detector",
+                                 help="hog, fused (background subtraction + HOG, for video), auto (fused for "
+                                      "videos, hog for image folders), or a path to a local ONNX person detector."),
     onnx_layout: str = typer.Option("yolo", "--onnx-layout", help="ONNX output layout: yolo | yolov8 | ssd."),
     onnx_size: str = typer.Option("640x640", "--onnx-size", help="ONNX input size, WIDTHxHEIGHT."),
     person_class: int = typer.Option(0, "--person-class", min=0, help="ONNX class index of 'person'."),
@@ -298,6 +300,10 @@ def ingest_command(
         if detector.lower().endswith(".onnx"):
             person_detector = make_detector(detector, layout=onnx_layout, input_size=parse_size(onnx_size),
                                             person_class=person_class, min_score=min_score)
+        elif detector == "auto":
+            person_detector = None  # ingest picks per source: fused for videos, HOG for image folders
+        elif detector == "fused":
+            person_detector = make_detector("fused")
         else:
             person_detector = make_detector(detector, min_person_height=min_person_height,
                                             hit_threshold=hog_threshold)
@@ -337,6 +343,11 @@ def search_command(
     checkpoint: Path = typer.Option(None, "--checkpoint", help="Checkpoint folder (default: the shipped one)."),
     device: str = typer.Option(None, "--device", help="cpu, cuda, cuda:1 ... (default: CUDA when available)."),
     top: int = typer.Option(10, "--top", min=1, help="Items shown per step and in the final ranking."),
+    attribute_weight: float = typer.Option(None, "--attribute-weight",
+                                           help="w in score = similarity + w·attribute agreement (default: the "
+                                                "checkpoint's; 0 = similarity only)."),
+    require: list[str] = typer.Option(None, "--require", help="An attribute key the query states that candidates "
+                                                              "must not contradict, e.g. top_color (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (one per line at the prompt)."),
     interactive: bool = typer.Option(False, "--interactive", help="Read steps and :commands from a prompt."),
 ) -> None:
@@ -347,7 +358,8 @@ def search_command(
     options = SearchOptions(gallery=gallery, text=text, then=tuple(then or ()), sketch=sketch, ir=ir, keep=keep,
                             threshold=threshold, level=level, cameras=tuple(camera or ()), after=after,
                             before=before, checkpoint=checkpoint, device=device, top=top, as_json=as_json,
-                            interactive=interactive)
+                            interactive=interactive, attribute_weight=attribute_weight,
+                            require=tuple(require or ()))
     try:
         search = prepare(options)
         if not interactive:
@@ -478,17 +490,45 @@ def gallery_verify(
 @gallery_app.command("rebuild")
 def gallery_rebuild(
     folder: Path = typer.Argument(..., help="Gallery folder."),
+    attributes: bool = typer.Option(False, "--attributes", help="Also recompute every item's attribute evidence "
+                                                                "from its stored crop (pixels; model with "
+                                                                "--checkpoint)."),
+    checkpoint: Path = typer.Option(None, "--checkpoint", help="With --attributes: the checkpoint whose attribute "
+                                                               "heads give the model evidence (else it is kept)."),
+    device: str = typer.Option(None, "--device", help="cpu, cuda, cuda:1 ... (default: CUDA when available)."),
     as_json: bool = typer.Option(False, "--json", help="Print the gallery info afterwards as one JSON object."),
 ) -> None:
     """Rebuild every view's index from the stored vectors (repairs index problems that verify reports)."""
     from engine.gallery.report import info_lines
 
+    if checkpoint is not None and not attributes:
+        _fail("--checkpoint is only used with --attributes")
     store = _open_gallery(folder, check_indexes=False)
+    evidence = None
     try:
         info = store.rebuild()
-    except (ValueError, OSError) as exc:
+        if attributes:
+            from engine.attributes.gallery import refresh_evidence
+            from engine.progress import cli_progress
+
+            model = None
+            if checkpoint is not None:
+                from engine.models import load
+
+                model = load(checkpoint, device=device)
+            with cli_progress("attribute evidence") as report:
+                evidence = refresh_evidence(store, model, progress=report)
+    except (ValueError, OSError, RuntimeError) as exc:
         _fail(str(exc))
-    typer.echo(json.dumps(info) if as_json else "\n".join(["rebuilt every index", *info_lines(info)]))
+    if as_json:
+        typer.echo(json.dumps(info if evidence is None else {**info, "attributes": evidence}))
+        return
+    lines = ["rebuilt every index", *info_lines(info)]
+    if evidence is not None:
+        lines.append(f"attribute evidence: {evidence['items']} items, {evidence['pixels']} from pixels, "
+                     f"{evidence['model']} from the model, {evidence['no_crop']} without a readable crop "
+                     f"({evidence['seconds']:.1f} s)")
+    typer.echo("\n".join(lines))
 
 
 @app.command("app")

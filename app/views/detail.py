@@ -1,5 +1,7 @@
 """Detail pane: one gallery item large — its crop, its metadata (source, frame, time, camera, box, track,
-resolution, SHA-256) and the source frame with the box drawn — plus confirm / reject / find similar.
+resolution, SHA-256) and the source frame with the box drawn — plus confirm / reject / find similar, and why
+the item ranked where it did (``set_explanation``: similarity vs attribute contribution, and each attribute
+the query states with what the evidence says; ``engine.search.StepResult.explain``).
 
 Crop and source frame are read off the UI thread (a video is opened with OpenCV and sought to the item's
 frame); when the source cannot be read the pane says why instead of showing a frame."""
@@ -87,6 +89,41 @@ def draw_box(image: np.ndarray, box: tuple[float, float, float, float] | None) -
     thickness = max(2, round(min(height, width) / 180))
     cv2.rectangle(out, (x0, y0), (x1, y1), BOX_COLOR, thickness, lineType=cv2.LINE_8)
     return out
+
+
+_STATUS_MARKS = {"match": ("✓", CONFIRMED), "mismatch": ("✗", REJECTED), "unsure": ("~", None),
+                 "no evidence": ("?", None)}
+
+
+def _html(text: object) -> str:
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def explanation_html(explanation: dict) -> str:
+    """Rich text for an explanation: the score's parts, then one line per stated attribute with its status mark,
+    agreement and each source's probability, confidence and most probable value."""
+    weight = explanation["attribute_weight"]
+    lines = [f"<b>Score {explanation['score']:.3f}</b> = similarity {explanation['similarity']:.3f} "
+             f"+ {weight:g} × attributes {explanation['agreement']:+.2f}"]
+    if explanation.get("filtered"):
+        lines.append("<i>Removed by this step's filters.</i>")
+    if not explanation["attributes"]:
+        lines.append("The query states no attribute.")
+    elif explanation.get("evidence") != "stored":
+        lines.append(f"Attribute evidence: {_html(explanation.get('evidence', 'none'))}.")
+    for entry in explanation["attributes"]:
+        mark, kind = _STATUS_MARKS[entry["status"]]
+        colored = f"<span style='color:{MARK_COLORS[kind].name()}'>{mark}</span>" if kind else mark
+        readings = []
+        for source, reading in entry["sources"].items():
+            best = f", best {_html(reading['best'])}" if reading.get("best") else ""
+            readings.append(f"{source} p {reading['probability']:.2f} (confidence {reading['confidence']:.2f}{best})")
+        agreement = "" if entry["agreement"] is None else f" {entry['agreement']:+.2f}"
+        required = " <i>required</i>" + (" — failed" if entry["failed_requirement"] else "") \
+            if entry["required"] else ""
+        detail = "; ".join(readings) if readings else "no evidence"
+        lines.append(f"{colored} {_html(entry['key'])} = {_html(entry['value'])}{agreement}{required}: {detail}")
+    return "<br>".join(lines)
 
 
 def sha256_of(path: Path) -> str | None:
@@ -193,9 +230,9 @@ def split_hash(digest: str) -> str:
 
 
 class DetailPane(QWidget):
-    """One item in full. Setters: ``set_item``, ``set_mark``, ``clear``. Signals: ``marks_changed(ids, mark)``
-    (same form as ``ResultsView.marks_changed``), ``find_similar_requested(id)``, ``loaded(status)`` when the
-    crop and source frame have been read. Keys while the pane has focus: C, R, U, F."""
+    """One item in full. Setters: ``set_item``, ``set_explanation``, ``set_mark``, ``clear``. Signals:
+    ``marks_changed(ids, mark)`` (same form as ``ResultsView.marks_changed``), ``find_similar_requested(id)``,
+    ``loaded(status)`` when the crop and source frame have been read. Keys while the pane has focus: C, R, U, F."""
 
     marks_changed = Signal(list, str)
     find_similar_requested = Signal(str)
@@ -232,6 +269,12 @@ class DetailPane(QWidget):
         self.frame_status = QLabel(self)
         self.frame_status.setWordWrap(True)
         self.frame_status.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+
+        self.why = QLabel(self)
+        self.why.setWordWrap(True)
+        self.why.setTextFormat(Qt.TextFormat.RichText)
+        self.why.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._explanation: dict | None = None
 
         self.values: dict[str, QLabel] = {}
         form = QFormLayout()
@@ -292,6 +335,7 @@ class DetailPane(QWidget):
         layout.addLayout(header)
         layout.addLayout(top)
         layout.addLayout(buttons)
+        layout.addWidget(self.why)
         layout.addWidget(rule)
         layout.addWidget(source_title)
         layout.addWidget(self.frame_view, 1)
@@ -310,6 +354,7 @@ class DetailPane(QWidget):
         for name in ("id", "source", "box"):
             if not hasattr(item, name):
                 raise DetailInputError(f"set_item needs a GalleryItem, got {type(item).__name__} without {name!r}")
+        self.set_explanation(None)
         self._item = item
         self._crop_path = None if crop_path is None else Path(crop_path)
         self._generation += 1
@@ -342,7 +387,14 @@ class DetailPane(QWidget):
         else:
             self.mark_chip.hide()
 
+    def set_explanation(self, explanation: dict | None) -> None:
+        """Show why the item ranked where it did (``StepResult.explain``), or nothing (None)."""
+        self._explanation = explanation
+        self.why.setText("" if explanation is None else explanation_html(explanation))
+        self.why.setVisible(explanation is not None)
+
     def clear(self) -> None:
+        self.set_explanation(None)
         self._item = None
         self._crop_path = None
         self._generation += 1
@@ -364,6 +416,9 @@ class DetailPane(QWidget):
 
     def item_id(self) -> str | None:
         return None if self._item is None else self._item.id
+
+    def explanation(self) -> dict | None:
+        return self._explanation
 
     def mark(self) -> str | None:
         return self._mark

@@ -5,6 +5,10 @@ bottom, hair and hat in the 12 ontology colours (6 for hair), hat presence, slee
 value → probability with a confidence. Modules: ``inputs`` (checks), ``mask`` (silhouette), ``regions``
 (body bands), ``constancy`` (illuminant), ``skin`` (YCrCb skin), ``colors`` (naming), ``garments``
 (lengths, hat), ``evidence`` (the result and its JSON form), ``extract`` (the pipeline).
+
+For search: ``model_heads`` (evidence from a checkpoint's attribute heads), ``store`` (a gallery's evidence
+table on disk), ``gallery`` (computing it for items: the ingest hook ``add_evidence``, ``refresh_evidence``),
+``agreement`` (the hybrid ranking's math), ``ranking`` (a step's attribute term and explanations).
 """
 
 from engine.attributes.evidence import AttributeEvidence, AttributeEvidenceError

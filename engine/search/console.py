@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.gallery import Gallery
-from engine.ontology import LEVELS
+from engine.ontology import LEVELS, ONTOLOGY
 from engine.search.errors import QueryInputError, SearchError
 from engine.search.query import StepQuery, load_image
 from engine.search.session import SearchSession
@@ -42,7 +42,8 @@ LEVEL_RULE_WORDS = ("parser", "classifier")
 
 @dataclass(frozen=True)
 class StepSettings:
-    """What every step of one command shares: level override, keep rule, camera and time filters."""
+    """What every step of one command shares: level override, keep rule, camera and time filters, the attribute
+    weight and the required attribute keys (each step requires those of them its text states)."""
 
     level: str | None = None
     rho: float | None = None
@@ -50,11 +51,23 @@ class StepSettings:
     threshold: float | None = None
     cameras: frozenset[str] | None = None
     time_range: tuple[float | None, float | None] | None = None
+    attribute_weight: float | None = None
+    require: tuple[str, ...] = ()
 
     def query(self, text: str | None = None, sketch: str | None = None, ir: str | None = None,
               example: str | None = None) -> StepQuery:
         return StepQuery(text=text, sketch=sketch, ir=ir, example=example, level=self.level, rho=self.rho,
-                         k=self.k, threshold=self.threshold, cameras=self.cameras, time_range=self.time_range)
+                         k=self.k, threshold=self.threshold, cameras=self.cameras, time_range=self.time_range,
+                         attribute_weight=self.attribute_weight, require=self.required_in(text) or None)
+
+    def required_in(self, text: str | None) -> tuple[str, ...]:
+        """The required keys that ``text`` states."""
+        if not self.require or not text:
+            return ()
+        from engine.text.parser import parse
+
+        stated = parse(text).attributes
+        return tuple(key for key in self.require if key in stated)
 
 
 @dataclass(frozen=True)
@@ -72,6 +85,8 @@ class SearchOptions:
     before: str | None = None
     checkpoint: Path | None = None
     device: str | None = None
+    attribute_weight: float | None = None
+    require: tuple[str, ...] = ()
     top: int = DEFAULT_TOP
     as_json: bool = False
     interactive: bool = False
@@ -132,7 +147,15 @@ def step_settings(options: SearchOptions) -> tuple[StepSettings, str]:
     time_range = None if after is None and before is None else (after, before)
     if not isinstance(options.top, int) or options.top < 1:
         raise QueryInputError(f"--top must be a positive number of items, got {options.top!r}")
-    return StepSettings(level=level, cameras=cameras, time_range=time_range, **keep), rule
+    weight = options.attribute_weight
+    if weight is not None and not (math.isfinite(weight) and weight >= 0):
+        raise QueryInputError(f"--attribute-weight must be a finite number ≥ 0, got {weight}")
+    require = tuple(dict.fromkeys(key.strip() for key in options.require))
+    unknown = [key for key in require if key not in ONTOLOGY.attributes]
+    if unknown:
+        raise QueryInputError(f"--require {', '.join(unknown)}: not an attribute; one of {', '.join(ONTOLOGY.keys)}")
+    return StepSettings(level=level, cameras=cameras, time_range=time_range, attribute_weight=weight,
+                        require=require, **keep), rule
 
 
 def _readable(path: Path | str | None, what: str) -> str | None:
@@ -157,6 +180,11 @@ def planned_queries(options: SearchOptions, settings: StepSettings) -> list[Step
         if not text.strip():
             raise QueryInputError(f"--then step {number} is empty: every step needs words")
         queries.append(settings.query(text.strip()))
+    if queries and settings.require:
+        stated = {key for q in queries for key, _ in q.require or ()}
+        missing = [key for key in settings.require if key not in stated]
+        if missing:
+            raise QueryInputError(f"--require {', '.join(missing)}: no step's text states it")
     return queries
 
 
@@ -172,6 +200,7 @@ class PreparedSearch:
 
 def prepare(options: SearchOptions) -> PreparedSearch:
     """Check the options, open the gallery, load the checkpoint and check it against the gallery."""
+    from engine.attributes.ranking import checkpoint_attribute_weight
     from engine.evaluation.sources import load_model
     from engine.search.model_encoder import ModelQueryEncoder
 
@@ -185,7 +214,14 @@ def prepare(options: SearchOptions) -> PreparedSearch:
                                   f"(its cameras: {', '.join(gallery.columns.cameras.names) or 'none'})")
     encoder = ModelQueryEncoder(load_model(options.checkpoint, device=options.device), level_rule=rule)
     encoder.check_gallery(gallery)
-    return PreparedSearch(gallery, SearchSession(gallery, encoder), settings, queries, options.top, options.as_json)
+    weight = settings.attribute_weight
+    if weight is None:
+        try:
+            weight = checkpoint_attribute_weight(options.checkpoint)
+        except ValueError as exc:
+            raise QueryInputError(str(exc)) from None
+    session = SearchSession(gallery, encoder, attribute_weight=weight)
+    return PreparedSearch(gallery, session, settings, queries, options.top, options.as_json)
 
 
 def describe_step(search: PreparedSearch, session: SearchSession, step: StepResult) -> dict[str, Any]:
@@ -199,7 +235,8 @@ def describe_step(search: PreparedSearch, session: SearchSession, step: StepResu
 def run_planned(search: PreparedSearch) -> dict[str, Any]:
     """Run the command line's steps: ``{"steps": [STEP, …], "final": [ITEM, …]}``."""
     steps = [describe_step(search, search.session, search.session.step(q)) for q in search.queries]
-    final = final_records(search.gallery, search.session.final_ranking(), search.top)
+    session = search.session
+    final = final_records(search.gallery, session.final_ranking(), search.top, session.steps[-1])
     return {"steps": steps, "final": final}
 
 
@@ -365,7 +402,8 @@ class Prompt:
 
     def _final(self, args: list[str]) -> None:
         top = self._number(args, ":final") if args else self.search.top
-        records = final_records(self.search.gallery, self.session.final_ranking(), top)
+        steps = self.session.steps
+        records = final_records(self.search.gallery, self.session.final_ranking(), top, steps[-1] if steps else None)
         self.shown = [r["id"] for r in records]
         self.emit({"final": records}, final_lines(records, len(self.search.gallery)))
 

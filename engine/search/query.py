@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import cv2
 import numpy as np
 
-from engine.ontology import LEVELS
+from engine.ontology import LEVELS, ONTOLOGY
 from engine.search.errors import QueryInputError
 
 ImageInput = str | Path | np.ndarray
@@ -26,7 +27,13 @@ class StepQuery:
     """A step's query. Give any of ``text``/``sketch``/``ir`` (combined = fused query) or ``example`` (a gallery
     item id: find similar). Keep rule: at most one of ``rho`` (fraction, default the session's), ``k`` (count)
     or ``threshold`` (minimum score). ``cameras`` and ``time_range`` (seconds, inclusive, None = open) filter
-    the candidates; ``level`` overrides the parser/classifier; ``target_identity`` marks ground truth."""
+    the candidates; ``level`` overrides the parser/classifier; ``target_identity`` marks ground truth.
+
+    Hybrid ranking (``engine.attributes.ranking``): ``attribute_weight`` overrides the session's w for this
+    step; ``require`` makes attributes hard filters: attribute keys the text states (``["top_color"]``) or
+    ``{key: value}`` pairs (a value the text states differently is an error; a pair the text does not state
+    joins the stated attributes); candidates whose evidence makes the value clearly unlikely are filtered out
+    like the camera/time filters."""
 
     text: str | None = None
     sketch: ImageInput | None = field(default=None, compare=False)
@@ -40,6 +47,8 @@ class StepQuery:
     cameras: frozenset[str] | None = None
     time_range: tuple[float | None, float | None] | None = None
     target_identity: str | None = None
+    attribute_weight: float | None = None
+    require: tuple[tuple[str, str | None], ...] | None = None
 
     def __post_init__(self) -> None:
         text = self.text.strip() if isinstance(self.text, str) else self.text
@@ -78,7 +87,15 @@ class StepQuery:
             if start is not None and end is not None and start > end:
                 raise QueryInputError(f"time_range starts after it ends: {self.time_range!r}")
             object.__setattr__(self, "time_range", (start, end))
+        if self.attribute_weight is not None and not _finite_number(self.attribute_weight, "attribute_weight") >= 0:
+            raise QueryInputError(f"attribute_weight must be ≥ 0, got {self.attribute_weight}")
+        if self.require is not None:
+            object.__setattr__(self, "require", _requirements(self.require))
 
+    @property
+    def required(self) -> dict[str, str | None]:
+        """Required attribute key → value (None: the value the text states)."""
+        return dict(self.require or ())
     @property
     def kind(self) -> str:
         """'example', or the modalities joined by '+' (e.g. 'text+sketch')."""
@@ -86,6 +103,32 @@ class StepQuery:
             return "example"
         parts = [name for name in ("text", "sketch", "ir") if getattr(self, name) is not None]
         return "+".join(parts)
+
+
+def _requirements(value: object) -> tuple[tuple[str, str | None], ...] | None:
+    """``require`` as sorted (key, value or None) pairs, each key an ontology attribute, each value canonical."""
+    if isinstance(value, str):
+        pairs: list = [(value, None)]
+    elif isinstance(value, Mapping):
+        pairs = list(value.items())
+    else:
+        try:
+            pairs = [item if isinstance(item, tuple) else (item, None) for item in value]  # type: ignore[union-attr]
+        except TypeError:
+            raise QueryInputError(f"require must be attribute keys or {{key: value}}, got {value!r}") from None
+    out: dict[str, str | None] = {}
+    for pair in pairs:
+        if len(pair) != 2:
+            raise QueryInputError(f"require entries must be keys or (key, value) pairs, got {pair!r}")
+        key, wanted = pair
+        if key not in ONTOLOGY.attributes:
+            raise QueryInputError(f"require: {key!r} is not an attribute of the ontology ({', '.join(ONTOLOGY.keys)})")
+        if wanted is not None and wanted not in ONTOLOGY.attributes[key]:
+            raise QueryInputError(f"require: {key}={wanted!r} is not one of {list(ONTOLOGY.attributes[key])}")
+        if key in out and out[key] is not None and wanted is not None and out[key] != wanted:
+            raise QueryInputError(f"require: {key} is required as both {out[key]!r} and {wanted!r}")
+        out[key] = wanted if wanted is not None else out.get(key)
+    return tuple(sorted(out.items())) or None
 
 
 def load_image(value: ImageInput, what: str) -> np.ndarray:

@@ -5,6 +5,11 @@ the whole view contiguously), applies its filters, and keeps the top k_j = ⌈ρ
 score threshold). C_{j+1} = kept − rejected ∪ confirmed. The FAISS index is not used for steps: a step needs
 every candidate's score (for the distribution plot and the final ranking), which an index top-k does not give.
 
+Hybrid ranking: a step's score is similarity + w · agreement, the agreement of each candidate's stored attribute
+evidence with the attributes the query text states (``engine.attributes.agreement``; evidence gathered for the
+candidates only); ``require`` turns stated attributes into filters. w: the step's ``attribute_weight``, else
+the session's, else the encoder's ``attribute_weight`` attribute, else ``DEFAULT_ATTRIBUTE_WEIGHT``.
+
 Steps are immutable ``StepResult`` values; ``undo`` pops the last one, ``branch`` copies the first ones into a
 new session. Marks (reject/confirm) belong to the session and are copied by ``branch``.
 """
@@ -16,6 +21,15 @@ from collections.abc import Callable
 
 import numpy as np
 
+from engine.attributes.agreement import REQUIRE_RATIO
+from engine.attributes.ranking import (
+    DEFAULT_ATTRIBUTE_WEIGHT,
+    DEFAULT_SOURCES,
+    AttributeTerm,
+    check_sources,
+    check_weight,
+    evidence_for,
+)
 from engine.gallery import Gallery, GalleryMismatchError
 from engine.gallery.scoring import inner_products
 from engine.metrics.progressive import DEFAULT_RHO
@@ -41,9 +55,21 @@ class SearchSession:
         *,
         relevance: RelevanceFn | None = None,
         target_identity: str | None = None,
+        attribute_weight: float | None = None,
+        attribute_sources: tuple[str, ...] = DEFAULT_SOURCES,
+        require_ratio: float = REQUIRE_RATIO,
     ) -> None:
         if isinstance(rho, bool) or not isinstance(rho, int | float) or not 0 < rho <= 1:
             raise QueryInputError(f"rho must lie in (0, 1], got {rho!r}")
+        try:
+            if attribute_weight is None:
+                attribute_weight = getattr(encoder, "attribute_weight", None)
+            self.attribute_weight = check_weight(DEFAULT_ATTRIBUTE_WEIGHT if attribute_weight is None
+                                                 else attribute_weight)
+            self.attribute_sources = check_sources(attribute_sources)
+            self.require_ratio = check_weight(require_ratio, "require_ratio")
+        except ValueError as exc:
+            raise QueryInputError(str(exc)) from None
         if encoder is not None:
             fingerprint = getattr(encoder, "fingerprint", None)
             if fingerprint is not None:
@@ -143,11 +169,18 @@ class SearchSession:
         count = len(self.gallery) if candidates is None else candidates.size
         if count == 0:
             raise NoCandidatesError("no candidates are left for this step: undo, branch or clear some rejects")
+        term = self._attribute_term(query)
         scores = inner_products(self.gallery.matrix(target.view), vector, candidates)
         rows = np.arange(count, dtype=np.int64) if candidates is None else candidates
         confirmed = self._mark_rows(self._confirmed)
         pinned = members(rows, confirmed) if confirmed.size else None
         passed = self._filter(query, rows)
+        if term.active:
+            agreement, failed = term.scores(rows)
+            if term.weight:
+                scores = (scores + term.weight * agreement).astype(np.float32)
+            if failed.any():
+                passed = ~failed if passed is None else passed & ~failed
         if passed is not None and pinned is not None:
             passed |= pinned  # confirmed items are never filtered out
         if passed is not None and not passed.all():
@@ -157,7 +190,7 @@ class SearchSession:
         else:
             filtered_rows, filtered_scores = rows[:0], scores[:0]
         if rows.size == 0:
-            raise NoCandidatesError("the step's camera/time filters leave no candidates")
+            raise NoCandidatesError("the step's camera/time/attribute filters leave no candidates")
         rule, value = self._keep_rule(query)
         kept, k = keep_mask(scores, pinned, **{rule: value})
         result = StepResult(
@@ -177,6 +210,8 @@ class SearchSession:
             relevant=self._relevant(query, rows),
             seconds=time.perf_counter() - started,
             item_ids=self.gallery.ids,
+            attribute_term=term,
+            row_of=self.gallery.columns.row_of,
         )
         self._steps = (*self._steps, result)
         return result
@@ -218,6 +253,30 @@ class SearchSession:
         if not np.isfinite(vector).all() or norm == 0:
             raise QueryInputError(f"the encoder returned an unusable vector for the {query.kind} query (NaN or zero)")
         return vector / norm
+
+    def _attribute_term(self, query: StepQuery) -> AttributeTerm:
+        """The step's stated attributes (parser), w, sources and requirements over the gallery's evidence."""
+        from engine.text.parser import parse
+
+        stated = dict(parse(query.text).attributes) if query.text is not None else {}
+        required = query.required
+        for key, value in required.items():
+            if value is None and key not in stated:
+                raise QueryInputError(f"require {key}: the query does not state {key}"
+                                      + (f" (it states {', '.join(stated)})" if stated else ""))
+            if value is not None and stated.setdefault(key, value) != value:
+                raise QueryInputError(f"require {key}={value}, but the query says {key}={stated[key]}")
+        weight = self.attribute_weight if query.attribute_weight is None else float(query.attribute_weight)
+        evidence = evidence_for(self.gallery) if stated else None
+        term = AttributeTerm(tuple(stated.items()), weight, self.attribute_sources, tuple(sorted(required)),
+                             evidence, self.require_ratio)
+        if required:
+            covered = evidence.covered(self.attribute_sources) if evidence is not None else frozenset()
+            missing = sorted(set(required) - covered)
+            if missing:
+                raise QueryInputError(f"require {', '.join(missing)}: the gallery {self.gallery.root} has no attribute "
+                                      f"evidence for it (compute it with `lineup gallery rebuild --attributes`)")
+        return term
 
     def _filter(self, query: StepQuery, rows: np.ndarray) -> np.ndarray | None:
         """Mask of the rows the camera/time filters let through; None without filters."""

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
+from engine.attributes.ranking import AttributeTerm
+from engine.search.errors import QueryInputError
 from engine.search.query import StepQuery
 from engine.search.selection import rank
 
@@ -26,9 +28,10 @@ class StepResult:
     """Step j over candidate set C_j.
 
     ``rows``/``scores``: the candidates that passed the step's filters and their similarity (ascending rows;
-    the array to plot). ``filtered_rows``/``filtered_scores``: candidates the camera/time filters removed.
+    the array to plot). ``filtered_rows``/``filtered_scores``: candidates the camera/time/attribute filters removed.
     ``kept``: ascending rows that go on to step j+1 (before later rejects/confirms). ``relevant``: ground
-    truth per entry of ``rows``, or None without ground truth."""
+    truth per entry of ``rows``, or None without ground truth. Scores are hybrid (similarity + w·agreement,
+    ``attribute_term``); ``explain`` splits one item's score into its parts."""
 
     index: int
     query: StepQuery
@@ -46,6 +49,8 @@ class StepResult:
     relevant: np.ndarray | None
     seconds: float
     item_ids: Sequence[str] = field(repr=False)
+    attribute_term: AttributeTerm | None = field(default=None, repr=False)
+    row_of: Mapping[str, int] | None = field(default=None, repr=False)  # item id → gallery row
 
     @property
     def candidates_before(self) -> int:
@@ -83,6 +88,46 @@ class StepResult:
         kept_mask = np.isin(self.rows, self.kept, assume_unique=True)
         order = self.order[kept_mask[self.order]]
         return [self.item_ids[int(r)] for r in self.rows[order]]
+
+    def score_of(self, row: int) -> tuple[float, bool]:
+        """(the step's score of gallery ``row``, whether a filter removed it); ``QueryInputError`` when the row
+        was not a candidate of this step."""
+        for rows, scores, filtered in ((self.rows, self.scores, False),
+                                       (self.filtered_rows, self.filtered_scores, True)):
+            at = int(np.searchsorted(rows, row))
+            if at < rows.shape[0] and rows[at] == row:
+                return float(scores[at]), filtered
+        raise QueryInputError(f"item {self.item_ids[row]!r} was not a candidate of step {self.index + 1}")
+
+    def explain(self, item: str | int) -> dict:
+        """Why an item (id or gallery row) got its score: ``similarity`` + ``attribute_contribution`` (= w ·
+        ``agreement``) = ``score``, and per stated attribute its status ("match", "mismatch", "unsure", "no
+        evidence"), agreement and each source's probability/confidence (``engine.attributes.ranking``).
+        Computed on demand for one item."""
+        if isinstance(item, str):
+            try:
+                row = self.row_of[item] if self.row_of is not None else list(self.item_ids).index(item)
+            except (ValueError, KeyError):
+                raise QueryInputError(f"item {item!r} is not in the gallery") from None
+        else:
+            row = int(item)
+        score, filtered = self.score_of(row)
+        term = self.attribute_term or AttributeTerm((), 0.0)
+        out = {"item": self.item_ids[row], **term.explain(row, score), "filtered": filtered}
+        return out
+
+    def explanations(self, n: int) -> dict[str, dict]:
+        """``explain`` for the best ``n`` items (id → explanation, best first), computed in one batch; without
+        each source's most probable value (``explain`` adds it)."""
+        top = self.top(n)
+        if not top:
+            return {}
+        rows = np.asarray([self.row_of[i] if self.row_of is not None else list(self.item_ids).index(i)
+                           for i, _ in top], dtype=np.int64)
+        term = self.attribute_term or AttributeTerm((), 0.0)
+        found = term.explain_rows(rows, np.asarray([score for _, score in top]))
+        return {item_id: {"item": item_id, **record, "filtered": False}
+                for (item_id, _), record in zip(top, found, strict=True)}
 
     def relevant_counts(self) -> tuple[int, int] | None:
         """(relevant among the candidates, relevant among the kept) when ground truth exists."""

@@ -1,10 +1,13 @@
 """A search session written out: JSON-ready records of steps, items and the final ranking, and the same as
 readable lines (what ``lineup search`` prints).
 
-ITEM = ``{"rank", "id", "score", <the item's metadata: source, camera, time, identity, crop, …>, "crop_path"}``
-(``score`` is null for items that were never ranked, ``crop_path`` the crop's absolute path).
-STEP = ``{"step", "query", "kind", "sketch", "ir", "example", "attributes", "level", "level_source", "view",
-"keep", "candidates_before", "filtered_out", "candidates_after", "seconds", "top": [ITEM, …]}``.
+ITEM = ``{"rank", "id", "score", <the item's metadata: source, camera, time, identity, crop, …>, "crop_path",
+"explanation"}`` (``score`` is null for items that were never ranked, ``crop_path`` the crop's absolute path,
+``explanation`` = ``StepResult.explain``: similarity vs attribute contribution and the stated attributes'
+evidence; present for a step's items, and for final items the last step scored).
+STEP = ``{"step", "query", "kind", "sketch", "ir", "example", "attributes", "attribute_weight", "required",
+"level", "level_source", "view", "keep", "candidates_before", "filtered_out", "candidates_after", "seconds",
+"top": [ITEM, …]}``.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.attributes.ranking import explanation_line
 from engine.gallery import Gallery
 from engine.search.ranking import CONFIRMED, FinalRanking
 from engine.search.step import StepResult
@@ -48,6 +52,12 @@ def step_record(gallery: Gallery, step: StepResult, top: int, level_source: str 
 
     query = step.query
     ids = gallery.row
+    term = step.attribute_term
+    top_items = []
+    for rank, (item_id, score) in enumerate(step.top(top), start=1):
+        record = item_record(gallery, ids(item_id), score, rank)
+        record["explanation"] = step.explain(item_id)
+        top_items.append(record)
     return {
         "step": step.index + 1,
         "query": query.text,
@@ -56,6 +66,8 @@ def step_record(gallery: Gallery, step: StepResult, top: int, level_source: str 
         "ir": _image_name(query.ir),
         "example": query.example,
         "attributes": parse(query.text).attributes if query.text else {},
+        "attribute_weight": None if term is None else term.weight,
+        "required": [] if term is None else list(term.required),
         "level": step.level,
         "level_source": level_source if level_source is not None and step.level_source == "encoder"
         else step.level_source,
@@ -65,18 +77,22 @@ def step_record(gallery: Gallery, step: StepResult, top: int, level_source: str 
         "filtered_out": int(step.filtered_rows.shape[0]),
         "candidates_after": step.candidates_after,
         "seconds": round(step.seconds, 4),
-        "top": [item_record(gallery, ids(item_id), score, rank)
-                for rank, (item_id, score) in enumerate(step.top(top), start=1)],
+        "top": top_items,
     }
 
 
-def final_records(gallery: Gallery, ranking: FinalRanking, top: int) -> list[dict[str, Any]]:
-    """The first ``top`` items of the final ranking as ITEMs, each with ``confirmed`` when it was pinned."""
+def final_records(gallery: Gallery, ranking: FinalRanking, top: int,
+                  last_step: StepResult | None = None) -> list[dict[str, Any]]:
+    """The first ``top`` items of the final ranking as ITEMs, each with ``confirmed`` when it was pinned and
+    its ``explanation`` when ``last_step`` scored it."""
     out = []
     for rank in range(min(top, ranking.rows.shape[0])):
-        record = item_record(gallery, int(ranking.rows[rank]), float(ranking.scores[rank]), rank + 1)
+        row = int(ranking.rows[rank])
+        record = item_record(gallery, row, float(ranking.scores[rank]), rank + 1)
         if ranking.stage[rank] == CONFIRMED:
             record["confirmed"] = True
+        if last_step is not None and ranking.stage[rank] == last_step.index:
+            record["explanation"] = last_step.explain(row)
         out.append(record)
     return out
 
@@ -98,8 +114,10 @@ def item_line(record: dict[str, Any]) -> str:
     identity = f"  identity {record['identity']}" if "identity" in record else ""
     pinned = "  [confirmed]" if record.get("confirmed") else ""
     crop = record.get("crop_path", record.get("source", "-"))
+    explanation = record.get("explanation")
+    why = f"\n         {explanation_line(explanation)}" if explanation and explanation["attributes"] else ""
     return (f"  {record['rank']:>3}  {score}  {record.get('camera', '-'):<8}  {format_time(record.get('time')):<20}  "
-            f"{record['id']}{identity}{pinned}\n         {crop}")
+            f"{record['id']}{identity}{pinned}\n         {crop}{why}")
 
 
 def _keep_text(keep: dict[str, Any]) -> str:
@@ -118,7 +136,10 @@ def step_lines(record: dict[str, Any]) -> list[str]:
     lines = [f"step {record['step']}: " + " + ".join(p for p in parts if p)]
     if record["query"]:
         attributes = ", ".join(f"{k}={v}" for k, v in record["attributes"].items())
-        lines.append(f"  attributes: {attributes or '(none recognised)'}")
+        required = f"   required: {', '.join(record['required'])}" if record.get("required") else ""
+        weight = f"   attribute weight: {record['attribute_weight']:g}" if record.get("attribute_weight") is not None \
+            else ""
+        lines.append(f"  attributes: {attributes or '(none recognised)'}{weight}{required}")
     level = f"{record['level']} ({record['level_source']})" if record["level"] else "- (image query)"
     lines.append(f"  level: {level}   view: {record['view']}")
     filtered = f", {record['filtered_out']} removed by filters" if record["filtered_out"] else ""

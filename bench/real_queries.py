@@ -1,0 +1,266 @@
+"""Real footage, real descriptions: does the described person's crop rank first? Similarity only, attributes
+only, and the hybrid ranking.
+
+For each clip of ``shared/data/footage`` (© Intel Corporation and contributors, intel-iot-devkit/sample-videos,
+CC BY 4.0) that has hand-labelled people in ``tests/data/footage/people.json``:
+
+1. ingest it into a temporary gallery (``engine.ingest.ingest`` with its default detector and options, or
+   ``--detector``; the checkpoint's encoder); each item records its frame, box and track;
+2. compute its items' attribute evidence (``engine.attributes.gallery.refresh_evidence``: pixels with the source
+   frame for colour constancy, and the checkpoint's attribute heads);
+3. for every labelled person, run their ``description`` as one search step over the clip's items and check
+   whether the first item is theirs: its frame is one of their labelled frames and IoU(item box, their box)
+   ≥ 0.5, or its frame has no label and it belongs to the same track as such an item.
+
+A second part takes the detector out: per clip a gallery of one crop per hand-labelled box of people.json
+(evidence through the ingest hook ``add_evidence``, the frame as the scene), the same queries, and an item is
+theirs when its box is theirs. It measures the ranking alone on real crops.
+
+Labelled frames: the ``boxes`` of people.json, plus the denser per-frame boxes of ``tests/data/footage/
+boxes.json`` (same person ids) when that file is present (``--no-dense`` leaves them out). People with no
+item of theirs in the gallery (the detector or tracker missed them, or no kept crop matched) count as failures
+and are listed; ``mAP`` is the mean average precision of the person's items over the whole ranking (people
+with crops). Rankings: ``similarity`` (w = 0), ``attributes`` (agreement only: w = 10⁴, similarity breaks
+ties), ``hybrid`` (w from the checkpoint, or ``--weights``), each with evidence from pixels, the model heads
+or both.
+
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/real_queries.py --checkpoint C [--weights 0.3] [--keep DIR]
+        [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+from engine.atomic import atomic_write_text  # noqa: E402
+from engine.attributes.gallery import refresh_evidence  # noqa: E402
+from engine.attributes.ranking import checkpoint_attribute_weight  # noqa: E402
+from engine.evaluation.sources import default_checkpoint  # noqa: E402
+from engine.gallery import Gallery  # noqa: E402
+from engine.metrics.retrieval import evaluate_retrieval  # noqa: E402
+from engine.search import SearchSession, StepQuery  # noqa: E402
+
+FOOTAGE = ROOT.parent / "shared" / "data" / "footage"
+PEOPLE = ROOT / "tests" / "data" / "footage" / "people.json"
+DENSE = ROOT / "tests" / "data" / "footage" / "boxes.json"
+ATTRIBUTES_ONLY = 1e4
+MIN_IOU = 0.5
+SOURCE_SETS: dict[str, tuple[str, ...]] = {"pixels": ("pixels",), "model": ("model",), "both": ("pixels", "model")}
+
+
+def iou(a, b) -> float:
+    ax, ay, aw, ah = a
+    bx, by, bw, bh = b
+    w = max(0.0, min(ax + aw, bx + bw) - max(ax, bx))
+    h = max(0.0, min(ay + ah, by + bh) - max(ay, by))
+    inter = w * h
+    union = aw * ah + bw * bh - inter
+    return inter / union if union > 0 else 0.0
+
+
+def labelled_boxes(clip: str, person: str, people: dict, dense: dict | None) -> dict[int, list]:
+    """frame → box of one person (people.json first, then boxes.json's frames it does not cover)."""
+    out = {int(b["frame"]): b["box"] for b in people["clips"][clip][person]["boxes"]}
+    if dense is not None and clip in dense.get("clips", {}):
+        for frame, boxes in dense["clips"][clip]["frames"].items():
+            for entry in boxes:
+                if entry.get("person") == person and not entry.get("ignore") and int(frame) not in out:
+                    out[int(frame)] = entry["box"]
+    return out
+
+
+def their_items(items: list, boxes: dict[int, list]) -> set[str]:
+    """Ids of the items that are the person's (see the module docstring)."""
+    matched = {item.id for item in items if item.frame in boxes and item.box is not None
+               and iou(item.box, boxes[item.frame]) >= MIN_IOU}
+    tracks = {item.track for item in items if item.id in matched and item.track is not None}
+    return matched | {item.id for item in items if item.frame not in boxes and item.track in tracks}
+
+
+def first_item(session: SearchSession, text: str, theirs: set[str]) -> tuple[str, float, float]:
+    """(first item, its score, average precision of the person's items) of a one-step query."""
+    step = session.step(StepQuery(text=text, k=1))
+    rows, scores = step.ranked()
+    ids = step.item_ids
+    relevant = np.asarray([ids[int(r)] in theirs for r in range(len(ids))])
+    report = evaluate_retrieval(np.zeros((1, len(ids))), relevant[None, :], order=rows[None, :])
+    return ids[int(rows[0])], float(scores[0]), float(report.ap[0])
+
+
+def modes(weights: list[float]) -> list[tuple[str, str, float]]:
+    out = [("similarity", "-", 0.0)]
+    out += [("attributes", name, ATTRIBUTES_ONLY) for name in SOURCE_SETS]
+    out += [("hybrid", name, w) for w in weights for name in SOURCE_SETS]
+    return out
+
+
+def first_items(gallery: Gallery, query_encoder, description: str, theirs: set[str],
+                rankings: list[tuple[str, str, float]]) -> dict[str, dict]:
+    """For each ranking: the first item of a one-step query and whether it is the person's."""
+    out = {}
+    for kind, sources, weight in rankings:
+        session = SearchSession(gallery, query_encoder, attribute_weight=weight,
+                                attribute_sources=SOURCE_SETS.get(sources, ("pixels", "model")))
+        item_id, score, ap = first_item(session, description, theirs)
+        out[f"{kind}:{sources}:{weight:g}"] = {"item": item_id, "score": round(score, 4), "theirs": item_id in theirs,
+                                               "ap": None if np.isnan(ap) else round(ap, 4)}
+    return out
+
+
+def summary(rows: list[dict], clips: dict, rankings: list[tuple[str, str, float]]) -> dict:
+    total = len(rows)
+    with_crops = [r for r in rows if r["their_items"]]
+    rates = {}
+    for kind, sources, weight in rankings:
+        key = f"{kind}:{sources}:{weight:g}"
+        hits = sum(r["first"].get(key, {}).get("theirs", False) for r in rows)
+        aps = [r["first"][key]["ap"] for r in with_crops if r["first"].get(key, {}).get("ap") is not None]
+        rates[key] = {"ranking": kind, "sources": sources, "weight": weight, "rank1_hits": hits,
+                      "mAP_with_crops": round(float(np.mean(aps)), 4) if aps else None,
+                      "rank1_rate": round(hits / total, 4) if total else None,
+                      "rank1_rate_with_crops": round(hits / len(with_crops), 4) if with_crops else None}
+    chance = sum(r["their_items"] / max(1, clips[r["clip"]]["items"]) for r in rows) / total if total else None
+    return {"people": total, "people_with_crops": len(with_crops),
+            "missed_people": [f"{r['clip']}:{r['person']}" for r in rows if not r["their_items"]],
+            "chance_rank1_rate": None if chance is None else round(chance, 4), "clips": clips, "rates": rates,
+            "people_rows": rows}
+
+
+def detector_galleries(model, people: dict, dense: dict | None, folder: Path, stride: int, detector: str | None,
+                       rankings: list) -> dict:
+    """Each clip ingested with the detector; a person's items matched by frame, IoU and track."""
+    from engine.ingest import IngestOptions, ModelEncoder, ingest, make_detector
+    from engine.search.model_encoder import ModelQueryEncoder
+
+    encoder, query_encoder = ModelEncoder(model), ModelQueryEncoder(model)
+    rows, clips = [], {}
+    for clip, labelled in people["clips"].items():
+        started = time.perf_counter()
+        gallery_dir = folder / Path(clip).stem
+        report = ingest(FOOTAGE / clip, gallery_dir, encoder, None if detector is None else make_detector(detector),
+                        options=IngestOptions(stride=stride))
+        gallery = Gallery.open(gallery_dir)
+        counts = refresh_evidence(gallery, model)
+        items = list(gallery.iter_items())
+        clips[clip] = {"items": len(items), "tracks": len({i.track for i in items if i.track is not None}),
+                       "ingest_seconds": round(report.seconds, 1), "evidence": counts,
+                       "seconds": round(time.perf_counter() - started, 1)}
+        for person, record in labelled.items():
+            theirs = their_items(items, labelled_boxes(clip, person, people, dense))
+            rows.append({"clip": clip, "person": person, "description": record["description"],
+                         "their_items": len(theirs),
+                         "first": first_items(gallery, query_encoder, record["description"], theirs, rankings)
+                         if items else {}})
+    return summary(rows, clips, rankings)
+
+
+def labelled_galleries(model, folder: Path, rankings: list) -> dict:
+    """Each clip's gallery = one crop per hand-labelled box of people.json (no detector), evidence through the
+    ingest hook (``add_evidence``, the frame as the scene): the ranking alone, on real crops."""
+    from engine.attributes.accuracy import footage_samples
+    from engine.attributes.gallery import add_evidence
+    from engine.gallery import GalleryItem
+    from engine.ingest import ModelEncoder
+    from engine.ingest.resolution import level_of_height
+    from engine.search.model_encoder import ModelQueryEncoder
+
+    encoder, query_encoder = ModelEncoder(model), ModelQueryEncoder(model)
+    people = json.loads(PEOPLE.read_text(encoding="utf-8"))
+    by_clip: dict[str, list] = {}
+    for sample in footage_samples(PEOPLE, FOOTAGE):
+        by_clip.setdefault(sample.clip, []).append(sample)
+    rows, clips = [], {}
+    for clip, samples in by_clip.items():
+        target = folder / f"labelled-{Path(clip).stem}"
+        if target.exists():  # made by an earlier run with --keep: made again from the labels
+            shutil.rmtree(target)
+        gallery = Gallery.create(target, encoder.views, encoder.fingerprint)
+        items = [GalleryItem(id=f"{s.person}-{s.frame_index}", source=str(FOOTAGE / clip), frame=s.frame_index,
+                             box=tuple(float(v) for v in s.box), modality="rgb",
+                             resolution=level_of_height(s.crop.shape[0])) for s in samples]
+        crops = [s.crop for s in samples]
+        gallery.add(items, encoder(crops, ["rgb"] * len(items), [i.resolution for i in items]))
+        add_evidence(gallery, items, crops, scenes=[s.frame for s in samples], model=model,
+                     model_fingerprint=encoder.fingerprint)
+        clips[clip] = {"items": len(items), "tracks": 0}
+        for person, record in people["clips"][clip].items():
+            theirs = {i.id for i, s in zip(items, samples, strict=True) if s.person == person}
+            rows.append({"clip": clip, "person": person, "description": record["description"],
+                         "their_items": len(theirs),
+                         "first": first_items(gallery, query_encoder, record["description"], theirs, rankings)})
+    return summary(rows, clips, rankings)
+
+
+def run(checkpoint: Path, weights: list[float] | None, folder: Path, dense_boxes: bool, stride: int,
+        detector: str | None) -> dict:
+    from engine.models import load
+
+    model = load(checkpoint, device="cpu")
+    rankings = modes(weights or [checkpoint_attribute_weight(checkpoint)])
+    people = json.loads(PEOPLE.read_text(encoding="utf-8"))
+    dense = json.loads(DENSE.read_text(encoding="utf-8")) if dense_boxes and DENSE.is_file() else None
+    return {"checkpoint": str(checkpoint), "detector": detector or "ingest default", "stride": stride,
+            "dense_boxes": dense is not None,
+            "detector_galleries": detector_galleries(model, people, dense, folder, stride, detector, rankings),
+            "labelled_crop_galleries": labelled_galleries(model, folder, rankings)}
+
+
+def table(part: dict, title: str) -> list[str]:
+    lines = [f"{title}: {part['people']} labelled people, {part['people_with_crops']} with a crop in the gallery; "
+             f"chance rank-1 {part['chance_rank1_rate']:.3f}",
+             f"{'ranking':<12}{'sources':<8}{'w':>8}{'hits':>6}{'rate':>8}{'rate (with crops)':>19}"
+             f"{'mAP (with crops)':>18}"]
+    for row in part["rates"].values():
+        lines.append(f"{row['ranking']:<12}{row['sources']:<8}{row['weight']:>8g}{row['rank1_hits']:>6}"
+                     f"{row['rank1_rate']:>8.3f}{row['rank1_rate_with_crops'] or 0:>19.3f}"
+                     f"{row['mAP_with_crops'] or 0:>18.3f}")
+    if part["missed_people"]:
+        lines.append("no crop in the gallery: " + ", ".join(part["missed_people"]))
+    for clip, info in part["clips"].items():
+        lines.append(f"  {clip}: {info['items']} items" + (f" in {info['tracks']} tracks, {info['seconds']} s"
+                                                          if info["tracks"] else ""))
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--checkpoint", type=Path, help="checkpoint folder (default: the shipped one)")
+    parser.add_argument("--weights", help="comma-separated hybrid w values (default: the checkpoint's)")
+    parser.add_argument("--stride", type=int, default=1, help="ingest every STRIDE-th frame (default 1)")
+    parser.add_argument("--detector", help="person detector: hog, fused or an .onnx path (default: ingest's own "
+                                           "default, the fused detector for videos)")
+    parser.add_argument("--no-dense", action="store_true", help="match only people.json's boxes, not boxes.json")
+    parser.add_argument("--keep", type=Path, help="keep the clips' galleries in this folder")
+    parser.add_argument("--json", type=Path, help="also write the report here")
+    args = parser.parse_args(argv)
+    checkpoint = args.checkpoint or default_checkpoint()
+    weights = [float(w) for w in args.weights.split(",")] if args.weights else None
+    if args.keep is not None:
+        args.keep.mkdir(parents=True, exist_ok=True)
+        report = run(checkpoint, weights, args.keep, not args.no_dense, args.stride, args.detector)
+    else:
+        with tempfile.TemporaryDirectory(prefix="real-queries-") as folder:
+            report = run(checkpoint, weights, Path(folder), not args.no_dense, args.stride, args.detector)
+    print(json.dumps(report))
+    print("\n".join([*table(report["detector_galleries"], f"detector ({report['detector']}) galleries"), "",
+                     *table(report["labelled_crop_galleries"], "labelled-crop galleries (no detector)")]))
+    if args.json:
+        atomic_write_text(args.json, json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,213 @@
+"""Attribute evidence for gallery items: computed from crops (pixels and the checkpoint's attribute heads) and
+stored beside the gallery (``engine.attributes.store``) for the hybrid ranking.
+
+- ``compute_evidence(crops, masks, scenes, model)``: per crop ``{"pixels": …, "model": …}`` (each an
+  ``AttributeEvidence.to_dict()``); pixels per crop (``extract_attributes``), model heads in batches;
+- ``add_evidence(gallery, items, crops, …)``: the ingest hook, one call per batch of items just added;
+- ``refresh_evidence(gallery, model)``: recompute every item's evidence from its stored crop (and its source
+  frame, for colour constancy, when the source is readable), replacing the table atomically.
+
+Pixel colours are only read from RGB items: an infrared crop has no colours to name, so IR items get no
+pixel evidence (their model evidence is still computed, with the IR modality).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from engine.attributes import store
+from engine.attributes.extract import extract_attributes
+from engine.attributes.inputs import MIN_CROP_HEIGHT, MIN_CROP_WIDTH, AttributeInputError
+from engine.attributes.model_heads import has_heads, model_evidence
+
+DEFAULT_BATCH = 64
+ProgressFn = Callable[[int, int], None]
+
+
+def _too_small(crop: np.ndarray) -> bool:
+    shape = getattr(crop, "shape", None)
+    return shape is not None and len(shape) >= 2 and (shape[0] < MIN_CROP_HEIGHT or shape[1] < MIN_CROP_WIDTH)
+
+
+def compute_evidence(crops: Sequence[np.ndarray], masks: Sequence[np.ndarray | None] | None = None,
+                     scenes: Sequence[np.ndarray | None] | None = None, model=None, *,
+                     modalities: str | Sequence[str] | None = None, resolutions: str | Sequence[str] | None = None,
+                     batch_size: int = DEFAULT_BATCH) -> list[dict[str, dict[str, Any]]]:
+    """Evidence of every BGR uint8 crop: ``[{"pixels": EVIDENCE, "model": EVIDENCE}, …]``, EVIDENCE being an
+    ``AttributeEvidence.to_dict()``.
+
+    ``masks``/``scenes``: per crop its foreground mask (255 = person) and the frame it was cut from, or None;
+    ``model``: a ``PersonSearchModel`` whose image attribute heads give the "model" source (none without heads);
+    ``modalities`` ("rgb"/"ir", default rgb) and ``resolutions`` (HR/mild/mid/ultra, default HR): one value or
+    one per crop. A crop too small to read or from an IR item gets no "pixels" entry."""
+    count = len(crops)
+    masks = [None] * count if masks is None else list(masks)
+    scenes = [None] * count if scenes is None else list(scenes)
+    if len(masks) != count or len(scenes) != count:
+        raise ValueError(f"compute_evidence needs one mask and one scene (or None) per crop: {count} crops, "
+                         f"{len(masks)} masks, {len(scenes)} scenes")
+    kinds = [modalities] * count if modalities is None or isinstance(modalities, str) else list(modalities)
+    if len(kinds) != count:
+        raise ValueError(f"compute_evidence needs one modality per crop: {count} crops, {len(kinds)} modalities")
+    out: list[dict[str, dict[str, Any]]] = [{} for _ in range(count)]
+    for i, (crop, mask, scene, kind) in enumerate(zip(crops, masks, scenes, kinds, strict=True)):
+        if kind == "ir" or _too_small(crop):
+            continue
+        try:
+            out[i]["pixels"] = extract_attributes(crop, mask, scene).to_dict()
+        except AttributeInputError as exc:
+            raise ValueError(f"crop {i}: {exc}") from None
+    if has_heads(model):
+        for i, evidence in enumerate(model_evidence(model, crops, modalities, resolutions, batch_size=batch_size)):
+            out[i]["model"] = evidence.to_dict()
+    return out
+
+
+def _fingerprint(model) -> str | None:
+    if not has_heads(model):
+        return None
+    from engine.models.checkpoint import model_fingerprint
+
+    return model_fingerprint(model)
+
+
+def add_evidence(gallery, items: Sequence[Any], crops: Sequence[np.ndarray],
+                 masks: Sequence[np.ndarray | None] | None = None, scenes: Sequence[np.ndarray | None] | None = None,
+                 model=None, *, model_fingerprint: str | None = None, batch_size: int = DEFAULT_BATCH) -> int:
+    """The ingest hook: compute and store the evidence of a batch of items just added to ``gallery`` (a
+    ``Gallery`` or its folder). ``items`` are ``GalleryItem``s (ids, modality, resolution), ``crops`` their BGR
+    uint8 crops, ``masks``/``scenes`` optional per item, ``model`` the checkpoint or None (pixels only).
+    Items that already have evidence are skipped before anything is computed. Returns the rows added.
+    Pass ``model_fingerprint`` when known (hashing the weights takes a moment on every call otherwise)."""
+    root = Path(gallery) if isinstance(gallery, str | Path) else Path(gallery.root)
+    if len(items) != len(crops):
+        raise ValueError(f"add_evidence needs one crop per item: {len(items)} items, {len(crops)} crops")
+    table = store.current_table(store.folder_of(root))
+    todo = [i for i, item in enumerate(items) if table is None or item.id not in table.row_of]
+    if not todo:
+        return 0
+
+    def pick(values):
+        return None if values is None else [values[i] for i in todo]
+
+    records = compute_evidence([crops[i] for i in todo], pick(masks), pick(scenes), model,
+                               modalities=[items[i].modality or "rgb" for i in todo],
+                               resolutions=[items[i].resolution or "HR" for i in todo], batch_size=batch_size)
+    fingerprint = model_fingerprint if model_fingerprint is not None else _fingerprint(model)
+    return store.append(root, [items[i].id for i in todo], records, model_fingerprint=fingerprint)
+
+
+# ------------------------------------------------------------------------------------------- refresh
+
+
+def _read_crop(root: Path, item) -> np.ndarray | None:
+    if item.crop is None:
+        return None
+    data = np.fromfile(root / item.crop, dtype=np.uint8) if (root / item.crop).is_file() else None
+    return None if data is None or not data.size else cv2.imdecode(data, cv2.IMREAD_COLOR)
+
+
+class FrameCursor:
+    """Frames of one video read forward (reopened only when asked for an earlier frame); ``get(frame)`` gives
+    the BGR image of a 0-based frame, or None when the file cannot give it."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._capture = None
+        self._next = 0  # index of the frame the next read returns
+
+    def get(self, frame: int) -> np.ndarray | None:
+        if frame < self._next or self._capture is None:
+            self.close()
+            if not Path(self.source).is_file():
+                return None
+            self._capture = cv2.VideoCapture(str(self.source))
+            self._next = 0
+        while self._next < frame:
+            if not self._capture.grab():
+                return None
+            self._next += 1
+        ok, image = self._capture.read()
+        self._next += 1
+        return image if ok else None
+
+    def close(self) -> None:
+        if self._capture is not None:
+            self._capture.release()
+            self._capture = None
+
+
+def source_frames(source: str, frames: Iterable[int]) -> dict[int, np.ndarray]:
+    """The given frames (0-based, read order) of a video as BGR images; frames it cannot give are left out."""
+    cursor = FrameCursor(source)
+    try:
+        found = {frame: cursor.get(frame) for frame in sorted(set(frames))}
+    finally:
+        cursor.close()
+    return {frame: image for frame, image in found.items() if image is not None}
+
+
+def _batches(items: list, size: int) -> Iterator[list]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def refresh_evidence(gallery, model=None, *, scenes: bool = True, batch_size: int = DEFAULT_BATCH,
+                     progress: ProgressFn | None = None) -> dict[str, Any]:
+    """Recompute the evidence of every item of ``gallery`` from its stored crop and replace the table.
+
+    ``model``: the "model" source (None keeps the model evidence already stored, if any); ``scenes``: read
+    each video item's source frame for colour constancy (items whose source is missing go without). Returns
+    ``{"items", "pixels", "model", "no_crop", "seconds"}`` counts."""
+    import time
+
+    started = time.perf_counter()
+    root = Path(gallery.root)
+    old = store.EvidenceTable.read(root)
+    keep_model = model is None and old is not None and "model" in old.sources
+    fingerprint = _fingerprint(model) if model is not None else \
+        (old.sources["model"].get("fingerprint") if keep_model else None)
+    items = list(gallery.iter_items())
+    order = sorted(range(len(items)), key=lambda i: (items[i].source, items[i].frame or 0))
+    counts = {"items": len(items), "pixels": 0, "model": 0, "no_crop": 0}
+    done = 0
+    with store.rewriting(root, model_fingerprint=fingerprint) as writer:
+        by_source: dict[str, list[int]] = {}
+        for i in order:
+            by_source.setdefault(items[i].source, []).append(i)
+        for source, indices in by_source.items():
+            cursor = FrameCursor(source)
+            for chunk in _batches(indices, batch_size):
+                frames = {}
+                if scenes:
+                    wanted = sorted({items[i].frame for i in chunk if items[i].frame is not None})
+                    frames = {frame: cursor.get(frame) for frame in wanted}
+                readable = [(i, crop) for i in chunk if (crop := _read_crop(root, items[i])) is not None]
+                counts["no_crop"] += len(chunk) - len(readable)
+                picked = [items[i] for i, _ in readable]
+                records = compute_evidence(
+                    [crop for _, crop in readable], None,
+                    [frames.get(item.frame) if item.frame is not None else None for item in picked], model,
+                    modalities=[item.modality or "rgb" for item in picked],
+                    resolutions=[item.resolution or "HR" for item in picked], batch_size=batch_size)
+                if keep_model:
+                    for item, record in zip(picked, records, strict=True):
+                        row = old.row_of.get(item.id)
+                        model_part = None if row is None else old.record(row).get("model")
+                        if model_part is not None:
+                            record["model"] = model_part.to_dict()
+                kept = [(item.id, r) for item, r in zip(picked, records, strict=True) if r]
+                writer.add([k for k, _ in kept], [r for _, r in kept])
+                counts["pixels"] += sum("pixels" in r for _, r in kept)
+                counts["model"] += sum("model" in r for _, r in kept)
+                done += len(chunk)
+                if progress is not None:
+                    progress(done, len(items))
+            cursor.close()
+    counts["seconds"] = round(time.perf_counter() - started, 3)
+    return counts

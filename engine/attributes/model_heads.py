@@ -1,0 +1,106 @@
+"""Attribute evidence from a checkpoint's image attribute heads (METHODS §6): softmax over each key's values.
+
+The heads give logits per ontology key in canonical value order (``engine.models.attributes``); the
+probabilities are their softmax. The confidence of a key is how decided the head is, 1 − H(p)/log|V| (0 for a
+uniform distribution, 1 for a one-hot one): a head that has not learned a key (flat logits) then carries no
+weight in the hybrid ranking. It is not a calibrated reliability: a synthetic-trained head can be decided and
+wrong on real footage (see ``engine.attributes.agreement`` for how confidence enters the score).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from engine.attributes.evidence import AttributeEvidence
+from engine.ontology import ONTOLOGY
+
+DEFAULT_BATCH = 64
+
+
+def has_heads(model) -> bool:
+    return model is not None and getattr(model, "image_attributes", None) is not None
+
+
+def _resolution_name(name: str) -> str:
+    """A gallery resolution label (HR, mild, mid, ultra) or a model resolution name → the model's name."""
+    from engine.ingest.resolution import MODEL_RESOLUTION
+    from engine.models import RESOLUTIONS
+
+    if name in MODEL_RESOLUTION:
+        return MODEL_RESOLUTION[name]
+    if isinstance(name, str) and name.lower() in RESOLUTIONS:
+        return name.lower()
+    raise ValueError(f"resolution {name!r} is not one of {list(MODEL_RESOLUTION)} or {list(RESOLUTIONS)}")
+
+
+def _per_crop(value: str | Sequence[str] | None, default: str, count: int, what: str) -> list[str]:
+    if value is None:
+        return [default] * count
+    if isinstance(value, str):
+        return [value] * count
+    values = list(value)
+    if len(values) != count:
+        raise ValueError(f"model evidence needs one {what} per crop: {count} crops, {len(values)} {what}s")
+    return values
+
+
+def _batch_tensor(model, crops: Sequence[np.ndarray], start: int):
+    """BGR uint8 crops → the model's normalised input batch (crops of one size are resized together)."""
+    import cv2
+    import torch
+
+    groups: dict[tuple[int, int], list[int]] = {}
+    for index, crop in enumerate(crops):
+        if not isinstance(crop, np.ndarray) or crop.ndim != 3 or crop.shape[2] != 3 or crop.dtype != np.uint8 \
+                or 0 in crop.shape:
+            shape = getattr(crop, "shape", type(crop).__name__)
+            raise ValueError(f"crop {start + index} must be a non-empty BGR uint8 image [H, W, 3], got {shape}")
+        groups.setdefault(crop.shape[:2], []).append(index)
+    parts: list = [None] * len(crops)
+    for indices in groups.values():
+        stack = np.stack([cv2.cvtColor(crops[i], cv2.COLOR_BGR2RGB) for i in indices]).transpose(0, 3, 1, 2)
+        prepared = model.prepare_images(torch.from_numpy(np.ascontiguousarray(stack)))
+        for position, index in enumerate(indices):
+            parts[index] = prepared[position : position + 1]
+    return torch.cat(parts)
+
+
+def evidence_from_probabilities(probabilities: dict[str, np.ndarray]) -> AttributeEvidence:
+    """One crop's ``AttributeEvidence`` from softmax rows {key: [|V|]} (confidence 1 − H/log|V|)."""
+    out = AttributeEvidence({}, {}, info={"source": "model"})
+    for key, row in probabilities.items():
+        p = np.clip(np.asarray(row, dtype=np.float64), 0.0, None)
+        p = p / p.sum()
+        nonzero = p[p > 0]
+        entropy = float(-(nonzero * np.log(nonzero)).sum())
+        out.probabilities[key] = {v: float(x) for v, x in zip(ONTOLOGY.attributes[key], p, strict=True)}
+        out.confidence[key] = float(np.clip(1.0 - entropy / np.log(p.size), 0.0, 1.0))
+    return out
+
+
+def model_evidence(model, crops: Sequence[np.ndarray], modalities: str | Sequence[str] | None = None,
+                   resolutions: str | Sequence[str] | None = None, *,
+                   batch_size: int = DEFAULT_BATCH) -> list[AttributeEvidence]:
+    """Evidence of every crop (BGR uint8) from ``model``'s image attribute heads, in batches of ``batch_size``.
+
+    ``modalities`` ("rgb"/"ir") and ``resolutions`` (HR/mild/mid/ultra or the model's names) are one value for
+    all crops or one per crop (default rgb, HR). Raises ``ValueError`` when the model has no heads."""
+    import torch
+
+    if not has_heads(model):
+        raise ValueError("this checkpoint has no image attribute heads (config attributes.image is false)")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    count = len(crops)
+    modality = _per_crop(modalities, "rgb", count, "modality")
+    resolution = [_resolution_name(r) for r in _per_crop(resolutions, "HR", count, "resolution")]
+    out: list[AttributeEvidence] = []
+    for start in range(0, count, batch_size):
+        stop = min(count, start + batch_size)
+        images = _batch_tensor(model, crops[start:stop], start)
+        logits = model.image_attribute_logits(images, modality[start:stop], None, resolution[start:stop])
+        soft = {key: torch.softmax(value.float(), dim=-1).cpu().numpy() for key, value in logits.items()}
+        out.extend(evidence_from_probabilities({k: v[i] for k, v in soft.items()}) for i in range(stop - start))
+    return out

@@ -1,0 +1,142 @@
+"""Explanations in the app: the detail pane shows why the selected item ranked where it did, the results grid's
+tooltip carries a one-line explanation (app/views/detail.py, app/main_window.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+
+from app.views.detail import DetailPane, explanation_html
+from engine.attributes import store
+from engine.gallery import Gallery
+from engine.ontology import ONTOLOGY
+from engine.search import SearchSession, StepQuery
+from engine.search.views import gallery_views
+
+WAIT = 20_000
+TEXT = "a man in a red shirt"
+
+
+class Encoder:
+    fingerprint = "ckpt"
+
+    def level_for(self, text):
+        return "C"
+
+    def encode_text(self, text):
+        return np.array([1.0, 0.0, 0.0, 0.0], np.float32)
+
+    def encode_fused(self, text, sketch, ir):
+        return self.encode_text(text)
+
+
+def colour(value, p, c):
+    values = ONTOLOGY.attributes["top_color"]
+    rest = (1 - p) / (len(values) - 1)
+    return {"version": 1, "probabilities": {"top_color": {v: p if v == value else rest for v in values}},
+            "confidence": {"top_color": c}}
+
+
+@pytest.fixture
+def step(tmp_path):
+    """A text step over three items: red top (i0), green top (i1), no evidence (i2)."""
+    views = gallery_views(4)
+    vectors = np.array([[0.6, 0.8, 0, 0], [0.9, np.sqrt(1 - 0.81), 0, 0], [0.8, 0.6, 0, 0]], np.float32)
+    gallery = Gallery.create(tmp_path / "g", views, "ckpt")
+    gallery.add([{"id": f"i{k}", "source": "s.mp4", "frame": k} for k in range(3)], {v: vectors for v in views})
+    store.append(gallery.root, ["i0", "i1"], [{"pixels": colour("red", 0.9, 1.0)},
+                                              {"pixels": colour("green", 0.9, 1.0)}])
+    return gallery, SearchSession(gallery, Encoder(), attribute_weight=0.5).step(StepQuery(text=TEXT))
+
+
+@pytest.fixture
+def pane(qtbot):
+    widget = DetailPane()
+    qtbot.addWidget(widget)
+    widget.show()
+    yield widget
+    widget.wait()
+
+
+def test_explanation_html_names_the_parts_and_each_attribute(step):
+    _, result = step
+    html = explanation_html(result.explain("i0"))
+    assert "<b>Score" in html and "similarity 0.6" in html and "0.5 × attributes" in html
+    assert "✓</span> top_color = red" in html and "pixels p 0.90 (confidence 1.00, best red)" in html
+    assert "? gender = male" in html and "no evidence" in html
+    mismatch = explanation_html(result.explain("i1"))
+    assert "✗</span> top_color = red" in mismatch and "best green" in mismatch
+    assert "no evidence for this item" not in mismatch
+    assert "Attribute evidence: none for this item." in explanation_html(result.explain("i2"))
+
+
+def test_detail_pane_shows_and_clears_the_explanation(qtbot, pane, step):
+    gallery, result = step
+    with qtbot.waitSignal(pane.loaded, timeout=WAIT):
+        pane.set_gallery_item(gallery, "i0", score=float(result.scores[0]))
+    assert pane.explanation() is None and not pane.why.isVisible()
+    explained = result.explain("i0")
+    pane.set_explanation(explained)
+    assert pane.explanation() == explained and pane.why.isVisible()
+    assert "top_color = red" in pane.why.text()
+    with qtbot.waitSignal(pane.loaded, timeout=WAIT):
+        pane.set_gallery_item(gallery, "i1")  # another item: the old explanation goes
+    assert pane.explanation() is None
+    pane.set_explanation(result.explain("i1"))
+    pane.clear()
+    assert pane.explanation() is None and pane.why.text() == ""
+
+
+@pytest.fixture(scope="module")
+def tiny_gallery(tmp_path_factory):
+    """A tiny world ingested with a tiny untrained checkpoint, with pixel evidence for every item."""
+    import torch
+
+    from app.main_window import CheckpointModels
+    from engine.attributes.gallery import refresh_evidence
+    from engine.ingest import ModelEncoder, ingest
+    from engine.models import create, save
+    from engine.world.build import build_world
+
+    torch.set_num_threads(1)
+    root = tmp_path_factory.mktemp("explanations")
+    build_world(root / "world", identities=4, images_per_identity=3, seed=3)
+    models = CheckpointModels(save(create("tiny", device="cpu"), root / "checkpoint"))
+    ingest(root / "world", root / "gallery", ModelEncoder(models.model()))
+    refresh_evidence(Gallery.open(root / "gallery"), scenes=False)
+    return root / "gallery", models
+
+
+@pytest.mark.slow  # builds and ingests a tiny world (≈ 8 s on a busy 2-core machine)
+def test_main_window_explains_results_in_tooltips_and_the_detail_pane(qtbot, tmp_path, tiny_gallery):
+    from app.main_window import MainWindow
+    from app.state import AppState
+    from app.views.results_model import ResultsModel
+
+    gallery_dir, models = tiny_gallery
+    state = AppState()
+    assert state.open_store(tmp_path / "cases.db", actor="tester")
+    window = MainWindow(state, models)
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(state.gallery_changed, timeout=WAIT):
+        window.open_gallery(gallery_dir)
+    qtbot.waitUntil(lambda: not state.busy, timeout=WAIT)
+    assert window.new_case("Red top") is not None
+    window.query_panel.set_text("a woman in a red top and black trousers")
+    with qtbot.waitSignal(state.step_recorded, timeout=WAIT):
+        window.query_panel.search_action.trigger()
+    qtbot.waitUntil(lambda: not state.busy, timeout=WAIT)
+    model = window.results.model
+    assert model.rowCount() > 0
+    index = model.index(0)
+    tip = index.data(Qt.ItemDataRole.ToolTipRole)
+    assert "<hr>sim " in tip and "top_color=red" in tip
+    item_id = index.data(ResultsModel.IdRole)
+    assert window.results.select_item(item_id)
+    qtbot.waitUntil(lambda: window.detail.item_id() == item_id, timeout=WAIT)
+    explained = window.detail.explanation()
+    assert explained is not None and explained["item"] == item_id
+    assert {a["key"] for a in explained["attributes"]} >= {"gender", "top_color", "bottom_color"}
+    assert explained["score"] == pytest.approx(window._scores[item_id], abs=1e-5)
+    window.close()
