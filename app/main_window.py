@@ -74,9 +74,12 @@ class CheckpointModels:
 
     def query_encoder(self, _gallery=None):
         """An ``engine.search`` query encoder (the ``encoder_factory`` of ``AppState.load_gallery``)."""
+        from engine.attributes.ranking import checkpoint_attribute_weight
         from engine.search.model_encoder import ModelQueryEncoder
 
-        return ModelQueryEncoder(self.model())
+        encoder = ModelQueryEncoder(self.model())
+        encoder.attribute_weight = checkpoint_attribute_weight(self.checkpoint)  # w of score = sim + w·agreement
+        return encoder
 
     def ingest_encoder(self):
         from engine.ingest import ModelEncoder

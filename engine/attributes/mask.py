@@ -23,6 +23,7 @@ import cv2
 import numpy as np
 
 GRABCUT_HEIGHT = 64
+GRABCUT_SEED = 0
 GRABCUT_ITERATIONS = 1
 PRIOR_WIDTH = 0.6
 HEAD_WIDTH = 0.4
@@ -180,6 +181,7 @@ def grabcut_mask(crop_bgr: np.ndarray) -> np.ndarray:
     lab = cv2.cvtColor(small.astype(np.float32) * (1.0 / 255.0), cv2.COLOR_BGR2Lab)
     bgd, fgd = np.zeros((1, 65), np.float64), np.zeros((1, 65), np.float64)
     try:
+        cv2.setRNGSeed(GRABCUT_SEED)  # GrabCut's GMM initialisation is random: same crop, same evidence
         cv2.grabCut(small, labels, None, bgd, fgd, GRABCUT_ITERATIONS, cv2.GC_INIT_WITH_MASK)
     except cv2.error:
         return np.zeros((h, w), bool)

@@ -33,6 +33,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from engine.attributes.gallery import add_evidence
 from engine.gallery import Gallery, GalleryItem
 from engine.gallery.crops import put_crop
 from engine.hashing import sha256_bytes
@@ -68,6 +69,7 @@ class IngestOptions:
     batch_size: int = 32  # items per encode call and gallery commit
     force: bool = False  # read sources again although they have done markers
     queue_depth: int = 4  # batches the reader may run ahead of the encoder
+    attributes: bool = True  # store attribute evidence per item (pixels, and the model's heads when it has them)
 
     def __post_init__(self) -> None:
         if self.stride < 1:
@@ -409,6 +411,9 @@ def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: 
             added = store.add(event.items, vectors)
             event.report.items_added += added.added
             event.report.items_present += added.skipped
+            if options.attributes:  # after the vectors are committed: a kill in between is redone on resume
+                add_evidence(store, event.items, event.crops, model=getattr(encoder, "model", None),
+                             model_fingerprint=getattr(encoder, "fingerprint", None))
             continue
         if event.marker is not None:
             event.marker["items"] = event.report.items_kept
