@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
     QSizePolicy,
     QVBoxLayout,
     QWidget,
@@ -98,6 +99,9 @@ _STATUS_MARKS = {"match": ("✓", CONFIRMED), "mismatch": ("✗", REJECTED), "un
 def _html(text: object) -> str:
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
+
+#: The explanation's share of the pane (pixels); more scrolls.
+EXPLANATION_MAX_HEIGHT = 130
 
 def explanation_html(explanation: dict) -> str:
     """Rich text for an explanation: the score's parts, then one line per stated attribute with its status mark,
@@ -335,7 +339,14 @@ class DetailPane(QWidget):
         layout.addLayout(header)
         layout.addLayout(top)
         layout.addLayout(buttons)
-        layout.addWidget(self.why)
+        self.why_scroll = QScrollArea(self)  # a long explanation scrolls instead of squeezing the plot below
+        self.why_scroll.setWidget(self.why)
+        self.why_scroll.setWidgetResizable(True)
+        self.why_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.why_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.why_scroll.setMaximumHeight(EXPLANATION_MAX_HEIGHT)
+        self.why_scroll.setVisible(False)
+        layout.addWidget(self.why_scroll)
         layout.addWidget(rule)
         layout.addWidget(source_title)
         layout.addWidget(self.frame_view, 1)
@@ -392,6 +403,7 @@ class DetailPane(QWidget):
         self._explanation = explanation
         self.why.setText("" if explanation is None else explanation_html(explanation))
         self.why.setVisible(explanation is not None)
+        self.why_scroll.setVisible(explanation is not None)
 
     def clear(self) -> None:
         self.set_explanation(None)
