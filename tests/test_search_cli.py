@@ -92,7 +92,8 @@ def test_step_scores_are_exact_cosines_over_the_survivors(built):
     from engine.models import load
     from engine.search.model_encoder import ModelQueryEncoder
 
-    report = search_json(built, "--text", TEXTS[0], "--then", TEXTS[1], "--top", "24")
+    # attribute weight 0: the similarity alone (the hybrid score is tested in test_search_hybrid.py)
+    report = search_json(built, "--text", TEXTS[0], "--then", TEXTS[1], "--top", "24", "--attribute-weight", "0")
     gallery = Gallery.open(built[0])
     encoder = ModelQueryEncoder(load(built[1], device="cpu"))
     first, second = report["steps"]
