@@ -16,7 +16,6 @@ import datetime as _dt
 import hashlib
 import json
 import os
-import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -161,19 +160,13 @@ class WarmStartReport:
     def summary(self) -> str:
         lines = [f"warm start from {self.path}: {len(self.loaded)} tensors loaded, {len(self.new)} new, "
                  f"{len(self.skipped)} checkpoint tensors skipped"]
+        from engine.models.backbone_weights import _group  # block indices collapsed: resblocks.*.
+
         lines += [f"  new      {pattern}" + (f"  (×{n})" if n > 1 else "") for pattern, n in _group(self.new)]
         lines += [f"  skipped  {key}: {why}" for key, why in self.skipped[:20]]
         if len(self.skipped) > 20:
             lines.append(f"  … and {len(self.skipped) - 20} more skipped")
         return "\n".join(lines)
-
-
-def _group(keys: list[str]) -> list[tuple[str, int]]:
-    counts: dict[str, int] = {}
-    for key in keys:
-        pattern = re.sub(r"\.(\d+)\.", ".*.", key)
-        counts[pattern] = counts.get(pattern, 0) + 1
-    return sorted(counts.items())
 
 
 def warm_start(model: PersonSearchModel, path: str | Path) -> WarmStartReport:
