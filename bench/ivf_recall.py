@@ -25,15 +25,15 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from engine.evaluation.sources import world_benchmark  # noqa: E402
 from engine.gallery import Gallery  # noqa: E402
 from engine.gallery.indexes import RECALL_K, build, exact_top_k, recall_at_k  # noqa: E402
 from engine.models import load  # noqa: E402
 from engine.ontology import LEVELS  # noqa: E402
-from engine.world.benchmarks import load_benchmark  # noqa: E402
 
 
 def text_queries(model, world: Path, level: str, batch: int = 128) -> np.ndarray:
-    bench = load_benchmark(world, "granularity")
+    bench, _ = world_benchmark(world, "granularity")  # built in WORLD/benchmarks when absent
     texts = [q["text"] for q in bench["queries"] if q["level"] == level]
     out = []
     for start in range(0, len(texts), batch):
