@@ -13,7 +13,6 @@ from pathlib import Path
 from PySide6.QtCore import QElapsedTimer, QItemSelectionModel, QObject, QTimer, Signal
 
 from app.state.play_script import PlayAction, PlayScript
-from app.state.query_spec import KeepRule
 from app.views.results_model import CONFIRMED, REJECTED
 
 #: An action (a search step, an undo that re-runs a chain) that has not finished after this long fails.
@@ -159,7 +158,7 @@ class ScriptPlayer(QObject):
         else:
             panel.ir_zone.clear()
         panel.set_level_override(action.level)
-        panel.set_keep(action.keep if isinstance(action.keep, KeepRule) else KeepRule())
+        panel.set_keep(action.keep)
         if not panel.search_button.isEnabled():
             raise PlayError(panel.search_button.toolTip() or "searching is not available")
         self._steps_before = self._step_count()

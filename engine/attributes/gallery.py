@@ -88,18 +88,18 @@ def add_evidence(gallery, items: Sequence[Any], crops: Sequence[np.ndarray],
     if len(items) != len(crops):
         raise ValueError(f"add_evidence needs one crop per item: {len(items)} items, {len(crops)} crops")
     table = store.current_table(store.folder_of(root))
-    todo = [i for i, item in enumerate(items) if table is None or item.id not in table.row_of]
-    if not todo:
+    missing = [i for i, item in enumerate(items) if table is None or item.id not in table.row_of]
+    if not missing:
         return 0
 
     def pick(values):
-        return None if values is None else [values[i] for i in todo]
+        return None if values is None else [values[i] for i in missing]
 
-    records = compute_evidence([crops[i] for i in todo], pick(masks), pick(scenes), model,
-                               modalities=[items[i].modality or "rgb" for i in todo],
-                               resolutions=[items[i].resolution or "HR" for i in todo], batch_size=batch_size)
+    records = compute_evidence([crops[i] for i in missing], pick(masks), pick(scenes), model,
+                               modalities=[items[i].modality or "rgb" for i in missing],
+                               resolutions=[items[i].resolution or "HR" for i in missing], batch_size=batch_size)
     fingerprint = model_fingerprint if model_fingerprint is not None else _fingerprint(model)
-    return store.append(root, [items[i].id for i in todo], records, model_fingerprint=fingerprint)
+    return store.append(root, [items[i].id for i in missing], records, model_fingerprint=fingerprint)
 
 
 # ------------------------------------------------------------------------------------------- refresh

@@ -15,56 +15,13 @@ import numpy as np
 
 from engine.attributes.evidence import AttributeEvidence
 from engine.ontology import ONTOLOGY
+from engine.search.model_encoder import model_resolution, per_crop, prepared_batch
 
 DEFAULT_BATCH = 64
 
 
 def has_heads(model) -> bool:
     return model is not None and getattr(model, "image_attributes", None) is not None
-
-
-def _resolution_name(name: str) -> str:
-    """A gallery resolution label (HR, mild, mid, ultra) or a model resolution name → the model's name."""
-    from engine.ingest.resolution import MODEL_RESOLUTION
-    from engine.models import RESOLUTIONS
-
-    if name in MODEL_RESOLUTION:
-        return MODEL_RESOLUTION[name]
-    if isinstance(name, str) and name.lower() in RESOLUTIONS:
-        return name.lower()
-    raise ValueError(f"resolution {name!r} is not one of {list(MODEL_RESOLUTION)} or {list(RESOLUTIONS)}")
-
-
-def _per_crop(value: str | Sequence[str] | None, default: str, count: int, what: str) -> list[str]:
-    if value is None:
-        return [default] * count
-    if isinstance(value, str):
-        return [value] * count
-    values = list(value)
-    if len(values) != count:
-        raise ValueError(f"model evidence needs one {what} per crop: {count} crops, {len(values)} {what}s")
-    return values
-
-
-def _batch_tensor(model, crops: Sequence[np.ndarray], start: int):
-    """BGR uint8 crops → the model's normalised input batch (crops of one size are resized together)."""
-    import cv2
-    import torch
-
-    groups: dict[tuple[int, int], list[int]] = {}
-    for index, crop in enumerate(crops):
-        if not isinstance(crop, np.ndarray) or crop.ndim != 3 or crop.shape[2] != 3 or crop.dtype != np.uint8 \
-                or 0 in crop.shape:
-            shape = getattr(crop, "shape", type(crop).__name__)
-            raise ValueError(f"crop {start + index} must be a non-empty BGR uint8 image [H, W, 3], got {shape}")
-        groups.setdefault(crop.shape[:2], []).append(index)
-    parts: list = [None] * len(crops)
-    for indices in groups.values():
-        stack = np.stack([cv2.cvtColor(crops[i], cv2.COLOR_BGR2RGB) for i in indices]).transpose(0, 3, 1, 2)
-        prepared = model.prepare_images(torch.from_numpy(np.ascontiguousarray(stack)))
-        for position, index in enumerate(indices):
-            parts[index] = prepared[position : position + 1]
-    return torch.cat(parts)
 
 
 def evidence_from_probabilities(probabilities: dict[str, np.ndarray]) -> AttributeEvidence:
@@ -94,12 +51,13 @@ def model_evidence(model, crops: Sequence[np.ndarray], modalities: str | Sequenc
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     count = len(crops)
-    modality = _per_crop(modalities, "rgb", count, "modality")
-    resolution = [_resolution_name(r) for r in _per_crop(resolutions, "HR", count, "resolution")]
+    modality = per_crop("rgb" if modalities is None else modalities, count, "modality")
+    resolution = [model_resolution(r) for r in per_crop("HR" if resolutions is None else resolutions, count,
+                                                        "resolution")]
     out: list[AttributeEvidence] = []
     for start in range(0, count, batch_size):
         stop = min(count, start + batch_size)
-        images = _batch_tensor(model, crops[start:stop], start)
+        images = prepared_batch(model, crops[start:stop], start)
         logits = model.image_attribute_logits(images, modality[start:stop], None, resolution[start:stop])
         soft = {key: torch.softmax(value.float(), dim=-1).cpu().numpy() for key, value in logits.items()}
         out.extend(evidence_from_probabilities({k: v[i] for k, v in soft.items()}) for i in range(stop - start))

@@ -87,17 +87,22 @@ def recall_at_k(found: np.ndarray, truth: np.ndarray) -> float:
     return float(np.mean(hits)) if hits else 1.0
 
 
+def _row_queries(vectors: np.ndarray, queries: int, seed: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """(gallery rows drawn at random as float32 queries, their exact top-k rows, k)."""
+    rng = np.random.default_rng(seed)
+    picked = np.sort(rng.choice(vectors.shape[0], size=min(queries, vectors.shape[0]), replace=False))
+    xq = to_float32(np.asarray(vectors[picked]))
+    k = min(RECALL_K, vectors.shape[0])
+    return xq, exact_top_k(vectors, xq, k), k
+
+
 def tune_nprobe(index: faiss.Index, vectors: np.ndarray, target: float = DEFAULT_RECALL_TARGET,
                 queries: int = 200, seed: int = 0) -> tuple[int, float]:
     """Smallest power-of-two nprobe whose recall@100 against exact search reaches ``target``.
 
     Queries are gallery rows drawn at random; returns (nprobe, measured recall) and sets ``index.nprobe``."""
     ivf = faiss.extract_index_ivf(index)
-    rng = np.random.default_rng(seed)
-    picked = np.sort(rng.choice(vectors.shape[0], size=min(queries, vectors.shape[0]), replace=False))
-    xq = to_float32(np.asarray(vectors[picked]))
-    k = min(RECALL_K, vectors.shape[0])
-    truth = exact_top_k(vectors, xq, k)
+    xq, truth, k = _row_queries(vectors, queries, seed)
     nprobe, recall = 1, 0.0
     while True:
         ivf.nprobe = nprobe
@@ -110,11 +115,8 @@ def tune_nprobe(index: faiss.Index, vectors: np.ndarray, target: float = DEFAULT
 
 def measured_recall(index: faiss.Index, vectors: np.ndarray, queries: int = 200, seed: int = 0) -> float:
     """Recall@100 against exact search at the index's current nprobe, gallery rows as queries."""
-    rng = np.random.default_rng(seed)
-    picked = np.sort(rng.choice(vectors.shape[0], size=min(queries, vectors.shape[0]), replace=False))
-    xq = to_float32(np.asarray(vectors[picked]))
-    k = min(RECALL_K, vectors.shape[0])
-    return recall_at_k(index.search(xq, k)[1], exact_top_k(vectors, xq, k))
+    xq, truth, k = _row_queries(vectors, queries, seed)
+    return recall_at_k(index.search(xq, k)[1], truth)
 
 
 def build(vectors: np.ndarray, kind: str, recall_target: float = DEFAULT_RECALL_TARGET,

@@ -167,7 +167,7 @@ class ModelQueryEncoder:
 # ------------------------------------------------------------------------------------------- gallery side
 
 
-def _model_resolution(name: str) -> str:
+def model_resolution(name: str) -> str:
     """A gallery item's resolution label (HR, mild, mid, ultra) or a model resolution name → the model's name."""
     from engine.ingest.resolution import MODEL_RESOLUTION
     from engine.models import RESOLUTIONS
@@ -179,16 +179,17 @@ def _model_resolution(name: str) -> str:
     raise ValueError(f"resolution {name!r} is not one of {list(MODEL_RESOLUTION)} or {list(RESOLUTIONS)}")
 
 
-def _per_crop(value: str | Sequence[str], count: int, what: str) -> list[str]:
+def per_crop(value: str | Sequence[str], count: int, what: str) -> list[str]:
+    """One label per crop: a single label repeated, or a sequence of exactly ``count``."""
     if isinstance(value, str):
         return [value] * count
     values = list(value)
     if len(values) != count:
-        raise ValueError(f"encode_items needs one {what} per crop: {count} crops, {len(values)} {what}s")
+        raise ValueError(f"one {what} per crop is needed: {count} crops, {len(values)} {what}s")
     return values
 
 
-def _prepared_batch(model, crops: Sequence[np.ndarray], start: int):
+def prepared_batch(model, crops: Sequence[np.ndarray], start: int):
     """Crops (BGR uint8 [H, W, 3]) → one normalised tensor; crops of one size are resized together."""
     import cv2
     import torch
@@ -226,13 +227,13 @@ def encode_items(
     views = model_views(model, scenarios)
     reid = [view[len(REID_PREFIX):] for view in views if view.startswith(REID_PREFIX)]
     count = len(crops)
-    modality = _per_crop(modalities, count, "modality")
-    resolution = [_model_resolution(r) for r in _per_crop(resolutions, count, "resolution")]
+    modality = per_crop(modalities, count, "modality")
+    resolution = [model_resolution(r) for r in per_crop(resolutions, count, "resolution")]
     parts: dict[str, list[np.ndarray]] = {view: [] for view in views}
     image_level = model.config.granularity.image_query_level
     for start in range(0, count, batch_size):
         stop = min(count, start + batch_size)
-        images = _prepared_batch(model, crops[start:stop], start)
+        images = prepared_batch(model, crops[start:stop], start)
         levels = model.encode_images_all_levels(images, modality[start:stop], resolution[start:stop])
         levels = levels.float().cpu().numpy()
         for index, level in enumerate(LEVELS):
