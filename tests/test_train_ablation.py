@@ -64,6 +64,8 @@ def test_row_config_is_model_then_shared_recipe_then_row_overrides():
         ({"rows": [{"name": "a", "model": "default", "model_overrides": {"vision": {"wdth": 3}}}]}, "row 'a'"),
         ({"training": {"epochs": 0}}, "epochs"),
         ({"init": "cold"}, "'init' can only be"),
+        ({"init": "warm", "init_scope": "heads"}, "'init_scope' must be one of"),
+        ({"init_scope": "backbone"}, "'init_scope' needs"),
     ],
 )
 def test_bad_plans_name_the_problem(changes, message):
@@ -143,6 +145,27 @@ def test_warm_start_copies_matching_tensors_and_reports_the_rest(tmp_path):
     assert "warm start from" in report.summary() and "new" in report.summary()
 
 
+def test_backbone_scope_copies_only_the_clip_layout_tensors(tmp_path):
+    source = create(tiny_run()["model"])  # experts, adapters, heads, fusion: all trained components
+    save(source, tmp_path / "trained")
+    target = create(tiny_run()["model"])
+    before = {k: v.clone() for k, v in target.state_dict().items()}
+    report = warm_start(target, tmp_path / "trained", scope="backbone")
+    state, trained = target.state_dict(), source.state_dict()
+    assert set(report.loaded) == set(target.clip_parameter_names) | {
+        k for k in state if k.startswith("backbone.visual.conv1.")}
+    assert all(torch.equal(state[k], trained[k]) for k in report.loaded)
+    added = [k for k in state if "granularity_experts" in k or ".adapters." in k or k.startswith("fusion.")]
+    assert added and set(added) <= set(report.new)
+    assert all(torch.equal(state[k], before[k]) for k in report.new)
+    assert {key for key, why in report.skipped if "outside the backbone scope" in why} == set(report.new) & set(trained)
+
+
+def test_an_unknown_warm_start_scope_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="scope must be one of"):
+        warm_start(create(tiny_run()["model"]), tmp_path, scope="heads")
+
+
 def test_warm_start_from_a_missing_checkpoint_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="checkpoint folder not found"):
         warm_start(create(tiny_run()["model"]), tmp_path / "none")
@@ -155,3 +178,15 @@ def test_ablate_cli_reports_a_bad_plan(tmp_path):
     result = CliRunner().invoke(app, ["ablate", "--plan", str(tmp_path / "plan.json"), "--data", "world:x",
                                       "--world", str(tmp_path), "--out", str(tmp_path / "o")])
     assert result.exit_code != 0 and "'rows' must be a non-empty list" in result.output
+
+
+def test_a_backbone_scoped_plan_says_so_in_its_table(tmp_path):
+    plan = parse_plan(_plan(init="warm", init_scope="backbone"))
+    assert plan.warm_start and plan.init_scope == "backbone"
+    (tmp_path / "plan.json").write_text(json.dumps({"init": "ckpt/default"}))
+    from engine.train.ablation import collect_table
+
+    table = collect_table(plan, tmp_path)
+    assert table["init_scope"] == "backbone"
+    assert "starts from `ckpt/default` (its backbone tensors only" in render_markdown(table)
+    assert parse_plan(_plan(init="warm")).init_scope == "all"

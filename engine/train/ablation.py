@@ -9,6 +9,7 @@ A plan file (``resources/ablations/*.json``)::
      "model_overrides": {deep-merged onto every row's config: the shared recipe},
      "protocols": ["mg-separate"],
      "init": "warm" | absent,  # "warm": every row starts from the checkpoint given as ``init`` to run_ablation
+     "init_scope": "all" | "backbone",  # what is copied from it (engine.models.checkpoint.warm_start); "all"
      "rows": [{"name": "baseline", "model": "cmam_baseline", "model_overrides": {...}}, ...]}
 
 ``run_ablation`` trains each row into ``OUT/ROW`` (resuming a cut run, skipping a finished one), evaluates it
@@ -28,12 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from engine.atomic import atomic_write_json, atomic_write_text
+from engine.models.checkpoint import WARM_START_SCOPES
 from engine.progress import ProgressFn, no_progress
 from engine.train.config import TrainConfig, load_run_config
 from engine.train.trainer import TrainOptions, train
 
 ROW_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
-PLAN_KEYS = frozenset({"name", "description", "training", "model_overrides", "protocols", "rows", "init"})
+PLAN_KEYS = frozenset({"name", "description", "training", "model_overrides", "protocols", "rows", "init",
+                       "init_scope"})
 ROW_KEYS = frozenset({"name", "model", "model_overrides", "note"})
 WORLD_PROTOCOLS = ("mg-separate", "mg-progressive", "modes", "cross-res", "anytime")
 
@@ -60,6 +63,7 @@ class AblationPlan:
     rows: tuple[AblationRow, ...]
     source: str = "plan"
     warm_start: bool = False  # every row starts from one given checkpoint's matching weights
+    init_scope: str = "all"  # which of them: all, or only the backbone's (checkpoint.warm_start)
 
     def run_file(self, row: AblationRow) -> dict[str, Any]:
         """The run dict of one row: its model, the shared recipe then the row's own overrides, the budget."""
@@ -110,11 +114,13 @@ def parse_plan(data: Any, source: str = "plan") -> AblationPlan:
         need(isinstance(row.get("model_overrides", {}), dict), f"rows[{i}]: 'model_overrides' must be an object")
         rows.append(AblationRow(row["name"], row["model"], row.get("model_overrides", {}), row.get("note", "")))
     need(data.get("init", "warm") == "warm", "'init' can only be \"warm\" (the checkpoint is given when running)")
+    need(data.get("init_scope", "all") in WARM_START_SCOPES, f"'init_scope' must be one of {list(WARM_START_SCOPES)}")
+    need("init_scope" not in data or "init" in data, "'init_scope' needs \"init\": \"warm\"")
     names = [r.name for r in rows]
     duplicate = next((n for n in names if names.count(n) > 1), None)
     need(duplicate is None, f"row name {duplicate!r} is used twice")
     plan = AblationPlan(data["name"], data.get("description", ""), training, overrides, tuple(protocols),
-                        tuple(rows), source, warm_start="init" in data)
+                        tuple(rows), source, warm_start="init" in data, init_scope=data.get("init_scope", "all"))
     for row in rows:
         try:
             load_run_config(plan.run_file(row))
@@ -180,7 +186,7 @@ def collect_table(plan: AblationPlan, out: Path) -> dict[str, Any]:
                      "training": _training_summary(folder), "reports": reports})
     return {"plan": plan.name, "description": plan.description, "training": plan.training,
             "model_overrides": plan.model_overrides, "protocols": list(plan.protocols),
-            "init": _recorded_init(out), "rows": rows}
+            "init": _recorded_init(out), "init_scope": plan.init_scope, "rows": rows}
 
 
 def _recorded_init(out: Path) -> str | None:
@@ -194,12 +200,20 @@ def _fmt(value: Any) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
+def _start_sentence(table: dict[str, Any]) -> str:
+    if not table.get("init"):
+        return ""
+    scope = " (its backbone tensors only: every component a row adds starts fresh)" \
+        if table.get("init_scope") == "backbone" else ""
+    return f" Every row starts from `{table['init']}`{scope}."
+
+
 def render_markdown(table: dict[str, Any]) -> str:
     """One markdown table per protocol: mAP per key (level, mode, resolution or scenario), then overall."""
     lines = [f"# Ablation `{table['plan']}`", "", table["description"], "",
              f"Budget (every row): `{json.dumps(table['training'], sort_keys=True)}`; shared recipe: "
              f"`{json.dumps(table['model_overrides'], sort_keys=True)}`."
-             + (f" Every row starts from `{table['init']}`." if table.get("init") else ""), ""]
+             + _start_sentence(table), ""]
     for protocol in table["protocols"]:
         keys: list[str] = []
         for row in table["rows"]:
@@ -261,7 +275,8 @@ def run_ablation(plan: AblationPlan, data: str, world: Path, out: Path, *, seed:
         model_name = row.model if isinstance(row.model, str) else "inline config"
         echo(f"{row.name}: {'resuming' if resume else 'training'} ({model_name})")
         train(TrainOptions(config=plan.run_file(row), data=data, out=folder, resume=resume, seed=seed,
-                           device=device, init=init, command=f"lineup ablate {plan.source} row {row.name}"),
+                           device=device, init=init, init_scope=plan.init_scope,
+                           command=f"lineup ablate {plan.source} row {row.name}"),
               progress=progress, echo=echo)
         model = load(folder / "model", device=device)
         for protocol in plan.protocols:

@@ -61,6 +61,7 @@ class TrainOptions:
     command: str | None = None  # the command line, stored in the checkpoint metadata
     training_overrides: dict[str, Any] = field(default_factory=dict)  # TrainConfig fields
     init: Path | None = None  # warm start: copy matching weights from this checkpoint (a new run only)
+    init_scope: str = "all"  # "backbone": copy only the CLIP-layout backbone tensors (checkpoint.warm_start)
 
 
 @dataclass
@@ -187,7 +188,7 @@ class Trainer:
         model.train()
         warm = None
         if options.init is not None and not options.resume:
-            warm = warm_start(model, options.init)
+            warm = warm_start(model, options.init, options.init_scope)
             echo(warm.summary())
         trainer = cls(options, run, data, folder, model, echo)
         if options.resume:
@@ -197,8 +198,9 @@ class Trainer:
                                "config": run.model.name, "training": training.to_dict(),
                                "steps_per_epoch": trainer.steps_per_epoch, "device": str(model.device),
                                "pairs": len(data.pairs), "identities": data.num_identities,
-                               "init": None if warm is None else {"checkpoint": str(warm.path),
-                                                                  "loaded": len(warm.loaded), "new": warm.new}})
+                               "init": None if warm is None else {
+                                   "checkpoint": str(warm.path), "scope": options.init_scope,
+                                   "loaded": len(warm.loaded), "new": warm.new}})
         return trainer
 
     def _restore(self) -> None:
