@@ -6,8 +6,9 @@ silhouette comes from GrabCut), top-1 against the manifest's ground-truth ``attr
 
 Real mode (``--real``): the hand-labelled people of ``tests/data/footage/people.json`` on the clips in
 ``shared/data/footage`` (© Intel Corporation and contributors, intel-iot-devkit/sample-videos, CC BY 4.0):
-one crop per reference box, the frame as the scene; silhouettes from GrabCut and, second column, from a
-``cv2.createBackgroundSubtractorMOG2`` model learned over the clip's frames.
+one crop per reference box, the frame as the scene; three columns by where the silhouette comes from: GrabCut
+(no mask: single images), the foreground video ingest stores (the fused detector run over the clip as ingest
+runs it), and a ``cv2.createBackgroundSubtractorMOG2`` model learned over the whole clip first (a best case).
 
     .venv/bin/python bench/attribute_accuracy.py --world /tmp/w [--limit N] [--json out.json]
     .venv/bin/python bench/attribute_accuracy.py --real [--footage DIR] [--people FILE] [--json out.json]
@@ -80,43 +81,53 @@ def run_world(world: Path, limit: int | None) -> dict:
     return {"mode": "world", "world": str(world), "images": len(records), "table": table}
 
 
+MASK_COLUMNS = ("grabcut", "ingest", "mog2")  # no mask (GrabCut), ingest's detector foreground, whole-clip MOG2
+
+
 def run_real(people: Path, footage: Path) -> dict:
     if not footage.is_dir():
         raise SystemExit(f"footage folder {footage} not found")
-    grabcut, mog2 = Tally(), Tally()
+    tallies = {column: Tally() for column in MASK_COLUMNS}
+    sources = {column: Counter() for column in MASK_COLUMNS}
     majority = {k: Counter() for k in SCORED}
     per_person: dict[str, dict[str, int]] = {}
-    sources = Counter()
     samples = 0
-    for sample in footage_samples(people, footage, with_mog2=True):
+    pairs = zip(footage_samples(people, footage, masks="ingest"), footage_samples(people, footage, masks="mog2"),
+                strict=True)
+    for sample, with_mog2 in pairs:
         samples += 1
-        ev_grab = extract_attributes(sample.crop, scene_bgr=sample.frame)
-        ev_mog = extract_attributes(sample.crop, mask=sample.mask, scene_bgr=sample.frame)
-        sources[ev_mog.info["mask_source"]] += 1
-        grabcut.add(sample.attributes, ev_grab)
-        mog2.add(sample.attributes, ev_mog)
+        evidence = {"grabcut": extract_attributes(sample.crop, scene_bgr=sample.frame),
+                    "ingest": extract_attributes(sample.crop, mask=sample.mask, scene_bgr=sample.frame),
+                    "mog2": extract_attributes(sample.crop, mask=with_mog2.mask, scene_bgr=sample.frame)}
+        for column, found in evidence.items():
+            sources[column][found.info["mask_source"]] += 1
+            tallies[column].add(sample.attributes, found)
         name = f"{sample.clip}:{sample.person}"
         row = per_person.setdefault(name, {"boxes": 0})
         row["boxes"] += 1
         for key in SCORED:
-            truth, guess = truth_value(sample.attributes, key), predicted_value(ev_grab, key)
+            truth, guess = truth_value(sample.attributes, key), predicted_value(evidence["ingest"], key)
             if truth is not None:
                 majority[key][truth] += 1
             if truth is not None and guess is not None:
                 row[f"{key}_ok"] = row.get(f"{key}_ok", 0) + int(guess == truth)
-    g, m = grabcut.table(), mog2.table()
-    for key, row in g.items():
+    tables = {column: tally.table() for column, tally in tallies.items()}
+    for key in tables["grabcut"]:
         counts = majority[key]
-        row["majority_baseline"] = max(counts.values()) / sum(counts.values()) if counts else None
-    print(f"real footage {footage}: {samples} reference boxes; MOG2 masks used as given: {sources['given']}, "
-          f"fell back to GrabCut: {sources['grabcut']}, prior: {sources['prior']}")
-    print(f"{'attribute':<15}{'GrabCut n':>10}{'accuracy':>10}{'MOG2 n':>8}{'accuracy':>10}{'majority':>10}")
+        baseline = max(counts.values()) / sum(counts.values()) if counts else None
+        for table in tables.values():
+            if key in table:
+                table[key]["majority_baseline"] = baseline
+    print(f"real footage {footage}: {samples} reference boxes; silhouette sources: "
+          + "; ".join(f"{c}: {dict(sources[c])}" for c in MASK_COLUMNS))
+    print(f"{'attribute':<15}{'n':>5}" + "".join(f"{c:>10}" for c in MASK_COLUMNS) + f"{'majority':>10}")
     for key in SCORED:
-        if key in g:
-            print(f"{key:<15}{g[key]['n']:>10}{_fmt(g[key]['accuracy']):>10}{m[key]['n']:>8}"
-                  f"{_fmt(m[key]['accuracy']):>10}{_fmt(g[key]['majority_baseline']):>10}")
-    return {"mode": "real", "boxes": samples, "grabcut": g, "mog2": m, "mog2_mask_sources": dict(sources),
-            "per_person_grabcut": per_person}
+        if key in tables["grabcut"]:
+            print(f"{key:<15}{tables['grabcut'][key]['n']:>5}"
+                  + "".join(f"{_fmt(tables[c].get(key, {}).get('accuracy')):>10}" for c in MASK_COLUMNS)
+                  + f"{_fmt(tables['grabcut'][key]['majority_baseline']):>10}")
+    return {"mode": "real", "boxes": samples, **tables, "mask_sources": {c: dict(v) for c, v in sources.items()},
+            "per_person_ingest_masks": per_person}
 
 
 def main(argv: list[str] | None = None) -> int:

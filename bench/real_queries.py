@@ -12,9 +12,10 @@ CC BY 4.0) that has hand-labelled people in ``tests/data/footage/people.json``:
    whether the first item is theirs: its frame is one of their labelled frames and IoU(item box, their box)
    ≥ 0.5, or its frame has no label and it belongs to the same track as such an item.
 
-A second part takes the detector out: per clip a gallery of one crop per hand-labelled box of people.json
-(evidence through the ingest hook ``add_evidence``, the frame as the scene), the same queries, and an item is
-theirs when its box is theirs. It measures the ranking alone on real crops.
+A second part takes the detector's boxes out: per clip a gallery of one crop per hand-labelled box of
+people.json (evidence through the ingest hook ``add_evidence``, with the frame as the scene and the silhouette
+cut from the foreground ingest's detector has at that frame), the same queries, and an item is theirs when its
+box is theirs. It measures the ranking alone on real crops.
 
 Labelled frames: the ``boxes`` of people.json, plus the denser per-frame boxes of ``tests/data/footage/
 boxes.json`` (same person ids) when that file is present (``--no-dense`` leaves them out). People with no
@@ -168,8 +169,9 @@ def detector_galleries(model, people: dict, dense: dict | None, folder: Path, st
 
 
 def labelled_galleries(model, folder: Path, rankings: list) -> dict:
-    """Each clip's gallery = one crop per hand-labelled box of people.json (no detector), evidence through the
-    ingest hook (``add_evidence``, the frame as the scene): the ranking alone, on real crops."""
+    """Each clip's gallery = one crop per hand-labelled box of people.json (no detector boxes), evidence through
+    the ingest hook (``add_evidence``, the frame as the scene, ingest's foreground silhouette): the ranking
+    alone, on real crops."""
     from engine.attributes.accuracy import footage_samples
     from engine.attributes.gallery import add_evidence
     from engine.gallery import GalleryItem
@@ -180,7 +182,7 @@ def labelled_galleries(model, folder: Path, rankings: list) -> dict:
     encoder, query_encoder = ModelEncoder(model), ModelQueryEncoder(model)
     people = json.loads(PEOPLE.read_text(encoding="utf-8"))
     by_clip: dict[str, list] = {}
-    for sample in footage_samples(PEOPLE, FOOTAGE):
+    for sample in footage_samples(PEOPLE, FOOTAGE, masks="ingest"):
         by_clip.setdefault(sample.clip, []).append(sample)
     rows, clips = [], {}
     for clip, samples in by_clip.items():
@@ -193,7 +195,7 @@ def labelled_galleries(model, folder: Path, rankings: list) -> dict:
                              resolution=level_of_height(s.crop.shape[0])) for s in samples]
         crops = [s.crop for s in samples]
         gallery.add(items, encoder(crops, ["rgb"] * len(items), [i.resolution for i in items]))
-        add_evidence(gallery, items, crops, scenes=[s.frame for s in samples], model=model,
+        add_evidence(gallery, items, crops, [s.mask for s in samples], [s.frame for s in samples], model=model,
                      model_fingerprint=encoder.fingerprint)
         clips[clip] = {"items": len(items), "tracks": 0}
         for person, record in people["clips"][clip].items():

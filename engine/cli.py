@@ -259,17 +259,20 @@ def ingest_command(
     source: Path = typer.Argument(..., help="A video, an image folder, a built world, or a folder holding them."),
     gallery: Path = typer.Option(..., "--gallery", help="Gallery folder (created when absent or empty)."),
     checkpoint: Path = typer.Option(None, "--checkpoint", help="Checkpoint folder (default: the shipped one)."),
-    detector: str = typer.Option("hog", "--detector",
-                                 help="hog, fused (background subtraction + HOG, for video), auto (fused for "
-                                      "videos, hog for image folders), or a path to a local ONNX person detector."),
+    detector: str = typer.Option("auto", "--detector",
+                                 help="auto (fused for videos, hog for image folders), hog, fused (background "
+                                      "subtraction + HOG, for fixed cameras), or a path to a local ONNX person "
+                                      "detector."),
     onnx_layout: str = typer.Option("yolo", "--onnx-layout", help="ONNX output layout: yolo | yolov8 | ssd."),
     onnx_size: str = typer.Option("640x640", "--onnx-size", help="ONNX input size, WIDTHxHEIGHT."),
     person_class: int = typer.Option(0, "--person-class", min=0, help="ONNX class index of 'person'."),
     min_score: float = typer.Option(0.5, "--min-score", help="ONNX: lowest detection score kept."),
     min_person_height: float = typer.Option(64.0, "--min-person-height", min=1.0,
-                                            help="HOG: smallest person (px) to find; frames are upscaled for it."),
+                                            help="--detector hog: smallest person (px) to find; frames are "
+                                                 "upscaled for it."),
     hog_threshold: float = typer.Option(0.0, "--hog-threshold",
-                                        help="HOG: SVM margin threshold (lower finds more, with more false alarms)."),
+                                        help="--detector hog: SVM margin threshold (lower finds more, with more "
+                                             "false alarms)."),
     stride: int = typer.Option(1, "--stride", min=1, help="Read every STRIDE-th frame (or image)."),
     samples_per_track: int = typer.Option(3, "--samples-per-track", min=1, help="Crops kept per track."),
     track: bool = typer.Option(True, "--track/--no-track", help="Track people, or keep every detection."),

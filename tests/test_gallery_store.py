@@ -204,3 +204,16 @@ def test_checkpoint_mismatch_is_reported(gallery):
         g.search("reid:DT-ST", np.zeros(DIM), 3)
     with pytest.raises(GalleryMismatchError, match="shape"):
         g.search("rgb", np.ones(DIM + 1), 3)
+
+
+def test_silhouettes_round_trip_and_bad_ones_are_refused(tmp_path):
+    from engine.gallery.crops import put_silhouette, read_silhouette
+
+    mask = np.zeros((30, 12), np.uint8)
+    mask[5:25, 3:9] = 255
+    put_silhouette(tmp_path, "item/1", mask)
+    assert np.array_equal(read_silhouette(tmp_path, "item/1"), mask)
+    assert read_silhouette(tmp_path, "item/2") is None
+    for bad in (np.zeros((3, 4, 3), np.uint8), np.zeros((0, 4), np.uint8), np.zeros((3, 4), np.float32)):
+        with pytest.raises(GalleryInputError, match="silhouette of item 'x'"):
+            put_silhouette(tmp_path, "x", bad)

@@ -6,13 +6,18 @@ Real clips: intel-iot-devkit/sample-videos, © Intel Corporation and contributor
 repository (``../shared/data/footage``) and the tests that need them skip when it is absent."""
 
 import json
+import math
 from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
 
+from engine.attributes import extract_attributes
+from engine.attributes.gallery import refresh_evidence, source_frames
+from engine.attributes.store import EvidenceTable
 from engine.gallery import Gallery
+from engine.gallery.crops import read_silhouette
 from engine.ingest import DetectorError, FusedDetector, IngestOptions, ingest, make_detector
 from engine.ingest.box_labels import LabelsError, Tally, load_box_labels, score_frame
 from engine.ingest.detectors import iou_matrix
@@ -80,6 +85,22 @@ def test_a_walking_figure_is_found_and_nothing_else():
         elsewhere += int((overlap < 0.1).sum())
     assert hits >= 0.9 * len(images)
     assert elsewhere == 0
+
+
+def test_detections_carry_the_foreground_at_frame_size():
+    images, truth = walking_scene()
+    detector = started(FusedDetector(max_height=180), images)  # the work frame is shrunk: mask scaled back
+    found = detector.detect(images[30])
+    assert len(found) and found.foreground is not None
+    assert found.foreground.shape == (HEIGHT, WIDTH) and found.foreground.dtype == np.uint8
+    assert set(np.unique(found.foreground)) <= {0, 255}
+    x, y, w, h = truth[30]
+    inside = found.foreground[y + 25 : y + 65, x + 8 : x + 28]  # the torso
+    assert inside.mean() > 0.8 * 255
+    far = found.foreground[:, x + w + 40 :]
+    assert far.mean() < 0.02 * 255
+    kept = found.subset(np.zeros(len(found), bool))
+    assert len(kept) == 0 and kept.foreground is found.foreground
 
 
 def test_a_figure_in_view_from_frame_zero_is_found_thanks_to_the_warm_up():
@@ -225,6 +246,43 @@ def test_ingest_defaults_to_fused_for_videos_and_hog_for_image_folders(tmp_path)
     assert video.tracks >= 1 and video.items_added >= 1  # the drawn figure, found by motion
     ingest(source, tmp_path / "h", StatsEncoder(), make_detector("hog", min_person_height=128))
     assert detector_names(tmp_path / "h") == {"video": "hog", "images": "hog"}
+
+
+def test_video_items_keep_their_silhouette_and_their_evidence_reads_it(tmp_path):
+    images, truth = walking_scene(40)
+    source = tmp_path / "cam01.avi"
+    writer = cv2.VideoWriter(str(source), cv2.VideoWriter_fourcc(*"MJPG"), 10, (WIDTH, HEIGHT))
+    for image in images:
+        writer.write(image)
+    writer.release()
+    ingest(source, tmp_path / "g", StatsEncoder())
+    gallery = Gallery.open(tmp_path / "g")
+    items = list(gallery.iter_items())
+    assert items
+    table = EvidenceTable.read(gallery.root)
+    for item in items:
+        mask = read_silhouette(gallery.root, item.id)
+        crop = cv2.imread(str(gallery.root / item.crop))
+        assert mask is not None and mask.shape == crop.shape[:2]
+        x, y = (round(v) for v in truth[item.frame][:2])
+        bx, by = math.floor(item.box[0]), math.floor(item.box[1])
+        torso = mask[max(0, y + 25 - by) : y + 65 - by, max(0, x + 8 - bx) : x + 28 - bx]
+        # (in the first frames the warm-up has partly learnt the figure's early positions as background)
+        assert torso.size and torso.mean() > (0.6 if item.frame >= 15 else 0.3) * 255, "the silhouette covers the torso"
+        pixels = table.record(table.row_of[item.id])["pixels"]
+        frame = source_frames(str(source), [item.frame])[item.frame]
+        expected = extract_attributes(crop, mask, frame)  # what ingest had: the silhouette and the frame
+        assert expected.info["mask_source"] == "given"
+        for key, probabilities in expected.probabilities.items():
+            assert pixels.probabilities[key] == pytest.approx(probabilities, abs=2e-3), key
+        assert max(pixels.probabilities["top_color"], key=pixels.probabilities["top_color"].get) == "red"
+    before = {item.id: table.record(table.row_of[item.id])["pixels"].probabilities for item in items}
+    refresh_evidence(gallery)
+    again = EvidenceTable.read(gallery.root)
+    for item in items:  # the rebuild reads the stored silhouettes (and the source frames) again: same evidence
+        for key, probabilities in before[item.id].items():
+            assert again.record(again.row_of[item.id])["pixels"].probabilities[key] == pytest.approx(probabilities,
+                                                                                                   abs=2e-2), key
 
 
 # ----------------------------------------------------------------------------------------------- labels

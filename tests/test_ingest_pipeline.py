@@ -343,7 +343,8 @@ def test_cli_ingest_with_a_checkpoint(footage, tmp_path):
     video, _, _ = footage
     checkpoint = save(create("tiny", device="cpu"), tmp_path / "ck")
     args = ["ingest", str(video), "--gallery", str(tmp_path / "g"), "--checkpoint", str(checkpoint),
-            "--min-person-height", "128", "--samples-per-track", "1", "--reid", "none", "--device", "cpu", "--json"]
+            "--detector", "hog", "--min-person-height", "128", "--samples-per-track", "1", "--reid", "none",
+            "--device", "cpu", "--json"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout.strip().splitlines()[-1])

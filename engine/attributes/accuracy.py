@@ -7,8 +7,10 @@ presence (pixels tell a hat from none, not a cap from a beanie): truth "none" vs
 
 Real footage: ``people.json`` (``tests/data/footage``) lists, per clip and person, canonical attributes
 and reference boxes ``{"frame": i, "box": [x, y, w, h]}`` (frame index in ``cv2.VideoCapture`` order).
-:func:`footage_samples` yields one crop per box with its frame, and, when asked, the foreground mask of a
-background model (``cv2.createBackgroundSubtractorMOG2``) learned over the whole clip.
+:func:`footage_samples` yields one crop per box with its frame and, when asked, a foreground mask: ``"ingest"``,
+the one video ingest stores (the fused detector's, run over the clip as ingest runs it), or ``"mog2"``, a
+``cv2.createBackgroundSubtractorMOG2`` model learned over the whole clip first (a best case: it has seen the
+future).
 """
 
 from __future__ import annotations
@@ -142,19 +144,43 @@ class FootageSample:
     mask: np.ndarray | None
 
 
+def ingest_foreground(path: str | Path, wanted: set[int]) -> dict[int, np.ndarray]:
+    """Foreground masks (uint8, 255 = foreground) of the ``wanted`` frames as video ingest sees them: the
+    default fused detector (``engine.ingest.motion``) reset, warmed up on the clip's first frames, then run
+    over every frame in order."""
+    from engine.ingest.motion import FusedDetector
+
+    frames = read_frames(path)
+    detector = FusedDetector()
+    detector.reset()
+    detector.warm_up(frames[i] for i in sorted(frames))
+    out = {}
+    for index in sorted(frames):
+        found = detector.detect(frames[index])
+        if index in wanted and found.foreground is not None:
+            out[index] = found.foreground
+    return out
+
+
+FOREGROUNDS = {"ingest": ingest_foreground, "mog2": mog2_foreground}
+
+
 def footage_samples(people_json: str | Path, footage_dir: str | Path,
-                    with_mog2: bool = False) -> Iterator[FootageSample]:
-    """One sample per reference box of ``people_json``, cut from the clips in ``footage_dir``."""
+                    masks: str | None = None) -> Iterator[FootageSample]:
+    """One sample per reference box of ``people_json``, cut from the clips in ``footage_dir``, with the
+    foreground mask of ``masks`` (a key of :data:`FOREGROUNDS`) or none."""
+    if masks is not None and masks not in FOREGROUNDS:
+        raise ValueError(f"masks must be one of {sorted(FOREGROUNDS)} or None, got {masks!r}")
     footage_dir = Path(footage_dir)
     for clip, people in load_people(people_json).items():
         wanted = {int(b["frame"]) for person in people.values() for b in person["boxes"]}
         frames = read_frames(footage_dir / clip, wanted)
-        masks = mog2_foreground(footage_dir / clip, wanted) if with_mog2 else {}
+        foreground = FOREGROUNDS[masks](footage_dir / clip, wanted) if masks else {}
         for pid, person in people.items():
             for ref in person["boxes"]:
                 i = int(ref["frame"])
                 x, y, w, h = (int(v) for v in ref["box"])
                 frame = frames[i]
-                fg = masks.get(i)
+                fg = foreground.get(i)
                 yield FootageSample(clip, pid, i, (x, y, w, h), frame[y:y + h, x:x + w], frame,
                                     dict(person["attributes"]), None if fg is None else fg[y:y + h, x:x + w])

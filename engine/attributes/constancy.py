@@ -87,14 +87,20 @@ def reference_pixels(crop_bgr: np.ndarray, person: np.ndarray, scene_bgr: np.nda
     return px[::step]
 
 
+def scene_thumbnail(scene_bgr: np.ndarray) -> np.ndarray:
+    """The scene as colour constancy reads it: shrunk (area averaging) so its longer side is at most
+    :data:`SCENE_MAX_SIDE`; a thumbnail passes unchanged, so ingest can keep one per frame instead of the frame."""
+    h, w = scene_bgr.shape[:2]
+    scale = min(1.0, SCENE_MAX_SIDE / max(h, w))
+    if scale >= 1.0:
+        return scene_bgr
+    size = (max(1, int(w * scale)), max(1, int(h * scale)))
+    return cv2.resize(scene_bgr, size, interpolation=cv2.INTER_AREA)
+
+
 def _reference(crop_bgr: np.ndarray, person: np.ndarray, scene_bgr: np.ndarray | None) -> np.ndarray:
     if scene_bgr is not None:
-        h, w = scene_bgr.shape[:2]
-        scale = min(1.0, SCENE_MAX_SIDE / max(h, w))
-        if scale < 1.0:
-            size = (max(1, int(w * scale)), max(1, int(h * scale)))
-            scene_bgr = cv2.resize(scene_bgr, size, interpolation=cv2.INTER_AREA)
-        return scene_bgr.reshape(-1, 3)
+        return scene_thumbnail(scene_bgr).reshape(-1, 3)
     h, w = person.shape
     k = max(1, int(round(min(h, w) * 0.06))) | 1
     grown = cv2.dilate(person.astype(np.uint8), np.ones((k, k), np.uint8)) > 0

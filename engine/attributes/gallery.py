@@ -4,8 +4,9 @@ stored beside the gallery (``engine.attributes.store``) for the hybrid ranking.
 - ``compute_evidence(crops, masks, scenes, model)``: per crop ``{"pixels": …, "model": …}`` (each an
   ``AttributeEvidence.to_dict()``); pixels per crop (``extract_attributes``), model heads in batches;
 - ``add_evidence(gallery, items, crops, …)``: the ingest hook, one call per batch of items just added;
-- ``refresh_evidence(gallery, model)``: recompute every item's evidence from its stored crop (and its source
-  frame, for colour constancy, when the source is readable), replacing the table atomically.
+- ``refresh_evidence(gallery, model)``: recompute every item's evidence from its stored crop, its stored
+  silhouette (video items: the background model's foreground at ingest) and its source frame (for colour
+  constancy, when the source is readable), replacing the table atomically.
 
 Pixel colours are only read from RGB items: an infrared crop has no colours to name, so IR items get no
 pixel evidence (their model evidence is still computed, with the IR modality).
@@ -24,6 +25,7 @@ from engine.attributes import store
 from engine.attributes.extract import extract_attributes
 from engine.attributes.inputs import MIN_CROP_HEIGHT, MIN_CROP_WIDTH, AttributeInputError
 from engine.attributes.model_heads import has_heads, model_evidence
+from engine.gallery.crops import read_silhouette
 
 DEFAULT_BATCH = 64
 ProgressFn = Callable[[int, int], None]
@@ -191,7 +193,7 @@ def refresh_evidence(gallery, model=None, *, scenes: bool = True, batch_size: in
                 counts["no_crop"] += len(chunk) - len(readable)
                 picked = [items[i] for i, _ in readable]
                 records = compute_evidence(
-                    [crop for _, crop in readable], None,
+                    [crop for _, crop in readable], [read_silhouette(root, item.id) for item in picked],
                     [frames.get(item.frame) if item.frame is not None else None for item in picked], model,
                     modalities=[item.modality or "rgb" for item in picked],
                     resolutions=[item.resolution or "HR" for item in picked], batch_size=batch_size)

@@ -51,10 +51,13 @@ ONNX_LAYOUTS: tuple[str, ...] = ("yolo", "yolov8", "ssd")
 
 @dataclass(frozen=True)
 class Detections:
-    """Boxes (x, y, w, h) in frame pixels, float32 [N, 4], and their scores, float32 [N]."""
+    """Boxes (x, y, w, h) in frame pixels, float32 [N, 4], and their scores, float32 [N]; ``foreground``: the
+    frame's foreground mask (uint8 [H, W], 255 = moving pixels) when the detector models the background, else
+    None (a person's silhouette inside a box, for reading clothing colours: ``engine.attributes``)."""
 
     boxes: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.float32))
     scores: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
+    foreground: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         boxes = np.asarray(self.boxes, dtype=np.float32).reshape(-1, 4)
@@ -67,6 +70,10 @@ class Detections:
 
     def __len__(self) -> int:
         return int(self.boxes.shape[0])
+
+    def subset(self, keep: np.ndarray) -> Detections:
+        """The detections selected by ``keep`` (a boolean mask or indices), with the same foreground."""
+        return Detections(self.boxes[keep], self.scores[keep], self.foreground)
 
 
 class PersonDetector(Protocol):

@@ -26,6 +26,9 @@ boxes are mapped back. In a (shrunk) frame of height H:
 6. Boxes with ``s ≥ min_score`` pass greedy non-maximum suppression (best first, IoU above ``nms_iou``
    dropped).
 
+The detections carry step 1's cleaned foreground mask, at frame size (``Detections.foreground``): ingest cuts
+each crop's silhouette from it for the attribute evidence.
+
 Warm-up: a background model needs frames before it can tell a person from the scene. ``warm_up(frames)``
 feeds the sequence's own first ``warmup_frames`` frames (read ahead) to the model at OpenCV's automatic rate
 before the detection pass, so a person in view from frame 0 who moves later is foreground in frame 0 already.
@@ -161,15 +164,18 @@ class FusedDetector:
         work = self._work(frame)
         mask = self.foreground(work)
         self._seen += 1
+        foreground = mask * np.uint8(FOREGROUND)
+        if foreground.shape != (height, width):
+            foreground = cv2.resize(foreground, (width, height), interpolation=cv2.INTER_NEAREST)
         boxes, margins = self._candidates(work, mask)
         if not len(boxes):
-            return Detections()
+            return Detections(foreground=foreground)
         scores = self._scores(boxes, margins, mask)
         kept = suppress(boxes, scores, self.nms_iou, self.min_score)
         if not len(kept):
-            return Detections()
+            return Detections(foreground=foreground)
         factor = np.array([width / work.shape[1], height / work.shape[0]] * 2, np.float32)
-        return Detections(clip_boxes(kept.boxes * factor, width, height), kept.scores)
+        return Detections(clip_boxes(kept.boxes * factor, width, height), kept.scores, foreground)
 
     def _work(self, frame: np.ndarray) -> np.ndarray:
         if frame.ndim != 3 or frame.shape[2] != 3:

@@ -33,11 +33,12 @@ from typing import Any
 import cv2
 import numpy as np
 
+from engine.attributes.constancy import scene_thumbnail
 from engine.attributes.gallery import add_evidence
 from engine.gallery import Gallery, GalleryItem
-from engine.gallery.crops import put_crop
+from engine.gallery.crops import put_crop, put_silhouette
 from engine.hashing import sha256_bytes
-from engine.ingest.detectors import Detections, HogDetector, PersonDetector
+from engine.ingest.detectors import HogDetector, PersonDetector
 from engine.ingest.encoder import Encoder
 from engine.ingest.errors import IngestError, SourceSkipped
 from engine.ingest.markers import read_marker, write_marker
@@ -124,6 +125,8 @@ class _Batch:
     report: SourceReport
     items: list[GalleryItem]
     crops: list[np.ndarray]
+    masks: list[np.ndarray | None] | None = None  # per crop its foreground silhouette (video), else None
+    scenes: list[np.ndarray | None] | None = None  # per crop a thumbnail of its frame (colour constancy)
 
 
 @dataclass
@@ -229,11 +232,12 @@ class _Reader:
             report.detections += len(found)
             tall = found.boxes[:, 3] >= options.min_box_height
             report.small += int((~tall).sum())
-            found = Detections(found.boxes[tall], found.scores[tall])
+            found = found.subset(tall)
             step = tracker.update(found)
             track_of.update(step.tracks)
+            scene = scene_thumbnail(frame.image) if options.attributes and step.matches else None
             for key, index in step.matches:
-                candidate = _candidate(frame, found.boxes[index], float(found.scores[index]))
+                candidate = _candidate(frame, found.boxes[index], float(found.scores[index]), found.foreground, scene)
                 if candidate is not None:
                     samples.setdefault(key, TrackSamples(options.samples_per_track)).offer(candidate)
             for key in step.ended:
@@ -255,7 +259,7 @@ class _Reader:
                                 else "no person kept: the detector found nobody")
 
     def _close(self, key: int, samples: dict[int, TrackSamples], track_of: dict[int, int | None],
-               report: SourceReport, camera: str, modality: str) -> list[tuple[GalleryItem, np.ndarray]]:
+               report: SourceReport, camera: str, modality: str) -> list[tuple[GalleryItem, Candidate]]:
         """Items of an object that ended: its picked samples when it was a confirmed track, else nothing."""
         reservoir = samples.pop(key, None)
         if key not in track_of:
@@ -282,12 +286,15 @@ class _Reader:
                 camera=camera, box=candidate.box, track=track, source_sha256=file_sha, crop_sha256=crop_sha,
                 resolution=level_of_height(candidate.crop.shape[0]), crop=relative, modality=modality,
             )
-            out.append((item, candidate.crop))
+            if candidate.mask is not None and self.options.attributes:
+                put_silhouette(self.root, identifier, candidate.mask)
+            out.append((item, candidate))
         return out
 
     @staticmethod
-    def _batch(report: SourceReport, pairs: list[tuple[GalleryItem, np.ndarray]]) -> _Batch:
-        return _Batch(report, [item for item, _ in pairs], [crop for _, crop in pairs])
+    def _batch(report: SourceReport, pairs: list[tuple[GalleryItem, Candidate]]) -> _Batch:
+        return _Batch(report, [item for item, _ in pairs], [c.crop for _, c in pairs], [c.mask for _, c in pairs],
+                      [c.scene for _, c in pairs])
 
     # --------------------------------------------------------------------------------------------- world
 
@@ -337,16 +344,22 @@ class _Reader:
             report.notes.append(f"{sketches} sketches left out: sketches are query material, not footage")
 
 
-def _candidate(frame, box: np.ndarray, score: float) -> Candidate | None:
+def _candidate(frame, box: np.ndarray, score: float, foreground: np.ndarray | None = None,
+               scene: np.ndarray | None = None) -> Candidate | None:
+    """The crop of ``box`` (and its cut of the frame's ``foreground`` mask, when the detector gives one)."""
     height, width = frame.image.shape[:2]
     x0, y0 = max(0, math.floor(box[0])), max(0, math.floor(box[1]))
     x1, y1 = min(width, math.ceil(box[0] + box[2])), min(height, math.ceil(box[1] + box[3]))
     if x1 - x0 < 1 or y1 - y0 < 1:
         return None
     crop = np.ascontiguousarray(frame.image[y0:y1, x0:x1])
+    mask = None
+    if foreground is not None and foreground.shape[:2] == (height, width):
+        mask = np.ascontiguousarray(foreground[y0:y1, x0:x1])
     rounded = tuple(round(float(v), 1) for v in box)
     return Candidate(frame.index, rounded, score, sharpness(crop), crop,
-                     {"file": frame.file.resolve(), "file_sha256": frame.file_sha256, "time": frame.time})
+                     {"file": frame.file.resolve(), "file_sha256": frame.file_sha256, "time": frame.time},
+                     mask, scene)
 
 
 _END = object()
@@ -412,7 +425,8 @@ def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: 
             event.report.items_added += added.added
             event.report.items_present += added.skipped
             if options.attributes:  # after the vectors are committed: a kill in between is redone on resume
-                add_evidence(store, event.items, event.crops, model=getattr(encoder, "model", None),
+                add_evidence(store, event.items, event.crops, event.masks, event.scenes,
+                             model=getattr(encoder, "model", None),
                              model_fingerprint=getattr(encoder, "fingerprint", None))
             continue
         if event.marker is not None:

@@ -36,7 +36,8 @@ def sharpness(crop: np.ndarray) -> float:
 
 @dataclass
 class Candidate:
-    """One observation of a track: where and when, how sharp, and its pixels (BGR crop)."""
+    """One observation of a track: where and when, how sharp, its pixels (BGR crop) and, when known, its
+    foreground silhouette (uint8, 255 = person, the crop's size) and a thumbnail of its frame."""
 
     frame: int
     box: tuple[float, float, float, float]
@@ -44,6 +45,8 @@ class Candidate:
     sharpness: float
     crop: np.ndarray
     info: dict[str, Any] = field(default_factory=dict)
+    mask: np.ndarray | None = None
+    scene: np.ndarray | None = None
 
 
 class TrackSamples:
