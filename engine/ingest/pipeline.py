@@ -7,7 +7,10 @@ detection overlap with the model.
 
 Each item records its source file and SHA-256, frame, time, camera, box (x, y, w, h in source pixels), track,
 crop (content-addressed in the gallery) and crop SHA-256, resolution level from the crop height
-(``engine.ingest.resolution``) and modality; world items carry their identity and attributes as well.
+(``engine.ingest.resolution``) and modality; world items carry their identity and attributes as well. After
+each batch is committed its attribute evidence is computed (``engine.attributes.gallery.add_evidence``): for
+video, from the crop inside the detector's foreground silhouette (kept in the gallery, ``silhouettes/``, for
+``gallery rebuild``) with a thumbnail of the frame for colour constancy.
 
 Item ids are ``<first 16 hex of the file's SHA-256>-<16 hex of SHA-256(file sha, frame, track, box)>``:
 reading a source again gives the same ids, so items already in the gallery are skipped before they are
