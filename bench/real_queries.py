@@ -10,7 +10,9 @@ CC BY 4.0) that has hand-labelled people in ``tests/data/footage/people.json``:
    frame for colour constancy, and the checkpoint's attribute heads);
 3. for every labelled person, run their ``description`` as one search step over the clip's items and check
    whether the first item is theirs: its frame is one of their labelled frames and IoU(item box, their box)
-   ≥ 0.5, or its frame has no label and it belongs to the same track as such an item.
+   ≥ 0.5 — at an unlabelled frame, against their box interpolated linearly between the labelled frames
+   around it when those are at most 30 frames apart —, or its frame has no (interpolated) label and it belongs
+   to the same track as such an item.
 
 A second part takes the detector's boxes out: per clip a gallery of one crop per hand-labelled box of
 people.json (evidence through the ingest hook ``add_evidence``, with the frame as the scene and the silhouette
@@ -59,6 +61,7 @@ PEOPLE = ROOT / "tests" / "data" / "footage" / "people.json"
 DENSE = ROOT / "tests" / "data" / "footage" / "boxes.json"
 ATTRIBUTES_ONLY = 1e4
 MIN_IOU = 0.5
+MAX_GAP = 30  # frames: a person's box between two labelled frames at most this far apart is interpolated
 SOURCE_SETS: dict[str, tuple[str, ...]] = {"pixels": ("pixels",), "model": ("model",), "both": ("pixels", "model")}
 
 
@@ -83,12 +86,26 @@ def labelled_boxes(clip: str, person: str, people: dict, dense: dict | None) -> 
     return out
 
 
+def box_at(frame: int, boxes: dict[int, list]) -> list | None:
+    """The person's box at ``frame``: labelled there, else linearly interpolated between the labelled frames
+    just before and just after when they are at most :data:`MAX_GAP` frames apart, else None."""
+    if frame in boxes:
+        return boxes[frame]
+    before = max((f for f in boxes if f < frame), default=None)
+    after = min((f for f in boxes if f > frame), default=None)
+    if before is None or after is None or after - before > MAX_GAP:
+        return None
+    t = (frame - before) / (after - before)
+    return [(1 - t) * a + t * b for a, b in zip(boxes[before], boxes[after], strict=True)]
+
+
 def their_items(items: list, boxes: dict[int, list]) -> set[str]:
     """Ids of the items that are the person's (see the module docstring)."""
-    matched = {item.id for item in items if item.frame in boxes and item.box is not None
-               and iou(item.box, boxes[item.frame]) >= MIN_IOU}
+    located = {item.id: box_at(item.frame, boxes) for item in items if item.frame is not None}
+    matched = {item.id for item in items if located.get(item.id) is not None and item.box is not None
+               and iou(item.box, located[item.id]) >= MIN_IOU}
     tracks = {item.track for item in items if item.id in matched and item.track is not None}
-    return matched | {item.id for item in items if item.frame not in boxes and item.track in tracks}
+    return matched | {item.id for item in items if located.get(item.id) is None and item.track in tracks}
 
 
 def first_item(session: SearchSession, text: str, theirs: set[str]) -> tuple[str, float, float]:
