@@ -50,6 +50,7 @@ class StepOutcome:
     result: StepResult
     session: SearchSession
     replayed: ReplayOutcome | None
+    case: CaseState | None = None  # the case as stored after the step, read in the worker (not on the UI thread)
 
 
 class AppState(QObject):
@@ -425,7 +426,7 @@ class AppState(QObject):
                     level_source = level_and_source(query.text)[1]
                     level_source = level_source if level_source in ("parser", "classifier") else None
             step_id = store.record_step(case_id, step_input(result, gallery_id, level_source=level_source))
-            return StepOutcome(step_id, result, fork, replayed)
+            return StepOutcome(step_id, result, fork, replayed, store.load_case(case_id))
 
         return self._start("Searching", work, self._step_done)
 
@@ -435,7 +436,11 @@ class AppState(QObject):
         self._results[outcome.step_id] = outcome.result
         self._snapshots[outcome.step_id] = outcome.session.branch(-1)
         self._session = outcome.session
-        self._reload_case(emit=True)
+        if outcome.case is not None and outcome.case.case.id == self.case_id:
+            self._case = outcome.case
+            self.case_changed.emit(self._case)
+        else:
+            self._reload_case(emit=True)
         self._select(outcome.step_id)
         self.session_changed.emit(self._session)
         self.step_recorded.emit(outcome.step_id)
