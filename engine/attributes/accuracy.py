@@ -117,13 +117,13 @@ def read_frames(path: str | Path, wanted: set[int] | None = None) -> dict[int, n
     return frames
 
 
-def mog2_foreground(path: str | Path, wanted: set[int]) -> dict[int, np.ndarray]:
-    """Foreground masks (uint8, 255 = foreground, 127 = shadow) of the ``wanted`` frames from a MOG2
+def mog2_foreground(frames: dict[int, np.ndarray], wanted: set[int]) -> dict[int, np.ndarray]:
+    """Foreground masks (uint8, 255 = foreground, 127 = shadow) of the ``wanted`` frames of a clip (``frames``:
+    all of them, by index) from a MOG2
     background model learned over every frame of the clip (:data:`MOG2_PASSES` passes), then applied to each
     wanted frame without learning. The background is the mixture's heaviest modes up to
     :data:`MOG2_BACKGROUND_RATIO` of the weight (OpenCV's default 0.9 also takes in a person who stands
     still for a fifth of the clip)."""
-    frames = read_frames(path)
     model = cv2.createBackgroundSubtractorMOG2(history=max(2, len(frames)), detectShadows=True)
     model.setBackgroundRatio(MOG2_BACKGROUND_RATIO)
     for _ in range(MOG2_PASSES):
@@ -144,13 +144,12 @@ class FootageSample:
     mask: np.ndarray | None
 
 
-def ingest_foreground(path: str | Path, wanted: set[int]) -> dict[int, np.ndarray]:
-    """Foreground masks (uint8, 255 = foreground) of the ``wanted`` frames as video ingest sees them: the
-    default fused detector (``engine.ingest.motion``) reset, warmed up on the clip's first frames, then run
-    over every frame in order."""
+def ingest_foreground(frames: dict[int, np.ndarray], wanted: set[int]) -> dict[int, np.ndarray]:
+    """Foreground masks (uint8, 255 = foreground) of the ``wanted`` frames of a clip (``frames``: all of them,
+    by index) as video ingest sees them: the default fused detector (``engine.ingest.motion``) reset, warmed up
+    on the clip's first frames, then run over every frame in order."""
     from engine.ingest.motion import FusedDetector
 
-    frames = read_frames(path)
     detector = FusedDetector()
     detector.reset()
     detector.warm_up(frames[i] for i in sorted(frames))
@@ -174,8 +173,8 @@ def footage_samples(people_json: str | Path, footage_dir: str | Path,
     footage_dir = Path(footage_dir)
     for clip, people in load_people(people_json).items():
         wanted = {int(b["frame"]) for person in people.values() for b in person["boxes"]}
-        frames = read_frames(footage_dir / clip, wanted)
-        foreground = FOREGROUNDS[masks](footage_dir / clip, wanted) if masks else {}
+        frames = read_frames(footage_dir / clip, None if masks else wanted)  # a mask needs the whole clip
+        foreground = FOREGROUNDS[masks](frames, wanted) if masks else {}
         for pid, person in people.items():
             for ref in person["boxes"]:
                 i = int(ref["frame"])
