@@ -7,7 +7,9 @@ the resolution level, encode with the model, append to a gallery folder (DESIGN 
 """
 
 from engine.ingest.detectors import (
+    CARRIED_OBJECT_CLASSES,
     DETECTORS,
+    CarriedObjects,
     Detections,
     HogDetector,
     OnnxDetector,
@@ -29,8 +31,10 @@ from engine.ingest.summary import IngestSummary, SourceReport
 from engine.ingest.tracking import TrackerSettings
 
 __all__ = [
+    "CARRIED_OBJECT_CLASSES",
     "DEFAULT_REID_SCENARIOS",
     "DETECTORS",
+    "CarriedObjects",
     "DetectorError",
     "Detections",
     "Encoder",

@@ -49,15 +49,49 @@ HOG_MARGIN = (0.15, 0.05)  # fraction of the window's width / height around the 
 ONNX_LAYOUTS: tuple[str, ...] = ("yolo", "yolov8", "ssd")
 
 
+#: COCO class index (80-class numbering, 0-based) → the ontology's ``carrying_type`` value it shows.
+CARRIED_OBJECT_CLASSES: dict[int, str] = {24: "backpack", 25: "umbrella", 26: "handbag", 28: "suitcase"}
+
+
+@dataclass(frozen=True)
+class CarriedObjects:
+    """Objects a person may carry, found in the same pass as the people: boxes (x, y, w, h) in frame pixels,
+    float32 [M, 4], scores float32 [M], and per box its ontology ``carrying_type`` value (``kinds``)."""
+
+    boxes: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.float32))
+    scores: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
+    kinds: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        boxes = np.asarray(self.boxes, dtype=np.float32).reshape(-1, 4)
+        scores = np.asarray(self.scores, dtype=np.float32).reshape(-1)
+        kinds = tuple(str(k) for k in self.kinds)
+        if not boxes.shape[0] == scores.shape[0] == len(kinds):
+            raise DetectorError(f"carried objects need one score and one kind per box, got {boxes.shape[0]} boxes, "
+                                f"{scores.shape[0]} scores and {len(kinds)} kinds")
+        unknown = sorted(set(kinds) - set(CARRIED_OBJECT_CLASSES.values()))
+        if unknown:
+            raise DetectorError(f"carried object kinds {unknown} are not among "
+                                f"{sorted(CARRIED_OBJECT_CLASSES.values())}")
+        object.__setattr__(self, "boxes", boxes)
+        object.__setattr__(self, "scores", scores)
+        object.__setattr__(self, "kinds", kinds)
+
+    def __len__(self) -> int:
+        return int(self.boxes.shape[0])
+
+
 @dataclass(frozen=True)
 class Detections:
     """Boxes (x, y, w, h) in frame pixels, float32 [N, 4], and their scores, float32 [N]; ``foreground``: the
     frame's foreground mask (uint8 [H, W], 255 = moving pixels) when the detector models the background, else
-    None (a person's silhouette inside a box, for reading clothing colours: ``engine.attributes``)."""
+    None (a person's silhouette inside a box, for reading clothing colours: ``engine.attributes``);
+    ``objects``: carried objects (bags, umbrellas, suitcases) when the detector finds them, else None."""
 
     boxes: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.float32))
     scores: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
     foreground: np.ndarray | None = None
+    objects: CarriedObjects | None = None
 
     def __post_init__(self) -> None:
         boxes = np.asarray(self.boxes, dtype=np.float32).reshape(-1, 4)
@@ -72,8 +106,8 @@ class Detections:
         return int(self.boxes.shape[0])
 
     def subset(self, keep: np.ndarray) -> Detections:
-        """The detections selected by ``keep`` (a boolean mask or indices), with the same foreground."""
-        return Detections(self.boxes[keep], self.scores[keep], self.foreground)
+        """The detections selected by ``keep`` (a boolean mask or indices), with the same foreground and objects."""
+        return Detections(self.boxes[keep], self.scores[keep], self.foreground, self.objects)
 
 
 class PersonDetector(Protocol):
