@@ -60,7 +60,8 @@ def prepare_demo_gallery(models, job: Job, world: Path | None = None, gallery: P
                     seed=DEMO_SEED, workers=max(1, min(4, os.cpu_count() or 1)),
                     progress=job.engine_progress("Rendering the demo world (once)"))
     job.check()
-    summary = ingest(world, gallery, encoder, progress=job.engine_progress("Ingesting the demo world (once)"))
+    summary = ingest(world, gallery, encoder, progress=job.engine_progress("Ingesting the demo world (once)"),
+                     weights=models.domain_weights())
     job.check()
     items = len(Gallery.open(gallery))
     if items == 0:

@@ -86,6 +86,12 @@ class CheckpointModels:
 
         return ModelEncoder(self.model())
 
+    def domain_weights(self):
+        """The checkpoint's attribute weight per gallery domain (ingest records the gallery's in the gallery)."""
+        from engine.attributes.ranking import DomainWeights
+
+        return DomainWeights.of_checkpoint(self.checkpoint)
+
 
 class Banner(QFrame):
     """A dismissible one-line message across the top of the window (errors and notices)."""
@@ -557,7 +563,8 @@ class MainWindow(QMainWindow):
 
             job.progress(0, 0, "Loading the model")
             encoder = models.ingest_encoder()
-            return ingest(source, root, encoder, progress=job.engine_progress(f"Ingesting {Path(source).name}"))
+            return ingest(source, root, encoder, progress=job.engine_progress(f"Ingesting {Path(source).name}"),
+                          weights=models.domain_weights())
 
         def done(summary) -> None:
             totals = summary.totals()

@@ -58,6 +58,7 @@ from engine.search import SearchSession, StepQuery  # noqa: E402
 
 FOOTAGE = ROOT.parent / "shared" / "data" / "footage"
 PEOPLE = ROOT / "tests" / "data" / "footage" / "people.json"
+PARTS: tuple[str, ...] = ("detector", "labelled")
 DENSE = ROOT / "tests" / "data" / "footage" / "boxes.json"
 ATTRIBUTES_ONLY = 1e4
 MIN_IOU = 0.5
@@ -224,17 +225,20 @@ def labelled_galleries(model, folder: Path, rankings: list) -> dict:
 
 
 def run(checkpoint: Path, weights: list[float] | None, folder: Path, dense_boxes: bool, stride: int,
-        detector: str | None) -> dict:
+        detector: str | None, parts: tuple[str, ...] = PARTS) -> dict:
     from engine.models import load
 
     model = load(checkpoint, device="cpu")
     rankings = modes(weights or [checkpoint_attribute_weight(checkpoint)])
     people = json.loads(PEOPLE.read_text(encoding="utf-8"))
     dense = json.loads(DENSE.read_text(encoding="utf-8")) if dense_boxes and DENSE.is_file() else None
-    return {"checkpoint": str(checkpoint), "detector": detector or "ingest default", "stride": stride,
-            "dense_boxes": dense is not None,
-            "detector_galleries": detector_galleries(model, people, dense, folder, stride, detector, rankings),
-            "labelled_crop_galleries": labelled_galleries(model, folder, rankings)}
+    report = {"checkpoint": str(checkpoint), "detector": detector or "ingest default", "stride": stride,
+              "dense_boxes": dense is not None}
+    if "detector" in parts:
+        report["detector_galleries"] = detector_galleries(model, people, dense, folder, stride, detector, rankings)
+    if "labelled" in parts:
+        report["labelled_crop_galleries"] = labelled_galleries(model, folder, rankings)
+    return report
 
 
 def table(part: dict, title: str) -> list[str]:
@@ -263,19 +267,28 @@ def main(argv: list[str] | None = None) -> int:
                                            "default, the fused detector for videos)")
     parser.add_argument("--no-dense", action="store_true", help="match only people.json's boxes, not boxes.json")
     parser.add_argument("--keep", type=Path, help="keep the clips' galleries in this folder")
+    parser.add_argument("--parts", default=",".join(PARTS),
+                        help="which galleries: detector (ingest), labelled (one crop per labelled box), or both")
     parser.add_argument("--json", type=Path, help="also write the report here")
     args = parser.parse_args(argv)
+    parts = tuple(p.strip() for p in args.parts.split(",") if p.strip())
+    if not parts or set(parts) - set(PARTS):
+        parser.error(f"--parts takes a comma-separated choice of {list(PARTS)}, got {args.parts!r}")
     checkpoint = args.checkpoint or default_checkpoint()
     weights = [float(w) for w in args.weights.split(",")] if args.weights else None
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=True)
-        report = run(checkpoint, weights, args.keep, not args.no_dense, args.stride, args.detector)
+        report = run(checkpoint, weights, args.keep, not args.no_dense, args.stride, args.detector, parts)
     else:
         with tempfile.TemporaryDirectory(prefix="real-queries-") as folder:
-            report = run(checkpoint, weights, Path(folder), not args.no_dense, args.stride, args.detector)
+            report = run(checkpoint, weights, Path(folder), not args.no_dense, args.stride, args.detector, parts)
     print(json.dumps(report))
-    print("\n".join([*table(report["detector_galleries"], f"detector ({report['detector']}) galleries"), "",
-                     *table(report["labelled_crop_galleries"], "labelled-crop galleries (no detector)")]))
+    lines = []
+    if "detector_galleries" in report:
+        lines += [*table(report["detector_galleries"], f"detector ({report['detector']}) galleries"), ""]
+    if "labelled_crop_galleries" in report:
+        lines += table(report["labelled_crop_galleries"], "labelled-crop galleries (no detector)")
+    print("\n".join(lines))
     if args.json:
         atomic_write_text(args.json, json.dumps(report, indent=2) + "\n")
     return 0

@@ -287,6 +287,7 @@ def ingest_command(
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
 ) -> None:
     """Ingest footage (videos, image folders) or a built world into a gallery folder; resumable."""
+    from engine.attributes.ranking import DomainWeights
     from engine.evaluation.sources import load_model
     from engine.ingest import (
         IngestOptions,
@@ -316,7 +317,8 @@ def ingest_command(
                                 modality=modality, batch_size=batch, force=force)
         encoder = ModelEncoder(load_model(checkpoint, device=device), reid_scenarios=parse_scenarios(reid))
         with cli_progress("ingesting frames") as report:
-            summary = ingest(source, gallery, encoder, person_detector, options, progress=report)
+            summary = ingest(source, gallery, encoder, person_detector, options, progress=report,
+                             weights=DomainWeights.of_checkpoint(checkpoint))
     except (ValueError, OSError, RuntimeError) as exc:
         _fail(str(exc))
     if as_json:

@@ -285,6 +285,23 @@ def test_world_items_carry_ground_truth_without_detection(tmp_path):
         modalities.add(item.modality)
     assert modalities == {"rgb", "ir"}
     assert ingest(world, tmp_path / "g", FakeEncoder(), ForegroundDetector()).sources[0].status == "done before"
+    assert gallery.ranking is None  # nothing recorded without the checkpoint's weights
+
+
+def test_ingest_records_the_gallery_domain_and_its_weight(footage, tmp_path):
+    from engine.attributes.ranking import DomainWeights
+    from engine.world.build import build_world
+
+    weights = DomainWeights({"world": 0.5, "footage": 2.0}, {"world": "synthetic", "footage": "real people"})
+    world = tmp_path / "world"
+    build_world(world, identities=1, images_per_identity=3, seed=4, workers=1)
+    ingest(world, tmp_path / "g", FakeEncoder(), ForegroundDetector(), weights=weights)
+    assert Gallery.open(tmp_path / "g").ranking == {"domain": "world", "attribute_weight": 0.5, "origin": "synthetic"}
+    ingest(footage[0], tmp_path / "g", FakeEncoder(), ForegroundDetector(), weights=weights)
+    assert Gallery.open(tmp_path / "g").ranking["domain"] == "footage"
+    ingest(world, tmp_path / "g", FakeEncoder(), ForegroundDetector(), weights=weights)  # footage stays footage
+    assert Gallery.open(tmp_path / "g").ranking == {"domain": "footage", "attribute_weight": 2.0,
+                                                    "origin": "real people"}
 
 
 def test_image_folder_with_sidecar_is_one_tracked_sequence(footage, tmp_path):

@@ -12,11 +12,12 @@ import pytest
 from engine.attributes import store
 from engine.attributes.ranking import (
     DEFAULT_ATTRIBUTE_WEIGHT,
+    DomainWeights,
     checkpoint_attribute_weight,
     evidence_for,
     explanation_line,
 )
-from engine.gallery import Gallery
+from engine.gallery import Gallery, GalleryInputError
 from engine.ontology import ONTOLOGY
 from engine.search import QueryInputError, SearchSession, StepQuery
 from engine.search.views import gallery_views
@@ -130,6 +131,28 @@ def test_weight_comes_from_step_session_encoder_or_default(gallery, tmp_path):
     (folder / "metadata.json").write_text(json.dumps({"attribute_weight": "lots"}))
     with pytest.raises(ValueError, match="attribute_weight"):
         checkpoint_attribute_weight(folder)
+
+
+def test_a_gallery_recorded_weight_beats_the_encoder_and_names_its_origin(gallery, tmp_path):
+    encoder = Encoder()
+    encoder.attribute_weight = 1.5
+    gallery.record_ranking("footage", 2.5, "checkpoint calibration for footage galleries")
+    reopened = Gallery.open(gallery.root)
+    assert reopened.ranking == {"domain": "footage", "attribute_weight": 2.5,
+                                "origin": "checkpoint calibration for footage galleries"}
+    session = SearchSession(reopened, encoder)
+    assert session.attribute_weight == 2.5 and session.weight_origin.startswith("gallery (footage")
+    assert SearchSession(reopened, encoder, attribute_weight=0.1).attribute_weight == 0.1
+    for bad in (("street", 1.0, "x"), ("world", -1.0, "x"), ("world", float("nan"), "x"), ("world", 1.0, " ")):
+        with pytest.raises(GalleryInputError):
+            reopened.record_ranking(*bad)
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    (folder / "metadata.json").write_text(json.dumps({"attribute_weight": 0.7, "attribute_weights": {"footage": 3}}))
+    weights = DomainWeights.of_checkpoint(folder)
+    assert weights.for_domain("footage") == (3.0, "checkpoint calibration for footage galleries")
+    assert weights.for_domain("world") == (0.7, "checkpoint weight (no calibration per domain)")
+    assert checkpoint_attribute_weight(folder, "footage") == 3.0 and checkpoint_attribute_weight(folder) == 0.7
 
 
 def test_sources_can_be_restricted(gallery):

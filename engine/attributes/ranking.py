@@ -8,8 +8,12 @@
 the required keys. ``AttributeTerm.scores(rows)`` gathers only the given candidate rows (cost ∝ candidates ×
 stated attributes × sources); ``explain`` reads one item.
 
-The weight comes from the checkpoint's ``metadata.json`` (``attribute_weight``) when it records one, else
-``DEFAULT_ATTRIBUTE_WEIGHT``, and a session or a step may override it.
+The weight depends on the model and on what the gallery holds: a checkpoint's ``metadata.json`` may record one
+weight per gallery domain (``attribute_weights``: ``{"world": w, "footage": w}``, calibrated on the unseen
+synthetic world and on the hand-labelled real people, docs/real-footage.md) and a fallback ``attribute_weight``.
+Ingest records the gallery's domain and the checkpoint's weight for it in the gallery (``Gallery.ranking``);
+a search uses, in this order, the step's weight, the session's, the gallery's recorded weight, the
+checkpoint's, ``DEFAULT_ATTRIBUTE_WEIGHT`` (``engine.search.session``).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from engine.ontology import ONTOLOGY
 #: bench/real_queries.py measure it; a checkpoint records its own value in metadata.json.
 DEFAULT_ATTRIBUTE_WEIGHT = 0.5
 METADATA_KEY = "attribute_weight"
+DOMAIN_METADATA_KEY = "attribute_weights"
 DEFAULT_SOURCES: tuple[str, ...] = store.SOURCES
 
 
@@ -46,22 +51,63 @@ def check_weight(value: object, what: str = "attribute weight") -> float:
     return float(value)
 
 
-def checkpoint_attribute_weight(checkpoint: str | Path | None) -> float:
-    """w recorded in a checkpoint folder's ``metadata.json`` (``attribute_weight``), else the default."""
+def _checkpoint_metadata(checkpoint: str | Path | None) -> tuple[Path | None, dict[str, Any]]:
+    """(metadata.json path, its content) of a checkpoint folder (the shipped one for None); {} when unreadable."""
     if checkpoint is None:
         from engine.evaluation.sources import default_checkpoint
 
         try:
             checkpoint = default_checkpoint()
         except FileNotFoundError:
-            return DEFAULT_ATTRIBUTE_WEIGHT
+            return None, {}
     path = Path(checkpoint) / "metadata.json"
     try:
         metadata = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return DEFAULT_ATTRIBUTE_WEIGHT
-    value = metadata.get(METADATA_KEY) if isinstance(metadata, dict) else None
+        return path, {}
+    return path, metadata if isinstance(metadata, dict) else {}
+
+
+def checkpoint_attribute_weight(checkpoint: str | Path | None, domain: str | None = None) -> float:
+    """w a checkpoint folder's ``metadata.json`` records for galleries of ``domain`` (``attribute_weights``),
+    else its ``attribute_weight``, else the default."""
+    path, metadata = _checkpoint_metadata(checkpoint)
+    by_domain = metadata.get(DOMAIN_METADATA_KEY)
+    if domain is not None and isinstance(by_domain, dict) and by_domain.get(domain) is not None:
+        return check_weight(by_domain[domain], f"{path}: {DOMAIN_METADATA_KEY}.{domain}")
+    value = metadata.get(METADATA_KEY)
     return DEFAULT_ATTRIBUTE_WEIGHT if value is None else check_weight(value, f"{path}: {METADATA_KEY}")
+
+
+def weight_origin(checkpoint: str | Path | None, domain: str) -> str:
+    """Where ``checkpoint_attribute_weight(checkpoint, domain)`` comes from, in words (recorded in galleries)."""
+    _, metadata = _checkpoint_metadata(checkpoint)
+    by_domain = metadata.get(DOMAIN_METADATA_KEY)
+    if isinstance(by_domain, dict) and by_domain.get(domain) is not None:
+        return f"checkpoint calibration for {domain} galleries"
+    if metadata.get(METADATA_KEY) is not None:
+        return "checkpoint weight (no calibration per domain)"
+    return "built-in default"
+
+
+@dataclass(frozen=True)
+class DomainWeights:
+    """A checkpoint's attribute weight and its origin for each gallery domain (what ingest records)."""
+
+    weights: Mapping[str, float]
+    origins: Mapping[str, str]
+
+    @classmethod
+    def of_checkpoint(cls, checkpoint: str | Path | None) -> DomainWeights:
+        from engine.gallery.store import GALLERY_DOMAINS
+
+        return cls({d: checkpoint_attribute_weight(checkpoint, d) for d in GALLERY_DOMAINS},
+                   {d: weight_origin(checkpoint, d) for d in GALLERY_DOMAINS})
+
+    def for_domain(self, domain: str) -> tuple[float, str]:
+        if domain not in self.weights:
+            raise ValueError(f"no attribute weight for gallery domain {domain!r}; known: {sorted(self.weights)}")
+        return float(self.weights[domain]), self.origins.get(domain, "given")
 
 
 def check_sources(sources: Sequence[str]) -> tuple[str, ...]:

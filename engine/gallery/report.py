@@ -45,6 +45,10 @@ def info_lines(info: dict[str, Any]) -> list[str]:
     if not math.isnan(per_item):
         lines.append(f"  per item without crops: {per_item:.0f} B (float32 vectors alone: "
                      f"{info['raw_float32_bytes_per_item']} B)")
+    ranking = info.get("ranking")
+    lines.append(f"  domain: {ranking['domain']}, attribute weight {ranking['attribute_weight']:g} "
+                 f"({ranking['origin']})" if ranking else "  domain: not recorded (searches use the checkpoint's "
+                 "attribute weight)")
     lines.append(f"  created {info.get('created') or '-'}, updated {info.get('updated') or '-'}")
     return lines
 

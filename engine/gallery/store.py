@@ -2,7 +2,8 @@
 
 Layout::
 
-    gallery.json            format, model fingerprint, views and dims, committed counts (the commit point)
+    gallery.json            format, model fingerprint, views and dims, committed counts (the commit point);
+                            the hybrid ranking's domain and default attribute weight (``ranking``)
     items.jsonl             one item per line; line i = vector row i
     crops/                  crop images (content-addressed)
     vectors/<view>.f16.npy  float16 rows, appended in place
@@ -48,6 +49,8 @@ from engine.hashing import sha256_file
 
 FORMAT_VERSION = 1
 GALLERY_FILE = journal.GALLERY_FILE
+#: What a gallery's items are: crops of a built synthetic world, or of real footage (videos, images, crops).
+GALLERY_DOMAINS: tuple[str, ...] = ("world", "footage")
 ITEMS_FILE = "items.jsonl"
 DEFAULT_BATCH = 4096
 NORM_TOLERANCE = 0.02
@@ -190,6 +193,27 @@ class Gallery:
     @property
     def model_fingerprint(self) -> str:
         return self._meta["model_fingerprint"]
+
+    @property
+    def ranking(self) -> dict[str, Any] | None:
+        """The hybrid ranking's settings recorded for this gallery (``domain``, ``attribute_weight``,
+        ``origin``: where the weight came from), or None when none were recorded (galleries made before)."""
+        value = self._meta.get("ranking")
+        return dict(value) if isinstance(value, dict) else None
+
+    def record_ranking(self, domain: str, attribute_weight: float, origin: str) -> None:
+        """Record the gallery's domain (``world`` or ``footage``) and the attribute weight its searches use by
+        default, with where that weight came from (one atomic rewrite of ``gallery.json``)."""
+        if domain not in GALLERY_DOMAINS:
+            raise GalleryInputError(f"gallery domain must be one of {list(GALLERY_DOMAINS)}, got {domain!r}")
+        if isinstance(attribute_weight, bool) or not isinstance(attribute_weight, int | float) \
+                or not math.isfinite(attribute_weight) or attribute_weight < 0:
+            raise GalleryInputError(f"attribute weight must be a finite number ≥ 0, got {attribute_weight!r}")
+        if not isinstance(origin, str) or not origin.strip():
+            raise GalleryInputError("the attribute weight's origin must be a non-empty description")
+        ranking = {"domain": domain, "attribute_weight": float(attribute_weight), "origin": origin.strip()}
+        self._meta = dict(self._meta, ranking=ranking, updated=_now())
+        atomic_write_json(self.root / GALLERY_FILE, self._meta, indent=1)
 
     @property
     def views(self) -> dict[str, int]:
@@ -605,6 +629,7 @@ class Gallery:
             "bytes": sizes,
             "bytes_per_item_without_crops": without_crops / count if count else math.nan,
             "raw_float32_bytes_per_item": raw,
+            "ranking": self.ranking,
             "created": self._meta.get("created"),
             "updated": self._meta.get("updated"),
         }

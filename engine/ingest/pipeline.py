@@ -38,6 +38,7 @@ import numpy as np
 
 from engine.attributes.constancy import scene_thumbnail
 from engine.attributes.gallery import add_evidence
+from engine.attributes.ranking import DomainWeights
 from engine.gallery import Gallery, GalleryItem
 from engine.gallery.crops import put_crop, put_silhouette
 from engine.hashing import sha256_bytes
@@ -406,12 +407,20 @@ def _in_background(events: Iterator, depth: int) -> Iterator:
         reader.join(timeout=10)
 
 
+def gallery_domain(source_kinds: set[str], recorded: str | None) -> str:
+    """``world`` while every source ever ingested was a built world, else ``footage``."""
+    return "world" if source_kinds <= {"world"} and recorded in (None, "world") else "footage"
+
+
 def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: PersonDetector | None = None,
-           options: IngestOptions | None = None, progress: ProgressFn = no_progress) -> IngestSummary:
+           options: IngestOptions | None = None, progress: ProgressFn = no_progress,
+           weights: DomainWeights | None = None) -> IngestSummary:
     """Ingest ``source`` (video, image folder, built world, or a folder of them) into the gallery folder
     ``gallery`` (created when absent) with ``encoder`` (``engine.ingest.encoder.ModelEncoder`` or any
     ``Encoder``); ``detector`` defaults to the fused detector (``engine.ingest.motion``) for videos and to HOG
-    for image folders. Unreadable sources and files are listed in the summary."""
+    for image folders. Unreadable sources and files are listed in the summary. With ``weights`` (the
+    checkpoint's attribute weight per gallery domain) the gallery records its domain and that weight
+    (``Gallery.record_ranking``), which its searches then use by default."""
     options = options or IngestOptions()
     started = time.monotonic()
     found = discover(source, options.camera, options.start)
@@ -439,5 +448,9 @@ def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: 
         event.report.seconds = time.monotonic() - source_started
         source_started = time.monotonic()
         summary.sources.append(event.report)
+    if weights is not None:
+        recorded = store.ranking
+        domain = gallery_domain({s.kind for s in found.sources}, None if recorded is None else recorded["domain"])
+        store.record_ranking(domain, *weights.for_domain(domain))
     summary.seconds = time.monotonic() - started
     return summary

@@ -215,7 +215,7 @@ def prepare(options: SearchOptions) -> PreparedSearch:
     encoder = ModelQueryEncoder(load_model(options.checkpoint, device=options.device), level_rule=rule)
     encoder.check_gallery(gallery)
     weight = settings.attribute_weight
-    if weight is None:
+    if weight is None and gallery.ranking is None:  # a gallery from before ingest recorded its weight
         try:
             weight = checkpoint_attribute_weight(options.checkpoint)
         except ValueError as exc:

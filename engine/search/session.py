@@ -8,7 +8,8 @@ every candidate's score (for the distribution plot and the final ranking), which
 Hybrid ranking: a step's score is similarity + w · agreement, the agreement of each candidate's stored attribute
 evidence with the attributes the query text states (``engine.attributes.agreement``; evidence gathered for the
 candidates only); ``require`` turns stated attributes into filters. w: the step's ``attribute_weight``, else
-the session's, else the encoder's ``attribute_weight`` attribute, else ``DEFAULT_ATTRIBUTE_WEIGHT``.
+the session's, else the one the gallery recorded at ingest for its domain (``Gallery.ranking``), else the
+encoder's ``attribute_weight`` attribute, else ``DEFAULT_ATTRIBUTE_WEIGHT`` (``weight_origin`` says which).
 
 Steps are immutable ``StepResult`` values; ``undo`` pops the last one, ``branch`` copies the first ones into a
 new session. Marks (reject/confirm) belong to the session and are copied by ``branch``.
@@ -46,6 +47,19 @@ from engine.search.views import route
 RelevanceFn = Callable[[StepQuery, np.ndarray], np.ndarray]
 
 
+def _session_weight(given: float | None, gallery: Gallery, encoder) -> tuple[float, str]:
+    """w and where it comes from: given, else the gallery's recorded weight, else the encoder's, else the default."""
+    if given is not None:
+        return check_weight(given), "session"
+    recorded = gallery.ranking
+    if recorded is not None:
+        return check_weight(recorded["attribute_weight"]), f"gallery ({recorded['domain']}: {recorded['origin']})"
+    from_encoder = getattr(encoder, "attribute_weight", None)
+    if from_encoder is not None:
+        return check_weight(from_encoder), "checkpoint"
+    return DEFAULT_ATTRIBUTE_WEIGHT, "default"
+
+
 class SearchSession:
     def __init__(
         self,
@@ -62,10 +76,7 @@ class SearchSession:
         if isinstance(rho, bool) or not isinstance(rho, int | float) or not 0 < rho <= 1:
             raise QueryInputError(f"rho must lie in (0, 1], got {rho!r}")
         try:
-            if attribute_weight is None:
-                attribute_weight = getattr(encoder, "attribute_weight", None)
-            self.attribute_weight = check_weight(DEFAULT_ATTRIBUTE_WEIGHT if attribute_weight is None
-                                                 else attribute_weight)
+            self.attribute_weight, self.weight_origin = _session_weight(attribute_weight, gallery, encoder)
             self.attribute_sources = check_sources(attribute_sources)
             self.require_ratio = check_weight(require_ratio, "require_ratio")
         except ValueError as exc:
