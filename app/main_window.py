@@ -219,6 +219,7 @@ class MainWindow(QMainWindow):
         gallery = menu.addMenu("&Gallery")
         self.open_gallery_action = self._action(gallery, "&Open gallery…", self.open_gallery, "Ctrl+G")
         self.ingest_action = self._action(gallery, "&Ingest footage…", self.ingest_footage, "Ctrl+I")
+        self.ingest_crops_action = self._action(gallery, "Ingest a folder of &person crops…", self.ingest_crops)
 
         search = menu.addMenu("&Search")
         search.addAction(self.query_panel.search_action)
@@ -415,7 +416,8 @@ class MainWindow(QMainWindow):
         for widget in (self.job_label, self.progress_bar, self.cancel_button):
             widget.setVisible(busy)
         self.cancel_action.setEnabled(busy)
-        for action in (self.ingest_action, self.open_gallery_action, self.new_case_action, self.open_case_action):
+        for action in (self.ingest_action, self.ingest_crops_action, self.open_gallery_action, self.new_case_action,
+                       self.open_case_action):
             action.setEnabled(not busy)
 
     def _progress(self, done: int, total: int, message: str) -> None:
@@ -537,8 +539,17 @@ class MainWindow(QMainWindow):
             handle.result.connect(lambda _value: self.restore_if_needed())
         return handle
 
-    def ingest_footage(self, source: str | Path | None = None) -> WorkerHandle | None:
-        """Ingest a video or a folder of footage into the current gallery (in a worker), then reopen it."""
+    def ingest_crops(self, source: str | Path | None = None) -> WorkerHandle | None:
+        """Ingest a folder of ready person crops (every image is one person; ``engine.ingest.crops``)."""
+        if source is None and self.state.gallery is not None and self.models is not None and not self.busy:
+            source = QFileDialog.getExistingDirectory(self, "A folder of person crops")
+            if not source:
+                return None
+        return self.ingest_footage(source, crops=True)
+
+    def ingest_footage(self, source: str | Path | None = None, crops: bool = False) -> WorkerHandle | None:
+        """Ingest a video or a folder of footage (``crops``: a folder of person crops) into the current gallery
+        (in a worker), then reopen it."""
         gallery = self.state.gallery
         if gallery is None:
             self.show_error("Open a gallery first: footage is ingested into the current gallery")
@@ -559,11 +570,12 @@ class MainWindow(QMainWindow):
         root, models = Path(gallery.root), self.models
 
         def work(job: Job):
-            from engine.ingest import ingest
+            from engine.ingest import IngestOptions, ingest
 
             job.progress(0, 0, "Loading the model")
             encoder = models.ingest_encoder()
-            return ingest(source, root, encoder, progress=job.engine_progress(f"Ingesting {Path(source).name}"),
+            return ingest(source, root, encoder, options=IngestOptions(crops=crops),
+                          progress=job.engine_progress(f"Ingesting {Path(source).name}"),
                           weights=models.domain_weights())
 
         def done(summary) -> None:

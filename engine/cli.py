@@ -284,9 +284,18 @@ def ingest_command(
     batch: int = typer.Option(32, "--batch", min=1, help="Crops per model call and gallery commit."),
     device: str = typer.Option(None, "--device", help="cpu, cuda, cuda:1 ... (default: CUDA when available)."),
     force: bool = typer.Option(False, "--force", help="Read sources again although they are marked done."),
+    crops: bool = typer.Option(False, "--crops", help="SOURCE is a folder of person crops: every image is one "
+                                                      "person (no detector, no tracker)."),
+    appearance: Path = typer.Option(None, "--appearance", help="Your own re-identification network (ONNX, "
+                                                               "[B,3,H,W] → [B,D]): adds the gallery view "
+                                                               "'appearance', searched by find-similar."),
+    appearance_norm: str = typer.Option("imagenet", "--appearance-norm",
+                                        help="--appearance input normalisation: imagenet (RGB, /255, ImageNet "
+                                             "mean/std) or 'order=rgb|bgr;divide=255;mean=a,b,c;std=a,b,c'."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
 ) -> None:
-    """Ingest footage (videos, image folders) or a built world into a gallery folder; resumable."""
+    """Ingest footage (videos, image folders), a folder of person crops (--crops) or a built world into a gallery
+    folder; resumable."""
     from engine.attributes.ranking import DomainWeights
     from engine.evaluation.sources import load_model
     from engine.ingest import (
@@ -314,8 +323,13 @@ def ingest_command(
         options = IngestOptions(stride=stride, samples_per_track=samples_per_track, track=track,
                                 min_box_height=min_box_height, camera=camera,
                                 start=None if start is None else parse_time(start, "--start"),
-                                modality=modality, batch_size=batch, force=force)
+                                modality=modality, batch_size=batch, force=force, crops=crops)
         encoder = ModelEncoder(load_model(checkpoint, device=device), reid_scenarios=parse_scenarios(reid))
+        if appearance is not None:
+            from engine.appearance import AppearanceNetwork, parse_normalisation
+            from engine.ingest.appearance import WithAppearance
+
+            encoder = WithAppearance(encoder, AppearanceNetwork(appearance, parse_normalisation(appearance_norm)))
         with cli_progress("ingesting frames") as report:
             summary = ingest(source, gallery, encoder, person_detector, options, progress=report,
                              weights=DomainWeights.of_checkpoint(checkpoint))
@@ -501,17 +515,40 @@ def gallery_rebuild(
     checkpoint: Path = typer.Option(None, "--checkpoint", help="With --attributes: the checkpoint whose attribute "
                                                                "heads give the model evidence (else it is kept)."),
     device: str = typer.Option(None, "--device", help="cpu, cuda, cuda:1 ... (default: CUDA when available)."),
+    appearance: Path = typer.Option(None, "--appearance", help="Add (or recompute) the 'appearance' view from the "
+                                                               "stored crops with your own re-identification "
+                                                               "network (ONNX)."),
+    appearance_norm: str = typer.Option("imagenet", "--appearance-norm",
+                                        help="--appearance input normalisation (see `lineup ingest --help`)."),
+    replace_appearance: bool = typer.Option(False, "--replace-appearance",
+                                            help="With --appearance: replace an 'appearance' view another file "
+                                                 "made."),
     as_json: bool = typer.Option(False, "--json", help="Print the gallery info afterwards as one JSON object."),
 ) -> None:
-    """Rebuild every view's index from the stored vectors (repairs index problems that verify reports)."""
+    """Rebuild every view's index from the stored vectors (repairs index problems that verify reports);
+    --appearance adds or recomputes the 'appearance' view."""
     from engine.gallery.report import info_lines
 
     if checkpoint is not None and not attributes:
         _fail("--checkpoint is only used with --attributes")
+    if replace_appearance and appearance is None:
+        _fail("--replace-appearance is only used with --appearance")
     store = _open_gallery(folder, check_indexes=False)
-    evidence = None
+    evidence = added = None
     try:
+        if appearance is not None:
+            from engine.appearance import AppearanceNetwork, parse_normalisation
+            from engine.appearance.gallery_view import check_view_model, compute_appearance_view
+            from engine.progress import cli_progress
+
+            network = AppearanceNetwork(appearance, parse_normalisation(appearance_norm))
+            if not replace_appearance:
+                check_view_model(store, network)
         info = store.rebuild()
+        if appearance is not None:
+            with cli_progress("appearance view") as report:
+                added = compute_appearance_view(store, network, replace=replace_appearance, progress=report)
+            info = store.info()
         if attributes:
             from engine.attributes.gallery import refresh_evidence
             from engine.progress import cli_progress
@@ -526,9 +563,14 @@ def gallery_rebuild(
     except (ValueError, OSError, RuntimeError) as exc:
         _fail(str(exc))
     if as_json:
-        typer.echo(json.dumps(info if evidence is None else {**info, "attributes": evidence}))
+        extra = {**({} if evidence is None else {"attributes": evidence}),
+                 **({} if added is None else {"appearance": added})}
+        typer.echo(json.dumps({**info, **extra}))
         return
     lines = ["rebuilt every index", *info_lines(info)]
+    if added is not None:
+        lines.append(f"{'recomputed' if added['replaced'] else 'added'} view {added['view']!r}: {added['items']} "
+                     f"items × {added['dim']} from {added['model']['file']}")
     if evidence is not None:
         lines.append(f"attribute evidence: {evidence['items']} items, {evidence['pixels']} from pixels, "
                      f"{evidence['model']} from the model, {evidence['no_crop']} without a readable crop "

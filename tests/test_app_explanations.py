@@ -63,6 +63,7 @@ def test_explanation_html_names_the_parts_and_each_attribute(step):
     _, result = step
     html = explanation_html(result.explain("i0"))
     assert "<b>Score" in html and "similarity 0.6" in html and "0.5 × attributes" in html
+    assert f"(view {result.view})" in html
     assert "✓</span> top_color = red" in html and "pixels p 0.90 (confidence 1.00, best red)" in html
     assert "? gender = male" in html and "no evidence" in html
     mismatch = explanation_html(result.explain("i1"))

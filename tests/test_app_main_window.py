@@ -151,3 +151,31 @@ def test_gallery_opened_without_a_checkpoint_says_how_to_give_one(qtbot, tmp_pat
     assert "--checkpoint" in window.banner.text()
     assert isinstance(state.gallery, Gallery)
     window.close()
+
+
+def test_a_folder_of_person_crops_is_ingested_one_item_per_image(qtbot, tmp_path, tiny_gallery):
+    import shutil
+
+    import cv2
+    import numpy as np
+
+    gallery_dir, models = tiny_gallery
+    copy = shutil.copytree(gallery_dir, tmp_path / "gallery")
+    crops = tmp_path / "crops"
+    crops.mkdir()
+    for index, colour in enumerate(((20, 20, 200), (20, 200, 20), (200, 20, 20))):
+        cv2.imwrite(str(crops / f"person{index}.png"), np.full((96, 40, 3), colour, np.uint8))
+    state = AppState()
+    assert state.open_store(tmp_path / "cases.db", actor="tester")
+    window = MainWindow(state, models)
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(state.gallery_changed, timeout=WAIT):
+        window.open_gallery(copy)
+    qtbot.waitUntil(lambda: not state.busy, timeout=WAIT)
+    before = len(state.gallery)
+    assert window.ingest_crops(crops) is not None
+    qtbot.waitUntil(lambda: not window.busy and not state.busy, timeout=WAIT)
+    qtbot.waitUntil(lambda: len(state.gallery) == before + 3, timeout=WAIT)
+    added = [state.gallery.item(row) for row in range(before, before + 3)]
+    assert {item.box for item in added} == {(0.0, 0.0, 40.0, 96.0)} and {item.camera for item in added} == {"crops"}
+    window.close()

@@ -75,7 +75,7 @@ def test_rows_put_the_active_path_first_and_branches_under_their_fork():
     assert (first.title, first.counts, first.keep) == ("Step 1", "12,000 → 6,000", "keep 50 %")
     fourth = next(r for r in rows if r.step_id == 4)
     assert fourth.keep == "score ≥ 0.312 · 2 cameras · from 30 s" and fourth.level == "F"
-    assert next(r for r in rows if r.step_id == 5).query == "Similar to cam2/f00311"
+    assert next(r for r in rows if r.step_id == 5).query == "Similar to cam2/f00311 · text:C"
     assert next(r for r in rows if r.step_id == 3).keep == "keep top 100"
 
 

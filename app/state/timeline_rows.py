@@ -33,8 +33,8 @@ class TimelineRow:
 
 def query_summary(step: StepState, limit: int = 60) -> str:
     """One line naming what the step searched with."""
-    if step.query_kind == "example":
-        return f"Similar to {step.example_item}"
+    if step.query_kind == "example":  # the view says whose vectors ranked: appearance, reid:<scenario> or rgb
+        return f"Similar to {step.example_item}" + (f" · {step.view}" if step.view else "")
     images = [name for name in ("sketch", "ir") if name in step.query_kind.split("+")]
     parts = ["Sketch" if name == "sketch" else "IR image" for name in images]
     if step.query_text:

@@ -107,7 +107,8 @@ def explanation_html(explanation: dict) -> str:
     """Rich text for an explanation: the score's parts, then one line per stated attribute with its status mark,
     agreement and each source's probability, confidence and most probable value."""
     weight = explanation["attribute_weight"]
-    lines = [f"<b>Score {explanation['score']:.3f}</b> = similarity {explanation['similarity']:.3f} "
+    view = f" (view {_html(explanation['view'])})" if explanation.get("view") else ""
+    lines = [f"<b>Score {explanation['score']:.3f}</b> = similarity {explanation['similarity']:.3f}{view} "
              f"+ {weight:g} × attributes {explanation['agreement']:+.2f}"]
     if explanation.get("filtered"):
         lines.append("<i>Removed by this step's filters.</i>")

@@ -35,6 +35,10 @@ def info_lines(info: dict[str, Any]) -> list[str]:
         if recall is not None:
             detail += f", recall@100 {recall:.3f}"
         lines.append(f"    {view:<12} {entry['dim']:>5}-d  {detail}")
+        model = entry.get("model")
+        if model:
+            lines.append(f"    {'':<12} made by {model.get('file')} (SHA-256 {str(model.get('file_sha256'))[:16]}…, "
+                         f"input {model.get('input_size')})")
     cameras = info["cameras"]
     lines.append(f"  cameras ({len(cameras)}): {', '.join(cameras) if cameras else '-'}")
     span = info["time_range"]

@@ -2,8 +2,9 @@
 
 Layout::
 
-    gallery.json            format, model fingerprint, views and dims, committed counts (the commit point);
-                            the hybrid ranking's domain and default attribute weight (``ranking``)
+    gallery.json            format, model fingerprint, views and dims, committed counts (the commit point),
+                            per view made by another network than the checkpoint its fingerprint, and the
+                            hybrid ranking's domain and default attribute weight (``ranking``)
     items.jsonl             one item per line; line i = vector row i
     crops/                  crop images (content-addressed)
     vectors/<view>.f16.npy  float16 rows, appended in place
@@ -13,7 +14,8 @@ Crash safety: ``add`` appends each batch to every vectors file and to ``items.js
 ``gallery.json`` atomically; readers trust only the committed counts, so a killed add leaves the previous
 batches intact and its partial batch invisible (the next writer trims it). Index files are rewritten after the
 batches (or on the way out of a failed add); an index that lags behind is caught up from the vectors when the
-gallery is opened for writing. ``remove`` and ``rebuild`` go through the redo journal (``engine.gallery.journal``).
+gallery is opened for writing. ``remove``, ``rebuild`` and ``set_view`` (a view added or recomputed for every
+item) go through the redo journal (``engine.gallery.journal``).
 """
 
 from __future__ import annotations
@@ -90,6 +92,16 @@ def _check_views(views: Mapping[str, int]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _check_view_models(models: Mapping[str, Mapping[str, Any]], views: Mapping[str, Any]) -> dict[str, dict]:
+    unknown = sorted(set(models) - set(views))
+    if unknown:
+        raise GalleryInputError(f"view fingerprints given for views {unknown} the gallery does not have")
+    for view, model in models.items():
+        if not isinstance(model, Mapping) or not model:
+            raise GalleryInputError(f"the fingerprint of view {view!r} must be a non-empty JSON object")
+    return {view: dict(model) for view, model in models.items()}
+
+
 class Gallery:
     """A gallery folder opened for reading and writing (one writer at a time)."""
 
@@ -113,8 +125,10 @@ class Gallery:
         *,
         ivf_threshold: int = indexes.DEFAULT_IVF_THRESHOLD,
         recall_target: float = indexes.DEFAULT_RECALL_TARGET,
+        view_models: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> Gallery:
-        """A new, empty gallery in ``root`` (which must not exist or be empty)."""
+        """A new, empty gallery in ``root`` (which must not exist or be empty). ``view_models``: for views made
+        by another network than the checkpoint, that network's fingerprint (a JSON object)."""
         root = Path(root)
         if root.exists() and (not root.is_dir() or any(root.iterdir())):
             raise GalleryInputError(f"cannot create a gallery in {root}: it exists and is not an empty folder")
@@ -125,6 +139,7 @@ class Gallery:
         if not 0 < recall_target <= 1:
             raise GalleryInputError(f"recall_target must lie in (0, 1], got {recall_target}")
         view_meta = _check_views(views)
+        foreign = _check_view_models(view_models or {}, view_meta)
         for folder in (root, root / "vectors", root / "index", root / "crops"):
             folder.mkdir(parents=True, exist_ok=True)
         (root / ITEMS_FILE).touch()
@@ -140,6 +155,7 @@ class Gallery:
             "ivf_threshold": int(ivf_threshold),
             "recall_target": float(recall_target),
             "indexes": {name: indexes.IndexSpec("flat", 0).to_dict() for name in view_meta},
+            "view_models": foreign,
             "created": _now(),
             "updated": _now(),
         }
@@ -193,6 +209,11 @@ class Gallery:
     @property
     def model_fingerprint(self) -> str:
         return self._meta["model_fingerprint"]
+
+    def view_model(self, view: str) -> dict[str, Any] | None:
+        """The fingerprint of the network that made ``view`` when it is not the checkpoint (else None)."""
+        model = self._meta.get("view_models", {}).get(view)
+        return None if model is None else dict(model)
 
     @property
     def ranking(self) -> dict[str, Any] | None:
@@ -398,26 +419,28 @@ class Gallery:
                 f"vectors must cover exactly the gallery's views {sorted(self.views)}; "
                 f"missing {sorted(missing)}, unknown {sorted(extra)}"
             )
-        out = {}
-        for view, array in vectors_by_view.items():
-            dim = self._meta["views"][view]["dim"]
-            data = np.asarray(array)
-            if data.ndim != 2 or data.shape != (count, dim):
-                raise GalleryMismatchError(
-                    f"vectors for view {view!r} must have shape ({count}, {dim}), got {data.shape}"
-                )
-            if not np.issubdtype(data.dtype, np.floating):
-                raise GalleryInputError(f"vectors for view {view!r} must be floating point, got {data.dtype}")
-            if not np.isfinite(data).all():
-                raise GalleryInputError(f"vectors for view {view!r} contain NaN or infinite values")
-            norms = np.linalg.norm(data.astype(np.float32, copy=False), axis=1)
-            bad = np.flatnonzero(np.abs(norms - 1) > NORM_TOLERANCE)
-            if bad.size:
-                raise GalleryInputError(
-                    f"vectors for view {view!r} must be L2-normalised; row {int(bad[0])} has norm {norms[bad[0]]:.4f}"
-                )
-            out[view] = data
-        return out
+        return {view: self._check_vectors_of(view, array, count, self._meta["views"][view]["dim"])
+                for view, array in vectors_by_view.items()}
+
+    @staticmethod
+    def _check_vectors_of(view: str, array: Any, count: int, dim: int) -> np.ndarray:
+        """``array`` as [count, dim] finite, L2-normalised floats; ``GalleryInputError``/``GalleryMismatchError``."""
+        data = np.asarray(array)
+        if data.ndim != 2 or data.shape != (count, dim):
+            raise GalleryMismatchError(
+                f"vectors for view {view!r} must have shape ({count}, {dim}), got {data.shape}"
+            )
+        if not np.issubdtype(data.dtype, np.floating):
+            raise GalleryInputError(f"vectors for view {view!r} must be floating point, got {data.dtype}")
+        if not np.isfinite(data).all():
+            raise GalleryInputError(f"vectors for view {view!r} contain NaN or infinite values")
+        norms = np.linalg.norm(data.astype(np.float32, copy=False), axis=1)
+        bad = np.flatnonzero(np.abs(norms - 1) > NORM_TOLERANCE)
+        if bad.size:
+            raise GalleryInputError(
+                f"vectors for view {view!r} must be L2-normalised; row {int(bad[0])} has norm {norms[bad[0]]:.4f}"
+            )
+        return data
 
     def _check_crops(self, items: list[GalleryItem]) -> list[GalleryItem]:
         checked = []
@@ -557,6 +580,35 @@ class Gallery:
         self._reload()
         return int(drop.size)
 
+    def set_view(self, view: str, vectors: np.ndarray, view_model: Mapping[str, Any]) -> None:
+        """Add view ``view`` (or replace it) with one unit vector per item, row i for item i, made by the network
+        ``view_model`` fingerprints; vectors and index are written first, then committed through the journal."""
+        data = np.asarray(vectors)
+        if data.ndim != 2 or data.shape[0] != len(self):
+            raise GalleryInputError(f"view {view!r} needs one vector per item: {len(self)} items, got shape "
+                                    f"{data.shape}")
+        views = {name: entry["dim"] for name, entry in self._meta["views"].items()}
+        views[view] = int(data.shape[1])
+        view_meta = _check_views(views)  # names, dimensions and file names of every view, the new one included
+        foreign = dict(self._meta.get("view_models", {}))
+        foreign[view] = dict(view_model)
+        checked = self._check_vectors_of(view, data, len(self), int(data.shape[1]))
+        journal.roll_forward(self.root)
+        journal.clear_pending(self.root)
+        half = np.asarray(checked, dtype=np.float16)
+        stem = view_meta[view]["file"]
+        vector_path = self.root / "vectors" / f"{stem}.f16.npy"
+        index_path = self.root / "index" / f"{stem}.faiss"
+        vector_file.write_new(journal.pending_name(vector_path), half)
+        index, spec = indexes.build(half, indexes.choose_kind(len(self), self._meta["ivf_threshold"]),
+                                    self._meta.get("recall_target", 0.95))
+        indexes.save(index, journal.pending_name(index_path))
+        meta = dict(self._meta, views=view_meta, view_models=_check_view_models(foreign, view_meta),
+                    indexes={**self._meta["indexes"], view: spec.to_dict()}, updated=_now())
+        journal.commit(self.root, [(journal.pending_name(vector_path), vector_path),
+                                   (journal.pending_name(index_path), index_path)], meta)
+        self._reload()
+
     def rebuild(self, progress: ProgressFn | None = None) -> dict[str, Any]:
         """Rebuild every index from the vectors (kind chosen by size), trim interrupted appends, fix headers.
 
@@ -621,7 +673,9 @@ class Gallery:
             "model_fingerprint": self.model_fingerprint,
             "count": count,
             "views": {
-                view: {"dim": dim, "index": self._meta["indexes"].get(view, {})} for view, dim in self.views.items()
+                view: {"dim": dim, "index": self._meta["indexes"].get(view, {}),
+                       **({"model": self.view_model(view)} if self.view_model(view) else {})}
+                for view, dim in self.views.items()
             },
             "cameras": list(self._columns.cameras.names),
             "identities": len(self._columns.identities.names),

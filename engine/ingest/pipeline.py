@@ -42,6 +42,15 @@ from engine.attributes.ranking import DomainWeights
 from engine.gallery import Gallery, GalleryItem
 from engine.gallery.crops import put_crop, put_silhouette
 from engine.hashing import sha256_bytes
+from engine.ingest.appearance import check_view_models
+from engine.ingest.crops import (
+    MIN_CROP_HEIGHT,
+    MIN_CROP_WIDTH,
+    RAW_CROP_SUFFIXES,
+    CropFolder,
+    discover_crops,
+    too_small,
+)
 from engine.ingest.detectors import HogDetector, PersonDetector
 from engine.ingest.encoder import Encoder
 from engine.ingest.errors import IngestError, SourceSkipped
@@ -75,6 +84,7 @@ class IngestOptions:
     force: bool = False  # read sources again although they have done markers
     queue_depth: int = 4  # batches the reader may run ahead of the encoder
     attributes: bool = True  # store attribute evidence per item (pixels, and the model's heads when it has them)
+    crops: bool = False  # the source is a folder of person crops: one item per image (engine.ingest.crops)
 
     def __post_init__(self) -> None:
         if self.stride < 1:
@@ -90,9 +100,14 @@ class IngestOptions:
                               f"{self.queue_depth}")
         if self.camera is not None and not self.camera.strip():
             raise IngestError("camera name must not be empty")
+        if self.crops and self.stride != 1:
+            raise IngestError(f"frame stride {self.stride} does not apply to a folder of person crops (every image "
+                              "is one person)")
 
     def settings(self, detector: PersonDetector) -> dict[str, Any]:
         """What decides which items a source gives (recorded in done markers)."""
+        if self.crops:
+            return {"crops": True, "min_crop": [MIN_CROP_WIDTH, MIN_CROP_HEIGHT], "modality": self.modality}
         return {"detector": detector.settings(), "tracker": self.tracker.to_dict() if self.track else None,
                 "stride": self.stride, "samples_per_track": self.samples_per_track,
                 "min_box_height": self.min_box_height, "modality": self.modality}
@@ -115,8 +130,10 @@ def open_gallery(root: str | Path, encoder: Encoder) -> Gallery:
     against the encoder's fingerprint and views."""
     root = Path(root)
     if not root.exists() or (root.is_dir() and not any(root.iterdir())):
-        return Gallery.create(root, encoder.views, encoder.fingerprint)
+        return Gallery.create(root, encoder.views, encoder.fingerprint,
+                              view_models=getattr(encoder, "view_models", None))
     gallery = Gallery.open(root)
+    check_view_models(gallery, encoder)
     gallery.check_model(encoder.fingerprint, encoder.views)
     if set(gallery.views) != set(encoder.views):
         raise IngestError(f"gallery {root} holds views {sorted(gallery.views)}, the encoder gives "
@@ -200,6 +217,8 @@ class _Reader:
                 return
             if isinstance(source, WorldSource):
                 yield from self._world(source, report)
+            elif isinstance(source, CropFolder):
+                yield from self._crops(source, report)
             else:
                 yield from self._footage(source, report, detector)
         except SourceSkipped as exc:
@@ -347,6 +366,54 @@ class _Reader:
         if sketches:
             report.notes.append(f"{sketches} sketches left out: sketches are query material, not footage")
 
+    # --------------------------------------------------------------------------------------------- crops
+
+    def _crops(self, source: CropFolder, report: SourceReport) -> Iterator[_Batch]:
+        """One item per image of a crop folder: box = the whole image, crop = the image (engine.ingest.crops)."""
+        items: list[GalleryItem] = []
+        crops: list[np.ndarray] = []
+        for frame in source.frames(1, report.notes, self.on_skip):
+            self.tick()
+            report.frames += 1
+            reason = too_small(frame.image)
+            if reason is not None:
+                report.small += 1
+                self.on_skip(str(frame.file), reason)
+                continue
+            height, width = frame.image.shape[:2]
+            box = (0.0, 0.0, float(width), float(height))
+            identifier = item_id(frame.file_sha256, None, None, box)
+            if identifier in self.seen:
+                report.items_present += 1
+                continue
+            suffix = frame.file.suffix.lower()
+            try:
+                data = frame.file.read_bytes() if suffix in RAW_CROP_SUFFIXES else None
+            except OSError as exc:
+                self.on_skip(str(frame.file), f"cannot be read: {exc.strerror or exc}")
+                continue
+            if data is None:
+                ok, encoded = cv2.imencode(CROP_SUFFIX, frame.image, [cv2.IMWRITE_PNG_COMPRESSION, PNG_COMPRESSION])
+                if not ok:
+                    raise IngestError(f"OpenCV could not encode {frame.file} as PNG")
+                data, suffix = encoded.tobytes(), CROP_SUFFIX
+            self.seen.add(identifier)
+            relative, crop_sha = put_crop(self.root, data, suffix)
+            modality = self.options.modality
+            if modality == "auto":
+                modality = "ir" if looks_grey(frame.image) else "rgb"
+            items.append(GalleryItem(
+                id=identifier, source=str(frame.file.resolve()), frame=None, time=frame.time, camera=source.camera,
+                box=box, track=None, source_sha256=frame.file_sha256, crop_sha256=crop_sha,
+                resolution=level_of_height(height), crop=relative, modality=modality,
+            ))
+            crops.append(frame.image)
+            if len(items) == self.options.batch_size:
+                yield _Batch(report, items, crops)
+                items, crops = [], []
+        if items:
+            yield _Batch(report, items, crops)
+
 
 def _candidate(frame, box: np.ndarray, score: float, foreground: np.ndarray | None = None,
                scene: np.ndarray | None = None) -> Candidate | None:
@@ -418,12 +485,13 @@ def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: 
     """Ingest ``source`` (video, image folder, built world, or a folder of them) into the gallery folder
     ``gallery`` (created when absent) with ``encoder`` (``engine.ingest.encoder.ModelEncoder`` or any
     ``Encoder``); ``detector`` defaults to the fused detector (``engine.ingest.motion``) for videos and to HOG
-    for image folders. Unreadable sources and files are listed in the summary. With ``weights`` (the
-    checkpoint's attribute weight per gallery domain) the gallery records its domain and that weight
+    for image folders. ``options.crops``: ``source`` is a folder of person crops, one item per image, no
+    detector (``engine.ingest.crops``). Unreadable sources and files are listed in the summary. With ``weights``
+    (the checkpoint's attribute weight per gallery domain) the gallery records its domain and that weight
     (``Gallery.record_ranking``), which its searches then use by default."""
     options = options or IngestOptions()
     started = time.monotonic()
-    found = discover(source, options.camera, options.start)
+    found = discover_crops(source, options.camera) if options.crops else discover(source, options.camera, options.start)
     store = open_gallery(gallery, encoder)
     summary = IngestSummary(str(store.root))
     summary.skipped_files.extend(found.skipped)
@@ -453,4 +521,8 @@ def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: 
         domain = gallery_domain({s.kind for s in found.sources}, None if recorded is None else recorded["domain"])
         store.record_ranking(domain, *weights.for_domain(domain))
     summary.seconds = time.monotonic() - started
+    if options.crops and not any(s.status == "done before" or s.items_kept for s in summary.sources):
+        reasons = "; ".join(f"{path}: {reason}" for path, reason in summary.skipped_files[:3])
+        raise IngestError(f"crop folder {source} gave no person crop: no image could be decoded or none is at least "
+                          f"{MIN_CROP_WIDTH}×{MIN_CROP_HEIGHT} px" + (f" ({reasons})" if reasons else ""))
     return summary

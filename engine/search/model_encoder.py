@@ -11,8 +11,8 @@ Query side (``ModelQueryEncoder``):
   expert on the gallery side, CMAM);
 - sketch, IR and mixed queries for the ``rgb`` view through ``model.fuse`` (FlexiReID CMQF, METHODS §4);
   a checkpoint without fusion answers single-modality queries with the plain tower embedding;
-- find-similar needs no model: the session reads the example item's stored ``reid:<scenario>`` vector, or
-  its ``rgb`` vector when the gallery has no re-identification view.
+- find-similar needs no model: the session reads the example item's stored ``appearance`` vector (a user's
+  own network, ``engine.appearance``), else its ``reid:<scenario>`` vector, else its ``rgb`` vector.
 
 Gallery side (``encode_items``): BGR uint8 crops → ``{view: float32 [N, D]}`` for ``text:UC`` … ``text:UF``
 (one ``encode_images_all_levels`` pass), ``rgb`` (= the ``granularity.image_query_level`` expert) and
@@ -58,8 +58,12 @@ def view_dimension(model, view: str) -> int | None:
 
 def check_gallery(model, gallery, fingerprint: str | None = None) -> None:
     """Raise ``GalleryMismatchError`` when ``model`` cannot search ``gallery``: a view it gives another
-    dimension, a view it cannot make, or (dimensions agreeing) a different checkpoint fingerprint."""
+    dimension, a view it cannot make, or (dimensions agreeing) a different checkpoint fingerprint. Views another
+    network made (``gallery.view_model(view)`` set, e.g. ``appearance``) are not the checkpoint's to check."""
+    foreign = getattr(gallery, "view_model", lambda _view: None)
     for view, dim in gallery.views.items():
+        if foreign(view) is not None:
+            continue
         mine = view_dimension(model, view)
         if mine is None:
             raise GalleryMismatchError(f"the gallery {gallery.root} stores view {view!r}, which this checkpoint "

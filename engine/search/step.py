@@ -100,10 +100,10 @@ class StepResult:
         raise QueryInputError(f"item {self.item_ids[row]!r} was not a candidate of step {self.index + 1}")
 
     def explain(self, item: str | int) -> dict:
-        """Why an item (id or gallery row) got its score: ``similarity`` + ``attribute_contribution`` (= w ·
-        ``agreement``) = ``score``, and per stated attribute its status ("match", "mismatch", "unsure", "no
-        evidence"), agreement and each source's probability/confidence (``engine.attributes.ranking``).
-        Computed on demand for one item."""
+        """Why an item (id or gallery row) got its score: ``similarity`` (in the step's ``view``) +
+        ``attribute_contribution`` (= w · ``agreement``) = ``score``, and per stated attribute its status
+        ("match", "mismatch", "unsure", "no evidence"), agreement and each source's probability/confidence
+        (``engine.attributes.ranking``). Computed on demand for one item."""
         if isinstance(item, str):
             try:
                 row = self.row_of[item] if self.row_of is not None else list(self.item_ids).index(item)
@@ -113,8 +113,7 @@ class StepResult:
             row = int(item)
         score, filtered = self.score_of(row)
         term = self.attribute_term or AttributeTerm((), 0.0)
-        out = {"item": self.item_ids[row], **term.explain(row, score), "filtered": filtered}
-        return out
+        return {"item": self.item_ids[row], **term.explain(row, score), "filtered": filtered, "view": self.view}
 
     def explanations(self, n: int) -> dict[str, dict]:
         """``explain`` for the best ``n`` items (id → explanation, best first), computed in one batch; without
@@ -126,7 +125,7 @@ class StepResult:
                            for i, _ in top], dtype=np.int64)
         term = self.attribute_term or AttributeTerm((), 0.0)
         found = term.explain_rows(rows, np.asarray([score for _, score in top]))
-        return {item_id: {"item": item_id, **record, "filtered": False}
+        return {item_id: {"item": item_id, **record, "filtered": False, "view": self.view}
                 for (item_id, _), record in zip(top, found, strict=True)}
 
     def relevant_counts(self) -> tuple[int, int] | None:

@@ -7,7 +7,9 @@ View names (the gallery stores one float16 matrix per name):
 - ``rgb``: image vectors at the image-query level, searched by sketch, IR and fused queries (FlexiReID:
   every fused mode is matched against v^rgb), and by text when the gallery has no per-level views;
 - ``reid:<scenario>`` for the Uni-AT scenarios (DT-ST … AD-LT): re-identification features, searched by a
-  gallery item used as the example ("find similar"); without them find-similar falls back to ``rgb``.
+  gallery item used as the example ("find similar"); without them find-similar falls back to ``rgb``;
+- ``appearance``: vectors from a user's own re-identification network (``engine.appearance``), not from the
+  checkpoint. Find-similar searches it first when the gallery has it (unless the query names a scenario).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from engine.search.errors import QueryInputError
 TEXT_PREFIX = "text:"
 IMAGE_QUERY_VIEW = "rgb"
 REID_PREFIX = "reid:"
+APPEARANCE_VIEW = "appearance"
 
 
 def text_view(level: str) -> str:
@@ -66,6 +69,8 @@ def route(*, has_text: bool, has_image: bool, example: bool, scenario: str | Non
                 raise GalleryMismatchError(f"find-similar scenario {scenario!r} needs view {view!r}; "
                                            f"the gallery has {present or 'no re-identification views'}")
             return Route(view, "example")
+        if APPEARANCE_VIEW in available:
+            return Route(APPEARANCE_VIEW, "example")
         reid = [v for v in available if v.startswith(REID_PREFIX)]
         if reid:
             return Route(reid[0], "example")

@@ -1,0 +1,88 @@
+"""Folders of ready person crops (``lineup ingest DIR --crops``): every image is one person, so there is no
+detector and no tracker. The item's box is the whole image, its crop the image itself.
+
+``discover_crops(path)`` walks the folder recursively (hidden folders and galleries left alone) and gives one
+``CropFolder`` per folder and camera, images in time order, else natural name order; camera and time come from
+the folder's sidecar or the file names (``engine.ingest.timing``), else camera = folder name. Files no image
+reader recognises are listed as skipped; a folder without any image is an ``IngestError``. Images smaller than
+``MIN_CROP_WIDTH`` × ``MIN_CROP_HEIGHT`` pixels are skipped with that reason when they are read.
+
+A crop folder's ``key`` (done markers) differs from the key the same folder has as an image sequence, so
+ingesting a folder once as footage and once as crops does not mark one as the other.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from engine.ingest.errors import IngestError
+from engine.ingest.sources import GALLERY_MARKER, IMAGE_EXTENSIONS, Discovery, ImageSequence, _natural_key, _sequences
+from engine.ingest.timing import SIDECAR_NAMES
+
+MIN_CROP_HEIGHT = 16  # pixels: a smaller image is too small to show a person
+MIN_CROP_WIDTH = 8
+RAW_CROP_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp"})  # stored as they are; other formats as PNG
+UNREADABLE = "not a decodable image (OpenCV recognises no image format in it)"
+
+
+@dataclass
+class CropFolder(ImageSequence):
+    """The images of one folder and camera, each a person crop."""
+
+    kind: str = "crops"
+
+    @property
+    def key(self) -> str:
+        return hashlib.sha256(b"person crops\n" + super().key.encode()).hexdigest()
+
+
+def too_small(image: np.ndarray) -> str | None:
+    """Why a crop is too small to be a person, or None."""
+    height, width = image.shape[:2]
+    if height < MIN_CROP_HEIGHT or width < MIN_CROP_WIDTH:
+        return (f"crop of {width}×{height} px is below the minimum person crop of {MIN_CROP_WIDTH}×{MIN_CROP_HEIGHT} "
+                "px (width×height)")
+    return None
+
+
+def discover_crops(path: str | Path, camera: str | None = None) -> Discovery:
+    """Crop folders under ``path`` (a folder, or one image); see the module docstring."""
+    root = Path(path)
+    if not root.exists():
+        raise IngestError(f"crop folder {root} does not exist")
+    if root.is_file():
+        if root.suffix.lower() not in IMAGE_EXTENSIONS or not cv2.haveImageReader(str(root)):
+            raise IngestError(f"crop {root} is not a decodable image")
+        return Discovery([CropFolder(s.folder, s.camera, s.files) for s in _sequences(root.parent, [root], camera)],
+                         [])
+    sources: list[CropFolder] = []
+    skipped: list[tuple[str, str]] = []
+    for folder, subfolders, files in os.walk(root):
+        here = Path(folder)
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
+        if (here / GALLERY_MARKER).is_file():
+            subfolders[:] = []
+            continue
+        images = []
+        for name in sorted(files, key=_natural_key):
+            file = here / name
+            if name.startswith(".") or name in SIDECAR_NAMES:
+                continue
+            if file.suffix.lower() not in IMAGE_EXTENSIONS:
+                skipped.append((str(file), f"not an image (extension {file.suffix.lower() or 'none'})"))
+            elif not cv2.haveImageReader(str(file)):
+                skipped.append((str(file), UNREADABLE))
+            else:
+                images.append(file)
+        sources.extend(CropFolder(s.folder, s.camera, s.files) for s in _sequences(here, images, camera))
+    if not sources:
+        detail = f" ({len(skipped)} files skipped: not images or not decodable)" if skipped else ""
+        raise IngestError(f"crop folder {root} holds no decodable image{detail}")
+    return Discovery(list(sources), skipped)
+
