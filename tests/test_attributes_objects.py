@@ -328,3 +328,47 @@ def test_ingest_with_a_person_only_detector_stores_no_objects_evidence(video, tm
     table = store.EvidenceTable.read(tmp_path / "g")
     assert len(table) > 0 and "objects" not in table.sources
     assert math.isclose(len(table), len(Gallery.open(tmp_path / "g")))
+
+
+def test_cli_search_explains_and_rebuild_keeps_the_objects_evidence(tmp_path):
+    import json
+
+    import torch
+    from typer.testing import CliRunner
+
+    from engine.cli import app
+    from engine.gallery import GalleryItem
+    from engine.models import create, model_fingerprint, save
+    from engine.search.model_encoder import encode_items, model_views
+
+    torch.manual_seed(0)
+    model = create("tiny", device="cpu")
+    checkpoint = save(model, tmp_path / "checkpoint")
+    frame = walkers()[0]
+    crops = [np.ascontiguousarray(frame[20:276, 10:138]), np.ascontiguousarray(frame[30:286, 290:418])]
+    gallery = Gallery.create(tmp_path / "g", model_views(model), model_fingerprint(model))
+    items = []
+    for k, crop in enumerate(crops):
+        relative, digest = gallery.put_crop(cv2.imencode(".png", crop)[1].tobytes())
+        items.append(GalleryItem(id=f"p{k}", source=str(tmp_path / "gone.avi"), frame=0, box=(0, 0, 128, 256),
+                                 crop=relative, crop_sha256=digest, modality="rgb", resolution="HR"))
+    gallery.add(items, encode_items(model, crops))
+    store.append(gallery.root, ["p0", "p1"], [{"objects": carried("backpack")}, {"objects": carried("none")}])
+
+    runner = CliRunner()
+    base = ["search", "--gallery", str(gallery.root), "--checkpoint", str(checkpoint), "--device", "cpu",
+            "--text", "a man with a backpack"]
+    result = runner.invoke(app, [*base, "--json"])
+    assert result.exit_code == 0, result.output
+    top = {item["id"]: item["explanation"] for item in json.loads(result.stdout)["steps"][0]["top"]}
+    entry = next(a for a in top["p0"]["attributes"] if a["key"] == "carrying_type")
+    assert entry["status"] == "match" and entry["sources"]["objects"]["best"] == "backpack"
+    text = runner.invoke(app, base)
+    assert text.exit_code == 0 and "carrying_type=backpack ✓ (objects p=0.75)" in text.stdout
+
+    rebuilt = runner.invoke(app, ["gallery", "rebuild", str(gallery.root), "--attributes"])
+    assert rebuilt.exit_code == 0, rebuilt.output
+    assert "2 with carried objects kept" in rebuilt.stdout
+    table = store.EvidenceTable.read(gallery.root)
+    assert table.record(table.row_of["p0"])["objects"].best("carrying_type") == "backpack"
+    assert "pixels" in table.record(table.row_of["p0"])  # the pixels were recomputed beside it
