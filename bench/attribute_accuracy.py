@@ -10,8 +10,16 @@ one crop per reference box, the frame as the scene; three columns by where the s
 (no mask: single images), the foreground video ingest stores (the fused detector run over the clip as ingest
 runs it), and a ``cv2.createBackgroundSubtractorMOG2`` model learned over the whole clip first (a best case).
 
+Carried objects (``--detector SPEC``, any detector whose detections carry ``objects``, built by
+``engine.ingest.make_detector(SPEC, **options)`` with ``--detector-option KEY=VALUE`` (JSON values)): the
+``carrying_type`` evidence of the "objects" source (``engine.attributes.objects``) scored against the labels
+(``engine.attributes.carried_accuracy``): on the labelled people of ``--real`` (the reference boxes are the
+people, the detector gives the objects), or per image and per outfit of a ``--world``. ``--skip-pixels``
+leaves out the pixel tables.
+
     .venv/bin/python bench/attribute_accuracy.py --world /tmp/w [--limit N] [--json out.json]
     .venv/bin/python bench/attribute_accuracy.py --real [--footage DIR] [--people FILE] [--json out.json]
+    .venv/bin/python bench/attribute_accuracy.py --real --detector SPEC [--detector-option K=V ...] [--skip-pixels]
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import cv2
 from engine.atomic import atomic_write_text
 from engine.attributes import extract_attributes
 from engine.attributes.accuracy import SCORED, Tally, footage_samples, predicted_value, truth_value
+from engine.attributes.carried_accuracy import labelled_carrying, score_table, world_carrying
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_FOOTAGE = REPO.parent / "shared" / "data" / "footage"
@@ -130,6 +139,54 @@ def run_real(people: Path, footage: Path) -> dict:
             "per_person_ingest_masks": per_person}
 
 
+def _print_carried(title: str, tables: dict[str, dict]) -> None:
+    print(title)
+    print(f"{'rows':<8}{'n':>5}{'coverage':>10}{'accuracy':>10}{'false alarm':>12}{'object recall':>15}")
+    for name, row in tables.items():
+        print(f"{name:<8}{row['n']:>5}{_fmt(row['coverage']):>10}{_fmt(row['accuracy']):>10}"
+              f"{_fmt(row['false_alarm_rate']):>12}{_fmt(row['object_recall']):>15}   "
+              f"({row['carrying']} carrying, {row['not_carrying']} not)")
+        print("  truth->evidence ×n: " + ", ".join(f"{k} ×{v}" for k, v in row["confusion"].items()))
+
+
+def run_carried(detector, people: Path | None = None, footage: Path | None = None, world: Path | None = None,
+                limit: int | None = None) -> dict:
+    """carrying_type from the detector's objects on the labelled real people or on a world."""
+    start = time.perf_counter()
+    if world is not None:
+        groups = world_carrying(world, detector, limit)
+    else:
+        groups = {"person": labelled_carrying(people, footage, detector)}
+    tables = score_table(groups)
+    where = f"world {world}" if world is not None else f"labelled people of {people.name}"
+    _print_carried(f"carried objects ({detector.name}) on the {where}, {time.perf_counter() - start:.1f} s", tables)
+    if world is None:
+        for row in groups["person"]:
+            print(f"  {row.name:<45} truth {row.truth:<9} evidence {row.predicted!s:<9} "
+                  f"P(truth) {row.probability_of_truth} confidence {row.confidence} frames {row.frames} "
+                  f"hits {row.hits}")
+    return {"detector": detector.settings(), "tables": tables,
+            "rows": {name: [r.to_dict() for r in rows] for name, rows in groups.items()}}
+
+
+def _detector(spec: str, options: list[str]):
+    from engine.ingest import DetectorError, make_detector
+
+    parsed = {}
+    for option in options:
+        key, sep, value = option.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"--detector-option must look like KEY=VALUE, got {option!r}")
+        try:
+            parsed[key] = json.loads(value)
+        except ValueError:
+            parsed[key] = value
+    try:
+        return make_detector(spec, **parsed)
+    except DetectorError as exc:
+        raise SystemExit(str(exc)) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--world", type=Path, help="a built synthetic world folder (world mode)")
@@ -138,14 +195,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--footage", type=Path, default=DEFAULT_FOOTAGE)
     parser.add_argument("--people", type=Path, default=DEFAULT_PEOPLE)
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--detector", help="score carried-objects evidence from this detector (make_detector spec)")
+    parser.add_argument("--detector-option", action="append", default=[], metavar="KEY=VALUE",
+                        help="an option of the detector's constructor (repeatable; JSON values)")
+    parser.add_argument("--skip-pixels", action="store_true", help="with --detector: only the carried objects")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
-    if args.real:
-        result = run_real(args.people, args.footage)
-    elif args.world is not None:
-        result = run_world(args.world, args.limit)
-    else:
+    if not args.real and args.world is None:
         parser.error("give --world DIR or --real")
+    result = {}
+    if not (args.skip_pixels and args.detector):
+        result = run_real(args.people, args.footage) if args.real else run_world(args.world, args.limit)
+    if args.detector:
+        detector = _detector(args.detector, args.detector_option)
+        carried = run_carried(detector, args.people, args.footage) if args.real else \
+            run_carried(detector, world=args.world, limit=args.limit)
+        result["carried_objects"] = carried
     if args.json:
         atomic_write_text(args.json, json.dumps(result, indent=2) + "\n")
     return 0

@@ -511,7 +511,8 @@ def gallery_rebuild(
     folder: Path = typer.Argument(..., help="Gallery folder."),
     attributes: bool = typer.Option(False, "--attributes", help="Also recompute every item's attribute evidence "
                                                                 "from its stored crop (pixels; model with "
-                                                                "--checkpoint)."),
+                                                                "--checkpoint; carried-objects evidence is "
+                                                                "kept as stored)."),
     checkpoint: Path = typer.Option(None, "--checkpoint", help="With --attributes: the checkpoint whose attribute "
                                                                "heads give the model evidence (else it is kept)."),
     device: str = typer.Option(None, "--device", help="cpu, cuda, cuda:1 ... (default: CUDA when available)."),
@@ -573,7 +574,8 @@ def gallery_rebuild(
                      f"items × {added['dim']} from {added['model']['file']}")
     if evidence is not None:
         lines.append(f"attribute evidence: {evidence['items']} items, {evidence['pixels']} from pixels, "
-                     f"{evidence['model']} from the model, {evidence['no_crop']} without a readable crop "
+                     f"{evidence['model']} from the model, {evidence['objects']} with carried objects kept, "
+                     f"{evidence['no_crop']} without a readable crop "
                      f"({evidence['seconds']:.1f} s)")
     typer.echo("\n".join(lines))
 

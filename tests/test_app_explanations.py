@@ -141,3 +141,28 @@ def test_main_window_explains_results_in_tooltips_and_the_detail_pane(qtbot, tmp
     assert {a["key"] for a in explained["attributes"]} >= {"gender", "top_color", "bottom_color"}
     assert explained["score"] == pytest.approx(window._scores[item_id], abs=1e-5)
     window.close()
+
+
+def test_carried_objects_evidence_is_explained_with_its_source(qtbot, pane, tmp_path):
+    """An item whose track showed a backpack: the detail pane and the grid's one-line tooltip name the source."""
+    from engine.attributes.objects import CarriedTally
+    from engine.attributes.ranking import explanation_line
+
+    views = gallery_views(4)
+    vectors = np.tile(np.array([[0.8, 0.6, 0, 0]], np.float32), (2, 1))
+    gallery = Gallery.create(tmp_path / "g", views, "ckpt")
+    gallery.add([{"id": f"i{k}", "source": "s.mp4", "frame": k} for k in range(2)], {v: vectors for v in views})
+    tallies = [CarriedTally(), CarriedTally()]
+    for _ in range(20):
+        tallies[0].observe({"backpack": 0.9})
+        tallies[1].observe({})
+    store.append(gallery.root, ["i0", "i1"], [{"objects": t.evidence().to_dict()} for t in tallies])
+    result = SearchSession(gallery, Encoder(), attribute_weight=0.5).step(StepQuery(text="a man with a backpack"))
+    html = explanation_html(result.explain("i0"))
+    assert "✓</span> carrying_type = backpack" in html and "objects p 1.00 (confidence 0.83, best backpack)" in html
+    assert "objects p 0.00 (confidence 0.21, best none)" in explanation_html(result.explain("i1"))
+    assert "carrying_type=backpack ✓ (objects p=1.00)" in explanation_line(result.explain("i0"))
+    with qtbot.waitSignal(pane.loaded, timeout=WAIT):
+        pane.set_gallery_item(gallery, "i0", score=float(result.scores[0]))
+    pane.set_explanation(result.explain("i0"))
+    assert "objects p 1.00" in pane.why.text()

@@ -8,7 +8,9 @@ value → probability with a confidence. Modules: ``inputs`` (checks), ``mask`` 
 
 For search: ``model_heads`` (evidence from a checkpoint's attribute heads), ``store`` (a gallery's evidence
 table on disk), ``gallery`` (computing it for items: the ingest hook ``add_evidence``, ``refresh_evidence``),
-``agreement`` (the hybrid ranking's math), ``ranking`` (a step's attribute term and explanations).
+``agreement`` (the hybrid ranking's math), ``ranking`` (a step's attribute term and explanations),
+``objects`` (carried objects found by the detector → ``carrying_type`` evidence, the "objects" source) and
+``carried_accuracy`` (scoring that source against labels).
 """
 
 from engine.attributes.evidence import AttributeEvidence, AttributeEvidenceError

@@ -1,7 +1,8 @@
 """How well an item's attribute evidence agrees with the attributes a query states (the hybrid ranking's term).
 
 For a stated attribute ``k = v`` and one evidence source with probability ``p = P(k = v)`` and confidence
-``c`` (``engine.attributes``: pixels or the checkpoint's heads), over ``|V_k|`` possible values (``u = 1/|V_k|``):
+``c`` (``engine.attributes``: pixels, the checkpoint's heads or carried objects), over ``|V_k|`` possible
+values (``u = 1/|V_k|``):
 
     tempered probability      p̃ = c·p + (1 − c)·u                    (confidence shrinks towards "no idea")
     agreement of the key      a_k = clip( log(p̃ / u) / log|V_k| , −1, 1 )

@@ -3,10 +3,13 @@ stored beside the gallery (``engine.attributes.store``) for the hybrid ranking.
 
 - ``compute_evidence(crops, masks, scenes, model)``: per crop ``{"pixels": …, "model": …}`` (each an
   ``AttributeEvidence.to_dict()``); pixels per crop (``extract_attributes``), model heads in batches;
-- ``add_evidence(gallery, items, crops, …)``: the ingest hook, one call per batch of items just added;
+- ``add_evidence(gallery, items, crops, …, objects=…)``: the ingest hook, one call per batch of items just
+  added; ``objects`` is each item's ``"objects"`` evidence (its track's carried objects, made at ingest by
+  ``engine.attributes.objects``), stored as given;
 - ``refresh_evidence(gallery, model)``: recompute every item's evidence from its stored crop, its stored
   silhouette (video items: the background model's foreground at ingest) and its source frame (for colour
-  constancy, when the source is readable), replacing the table atomically.
+  constancy, when the source is readable), replacing the table atomically. The ``"objects"`` evidence is kept
+  as stored: it comes from the detector's pass over every frame of a track, which a refresh does not redo.
 
 Pixel colours are only read from RGB items: an infrared crop has no colours to name, so IR items get no
 pixel evidence (their model evidence is still computed, with the IR modality).
@@ -22,6 +25,7 @@ import cv2
 import numpy as np
 
 from engine.attributes import store
+from engine.attributes.evidence import AttributeEvidence
 from engine.attributes.extract import extract_attributes
 from engine.attributes.inputs import MIN_CROP_HEIGHT, MIN_CROP_WIDTH, AttributeInputError
 from engine.attributes.model_heads import has_heads, model_evidence
@@ -80,15 +84,20 @@ def _fingerprint(model) -> str | None:
 
 def add_evidence(gallery, items: Sequence[Any], crops: Sequence[np.ndarray],
                  masks: Sequence[np.ndarray | None] | None = None, scenes: Sequence[np.ndarray | None] | None = None,
-                 model=None, *, model_fingerprint: str | None = None, batch_size: int = DEFAULT_BATCH) -> int:
+                 model=None, *, model_fingerprint: str | None = None, batch_size: int = DEFAULT_BATCH,
+                 objects: Sequence[AttributeEvidence | None] | None = None) -> int:
     """The ingest hook: compute and store the evidence of a batch of items just added to ``gallery`` (a
     ``Gallery`` or its folder). ``items`` are ``GalleryItem``s (ids, modality, resolution), ``crops`` their BGR
-    uint8 crops, ``masks``/``scenes`` optional per item, ``model`` the checkpoint or None (pixels only).
+    uint8 crops, ``masks``/``scenes`` optional per item, ``model`` the checkpoint or None (pixels only),
+    ``objects`` optional per item its carried-objects evidence (None: the detector looked for no objects).
     Items that already have evidence are skipped before anything is computed. Returns the rows added.
     Pass ``model_fingerprint`` when known (hashing the weights takes a moment on every call otherwise)."""
     root = Path(gallery) if isinstance(gallery, str | Path) else Path(gallery.root)
     if len(items) != len(crops):
         raise ValueError(f"add_evidence needs one crop per item: {len(items)} items, {len(crops)} crops")
+    if objects is not None and len(objects) != len(items):
+        raise ValueError(f"add_evidence needs one objects evidence (or None) per item: {len(items)} items, "
+                         f"{len(objects)} given")
     table = store.current_table(store.folder_of(root))
     missing = [i for i, item in enumerate(items) if table is None or item.id not in table.row_of]
     if not missing:
@@ -100,6 +109,10 @@ def add_evidence(gallery, items: Sequence[Any], crops: Sequence[np.ndarray],
     records = compute_evidence([crops[i] for i in missing], pick(masks), pick(scenes), model,
                                modalities=[items[i].modality or "rgb" for i in missing],
                                resolutions=[items[i].resolution or "HR" for i in missing], batch_size=batch_size)
+    for record, i in zip(records, missing, strict=True):
+        carried = None if objects is None else objects[i]
+        if carried is not None:
+            record["objects"] = carried.to_dict()
     fingerprint = model_fingerprint if model_fingerprint is not None else _fingerprint(model)
     return store.append(root, [items[i].id for i in missing], records, model_fingerprint=fingerprint)
 
@@ -164,8 +177,9 @@ def refresh_evidence(gallery, model=None, *, scenes: bool = True, batch_size: in
     """Recompute the evidence of every item of ``gallery`` from its stored crop and replace the table.
 
     ``model``: the "model" source (None keeps the model evidence already stored, if any); ``scenes``: read
-    each video item's source frame for colour constancy (items whose source is missing go without). Returns
-    ``{"items", "pixels", "model", "no_crop", "seconds"}`` counts."""
+    each video item's source frame for colour constancy (items whose source is missing go without). The
+    "objects" evidence already stored is kept (it needs the detector's pass over the whole track). Returns
+    ``{"items", "pixels", "model", "objects", "no_crop", "seconds"}`` counts."""
     import time
 
     started = time.perf_counter()
@@ -176,7 +190,8 @@ def refresh_evidence(gallery, model=None, *, scenes: bool = True, batch_size: in
         (old.sources["model"].get("fingerprint") if keep_model else None)
     items = list(gallery.iter_items())
     order = sorted(range(len(items)), key=lambda i: (items[i].source, items[i].frame or 0))
-    counts = {"items": len(items), "pixels": 0, "model": 0, "no_crop": 0}
+    keep_objects = old is not None and "objects" in old.sources
+    counts = {"items": len(items), "pixels": 0, "model": 0, "objects": 0, "no_crop": 0}
     done = 0
     with store.rewriting(root, model_fingerprint=fingerprint) as writer:
         by_source: dict[str, list[int]] = {}
@@ -197,16 +212,24 @@ def refresh_evidence(gallery, model=None, *, scenes: bool = True, batch_size: in
                     [frames.get(item.frame) if item.frame is not None else None for item in picked], model,
                     modalities=[item.modality or "rgb" for item in picked],
                     resolutions=[item.resolution or "HR" for item in picked], batch_size=batch_size)
-                if keep_model:
+                if keep_model or keep_objects:
                     for item, record in zip(picked, records, strict=True):
                         row = old.row_of.get(item.id)
-                        model_part = None if row is None else old.record(row).get("model")
-                        if model_part is not None:
-                            record["model"] = model_part.to_dict()
+                        stored = {} if row is None else old.record(row)
+                        for source in ("model",) * keep_model + ("objects",) * keep_objects:
+                            if source in stored:
+                                record[source] = stored[source].to_dict()
                 kept = [(item.id, r) for item, r in zip(picked, records, strict=True) if r]
+                if keep_objects:  # an item whose crop is unreadable keeps its objects evidence all the same
+                    read = {i for i, _ in readable}
+                    for i in chunk:
+                        row = -1 if i in read else old.row_of.get(items[i].id, -1)
+                        stored = old.record(row).get("objects") if row >= 0 else None
+                        if stored is not None:
+                            kept.append((items[i].id, {"objects": stored.to_dict()}))
                 writer.add([k for k, _ in kept], [r for _, r in kept])
-                counts["pixels"] += sum("pixels" in r for _, r in kept)
-                counts["model"] += sum("model" in r for _, r in kept)
+                for source in ("pixels", "model", "objects"):
+                    counts[source] += sum(source in r for _, r in kept)
                 done += len(chunk)
                 if progress is not None:
                     progress(done, len(items))

@@ -4,8 +4,12 @@ Layout (generation ``g`` changes only when the whole table is rewritten)::
 
     evidence.json              commit point: generation, committed rows and id bytes, columns, sources
     ids-<g>.txt                one item id per line; line i = evidence row i
-    <source>-<g>.f16.npy       float16 [rows, 114 + 18] per source ("pixels", "model"): the probability of
-                               every ontology (key, value) pair, then one confidence per key
+    <source>-<g>.f16.npy       float16 [rows, 114 + 18] per source ("pixels", "model", "objects"): the
+                               probability of every ontology (key, value) pair, then one confidence per key
+
+A table lists only the sources it holds (``sources`` in ``evidence.json``), so a table written before a
+source existed (e.g. ``{"pixels", "model"}`` only, before carried objects) opens and ranks as it is; its
+first write with the new source adds that source's file with NaN (no evidence) for the earlier rows.
 
 A key a source said nothing about holds NaN in its probability and confidence columns. Evidence rows are
 matched to gallery rows by item id when the table is opened (``row_map``), so a gallery whose items were
@@ -40,7 +44,9 @@ from engine.ontology import ONTOLOGY
 FOLDER = "attributes"
 META_FILE = "evidence.json"
 FORMAT_VERSION = 1
-SOURCES: tuple[str, ...] = ("pixels", "model")
+#: Evidence sources: the crop's pixels, the checkpoint's attribute heads, and the objects the detector found
+#: with the person (``engine.attributes.objects``).
+SOURCES: tuple[str, ...] = ("pixels", "model", "objects")
 
 #: (key, value) of every probability column, in ontology order; then one confidence column per key.
 VALUE_COLUMNS: tuple[tuple[str, str], ...] = tuple((k, v) for k in ONTOLOGY.keys for v in ONTOLOGY.attributes[k])

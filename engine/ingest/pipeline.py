@@ -10,7 +10,9 @@ crop (content-addressed in the gallery) and crop SHA-256, resolution level from 
 (``engine.ingest.resolution``) and modality; world items carry their identity and attributes as well. After
 each batch is committed its attribute evidence is computed (``engine.attributes.gallery.add_evidence``): for
 video, from the crop inside the detector's foreground silhouette (kept in the gallery, ``silhouettes/``, for
-``gallery rebuild``) with a thumbnail of the frame for colour constancy.
+``gallery rebuild``) with a thumbnail of the frame for colour constancy. When the detector also finds carried
+objects (``Detections.objects``), every observation of a track tallies the objects assigned to its box, and
+the track's items get that tally as their ``"objects"`` evidence (``engine.attributes.objects``).
 
 Item ids are ``<first 16 hex of the file's SHA-256>-<16 hex of SHA-256(file sha, frame, track, box)>``:
 reading a source again gives the same ids, so items already in the gallery are skipped before they are
@@ -38,6 +40,7 @@ import numpy as np
 
 from engine.attributes.constancy import scene_thumbnail
 from engine.attributes.gallery import add_evidence
+from engine.attributes.objects import CarriedTally, objects_by_person
 from engine.attributes.ranking import DomainWeights
 from engine.gallery import Gallery, GalleryItem
 from engine.gallery.crops import put_crop, put_silhouette
@@ -148,6 +151,7 @@ class _Batch:
     crops: list[np.ndarray]
     masks: list[np.ndarray | None] | None = None  # per crop its foreground silhouette (video), else None
     scenes: list[np.ndarray | None] | None = None  # per crop a thumbnail of its frame (colour constancy)
+    objects: list | None = None  # per crop its track's carried-objects evidence, or None
 
 
 @dataclass
@@ -242,6 +246,7 @@ class _Reader:
             with closing(source.frames(options.stride, [], lambda path, reason: None)) as ahead:
                 warm_up(frame.image for frame in ahead)
         samples: dict[int, TrackSamples] = {}
+        carried: dict[int, CarriedTally] = {}  # per object key: the carried objects over all its observations
         track_of: dict[int, int | None] = {}
         pending: list[tuple[GalleryItem, np.ndarray]] = []
         kept_before = report.items_present
@@ -254,17 +259,22 @@ class _Reader:
             report.frames += 1
             report.detections += len(found)
             tall = found.boxes[:, 3] >= options.min_box_height
+            # objects go to their person among all the boxes found (a short box's bag is not handed to a neighbour)
+            seen = objects_by_person(found.boxes, found.objects, found.scores) if options.attributes else None
+            seen = None if seen is None else [s for s, keep in zip(seen, tall.tolist(), strict=True) if keep]
             report.small += int((~tall).sum())
             found = found.subset(tall)
             step = tracker.update(found)
             track_of.update(step.tracks)
             scene = scene_thumbnail(frame.image) if options.attributes and step.matches else None
             for key, index in step.matches:
+                if seen is not None:
+                    carried.setdefault(key, CarriedTally()).observe(seen[index])
                 candidate = _candidate(frame, found.boxes[index], float(found.scores[index]), found.foreground, scene)
                 if candidate is not None:
                     samples.setdefault(key, TrackSamples(options.samples_per_track)).offer(candidate)
             for key in step.ended:
-                closed = self._close(key, samples, track_of, report, source.camera, modality)
+                closed = self._close(key, samples, track_of, report, source.camera, modality, carried.pop(key, None))
                 produced += len(closed)
                 pending.extend(closed)
             while len(pending) >= options.batch_size:
@@ -272,7 +282,7 @@ class _Reader:
                 del pending[: options.batch_size]
             self.tick()
         for key in tracker.finish():
-            closed = self._close(key, samples, track_of, report, source.camera, modality)
+            closed = self._close(key, samples, track_of, report, source.camera, modality, carried.pop(key, None))
             produced += len(closed)
             pending.extend(closed)
         for start in range(0, len(pending), options.batch_size):
@@ -282,8 +292,10 @@ class _Reader:
                                 else "no person kept: the detector found nobody")
 
     def _close(self, key: int, samples: dict[int, TrackSamples], track_of: dict[int, int | None],
-               report: SourceReport, camera: str, modality: str) -> list[tuple[GalleryItem, Candidate]]:
-        """Items of an object that ended: its picked samples when it was a confirmed track, else nothing."""
+               report: SourceReport, camera: str, modality: str,
+               tally: CarriedTally | None = None) -> list[tuple[GalleryItem, Candidate]]:
+        """Items of an object that ended: its picked samples when it was a confirmed track (each with the
+        track's carried-objects evidence from ``tally``), else nothing."""
         reservoir = samples.pop(key, None)
         if key not in track_of:
             return []
@@ -293,7 +305,9 @@ class _Reader:
         if reservoir is None:
             return []
         out = []
+        carried = None if tally is None else tally.evidence()
         for candidate in reservoir.picked():
+            candidate.objects = carried
             file_sha = candidate.info["file_sha256"]
             identifier = item_id(file_sha, candidate.frame, track, candidate.box)
             if identifier in self.seen:
@@ -317,7 +331,7 @@ class _Reader:
     @staticmethod
     def _batch(report: SourceReport, pairs: list[tuple[GalleryItem, Candidate]]) -> _Batch:
         return _Batch(report, [item for item, _ in pairs], [c.crop for _, c in pairs], [c.mask for _, c in pairs],
-                      [c.scene for _, c in pairs])
+                      [c.scene for _, c in pairs], [c.objects for _, c in pairs])
 
     # --------------------------------------------------------------------------------------------- world
 
@@ -507,7 +521,7 @@ def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: 
             if options.attributes:  # after the vectors are committed: a kill in between is redone on resume
                 add_evidence(store, event.items, event.crops, event.masks, event.scenes,
                              model=getattr(encoder, "model", None),
-                             model_fingerprint=getattr(encoder, "fingerprint", None))
+                             model_fingerprint=getattr(encoder, "fingerprint", None), objects=event.objects)
             continue
         if event.marker is not None:
             event.marker["items"] = event.report.items_kept

@@ -37,7 +37,8 @@ def sharpness(crop: np.ndarray) -> float:
 @dataclass
 class Candidate:
     """One observation of a track: where and when, how sharp, its pixels (BGR crop) and, when known, its
-    foreground silhouette (uint8, 255 = person, the crop's size) and a thumbnail of its frame."""
+    foreground silhouette (uint8, 255 = person, the crop's size) and a thumbnail of its frame; ``objects``:
+    its track's carried-objects evidence (an ``AttributeEvidence``), set when the track closes."""
 
     frame: int
     box: tuple[float, float, float, float]
@@ -47,6 +48,7 @@ class Candidate:
     info: dict[str, Any] = field(default_factory=dict)
     mask: np.ndarray | None = None
     scene: np.ndarray | None = None
+    objects: Any = None
 
 
 class TrackSamples:
