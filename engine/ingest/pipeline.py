@@ -41,11 +41,10 @@ from engine.attributes.gallery import add_evidence
 from engine.gallery import Gallery, GalleryItem
 from engine.gallery.crops import put_crop, put_silhouette
 from engine.hashing import sha256_bytes
-from engine.ingest.detectors import HogDetector, PersonDetector
+from engine.ingest.detectors import PersonDetector, make_detector
 from engine.ingest.encoder import Encoder
 from engine.ingest.errors import IngestError, SourceSkipped
 from engine.ingest.markers import read_marker, write_marker
-from engine.ingest.motion import FusedDetector
 from engine.ingest.resolution import level_of_height
 from engine.ingest.samples import Candidate, TrackSamples, sharpness
 from engine.ingest.sources import ImageSequence, Source, VideoSource, WorldSource, discover
@@ -158,13 +157,13 @@ class _Reader:
         self.total = sum(self.expected)
 
     def detector_for(self, source: Source) -> PersonDetector:
-        """The detector given to ``ingest``, else the default for the source's kind: the fused detector
-        (background subtraction + HOG, ``engine.ingest.motion``) for videos, HOG alone for image folders (and
-        for worlds, which are not detected but record detector settings in their markers)."""
+        """The detector given to ``ingest``, else the default for the source's kind: the shipped YOLOX-Nano
+        (``engine.ingest.yolox``) for every kind; for videos with its background model on, so that items keep
+        a foreground silhouette (worlds are not detected but record detector settings in their markers)."""
         if self.chosen is not None:
             return self.chosen
         if source.kind not in self.defaults:
-            self.defaults[source.kind] = FusedDetector() if source.kind == "video" else HogDetector()
+            self.defaults[source.kind] = make_detector("auto", foreground=source.kind == "video")
         return self.defaults[source.kind]
 
     def on_skip(self, path: str, reason: str) -> None:
@@ -410,8 +409,8 @@ def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: 
            options: IngestOptions | None = None, progress: ProgressFn = no_progress) -> IngestSummary:
     """Ingest ``source`` (video, image folder, built world, or a folder of them) into the gallery folder
     ``gallery`` (created when absent) with ``encoder`` (``engine.ingest.encoder.ModelEncoder`` or any
-    ``Encoder``); ``detector`` defaults to the fused detector (``engine.ingest.motion``) for videos and to HOG
-    for image folders. Unreadable sources and files are listed in the summary."""
+    ``Encoder``); ``detector`` defaults to the shipped YOLOX-Nano (``engine.ingest.yolox``), with a background
+    model for silhouettes on videos. Unreadable sources and files are listed in the summary."""
     options = options or IngestOptions()
     started = time.monotonic()
     found = discover(source, options.camera, options.start)
