@@ -9,16 +9,17 @@ Which tiles (``plan_tiles``), by the ``tiles`` setting:
 - ``"RxC"`` (e.g. ``"2x3"``): R rows × C columns of equal tiles spread over the frame so that neighbours
   overlap by at least ``overlap`` (20 %) of a tile;
 - ``"auto"``: none while the frame's long side is at most ``min_ratio`` (2) × the network input; above that,
-  tiles about ``scale`` (1.5) × the input on a side: C = ⌈(W − o·T) / ((1 − o)·T)⌉ columns and likewise R rows
-  for a tile side T and overlap o, then spread as above (a 1280×720 frame at input 416: 2 × 3 tiles; 1920×1080:
-  2 × 4).
+  tiles about ``scale`` (1.0) × the input on a side: C = ⌈(W − o·T) / ((1 − o)·T)⌉ columns and likewise R rows
+  for a tile side T and overlap o, then spread as above (at input 416 a 1280×720 frame gets 2 × 4 tiles, a
+  1920×1080 frame 3 × 6). Scale 1.0 because YOLOX-Nano finds people about 60 network pixels tall and up, and
+  rarely smaller ones (``docs/real-footage.md``): a tile must not shrink them.
 
 The whole frame is always run too (people too big for a tile). Merging (``merge_passes``): a box that touches a
 tile's inner edge (an edge that is not the frame's; within 3 % of the tile's side) is *cut*; a cut box mostly
 covered (``covered``, 0.7, of its area) by an uncut box of the whole frame or of another tile is dropped, and so
 is any tile box mostly covered by a whole-frame box at least twice its size (a part of a person the whole frame
 found whole: a head, an upper body); two cut boxes of different tiles that overlap
-(IoU ≥ ``join_iou``) are joined into their union (one person split by a tile edge); then greedy non-maximum
+and share at least ``join`` (0.6) of the shorter one's extent across the cut are joined into their union (one person split by a tile edge); then greedy non-maximum
 suppression over everything.
 """
 
@@ -29,15 +30,15 @@ import re
 
 import numpy as np
 
-from engine.ingest.detectors import Detections, iou_matrix, suppress
+from engine.ingest.detectors import Detections, suppress
 from engine.ingest.errors import DetectorError
 
 TILE_OVERLAP = 0.2
 TILE_MIN_RATIO = 2.0
-TILE_SCALE = 1.5
+TILE_SCALE = 1.0
 EDGE_MARGIN = 0.03  # of the tile's side: a box this close to a tile's inner edge is cut by it
 COVERED = 0.7
-JOIN_IOU = 0.2
+JOIN = 0.6
 
 Region = tuple[int, int, int, int]  # x, y, w, h in frame pixels
 
@@ -109,8 +110,15 @@ def _coverage(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return inter / np.maximum(a[:, 2] * a[:, 3], 1e-6)[:, None]
 
 
+def _pieces_of_one(a: np.ndarray, b: np.ndarray, join: float) -> bool:
+    """Two boxes that overlap, and along one axis share at least ``join`` of the shorter one's extent."""
+    shared = [min(a[k] + a[k + 2], b[k] + b[k + 2]) - max(a[k], b[k]) for k in (0, 1)]
+    ratios = [shared[k] / max(min(a[k + 2], b[k + 2]), 1e-6) for k in (0, 1)]
+    return min(shared) > 0 and max(ratios) >= join
+
+
 def merge_passes(boxes: np.ndarray, scores: np.ndarray, passes: np.ndarray, cut: np.ndarray, nms_iou: float,
-                 covered: float = COVERED, join_iou: float = JOIN_IOU) -> Detections:
+                 covered: float = COVERED, join: float = JOIN) -> Detections:
     """One set of boxes from several passes: ``passes`` [N] says which pass (0 = whole frame, k = tile k) found
     each box, ``cut`` [N] whether its tile's inner edge cuts it (module docstring)."""
     boxes = np.asarray(boxes, np.float32).reshape(-1, 4)
@@ -133,13 +141,12 @@ def merge_passes(boxes: np.ndarray, scores: np.ndarray, passes: np.ndarray, cut:
     pieces = np.flatnonzero(cut & keep)
     boxes, scores = boxes.copy(), scores.copy()
     if len(pieces) > 1:
-        overlap = iou_matrix(boxes[pieces], boxes[pieces])
         for i, a in enumerate(pieces):
             if not keep[a]:
                 continue
             for j in range(i + 1, len(pieces)):
                 b = pieces[j]
-                if keep[b] and passes[a] != passes[b] and overlap[i, j] >= join_iou:
+                if keep[b] and passes[a] != passes[b] and _pieces_of_one(boxes[a], boxes[b], join):
                     x1, y1 = np.minimum(boxes[a, :2], boxes[b, :2])
                     x2, y2 = np.maximum(boxes[a, :2] + boxes[a, 2:], boxes[b, :2] + boxes[b, 2:])
                     boxes[a] = (x1, y1, x2 - x1, y2 - y1)

@@ -39,7 +39,7 @@ import numpy as np
 from engine.ingest.detectors import CARRIED_OBJECT_CLASSES, CarriedObjects, Detections, clip_boxes, suppress
 from engine.ingest.errors import DetectorError
 from engine.ingest.motion import FusedDetector
-from engine.ingest.tiles import Region, cut_by_tile, merge_passes, parse_tiles, plan_tiles
+from engine.ingest.tiles import TILE_SCALE, Region, cut_by_tile, merge_passes, parse_tiles, plan_tiles
 
 YOLOX_STRIDES: tuple[int, ...] = (8, 16, 32)
 LETTERBOX_PAD = 114
@@ -112,7 +112,7 @@ class YoloxDetector:
 
     def __init__(self, path: str | Path | None = None, *, input_size: int = 416, min_score: float = 0.15,
                  nms_iou: float = 0.45, tiles: str = "auto", object_min_score: float = 0.3, person_class: int = 0,
-                 foreground: bool = False, foreground_height: int = 180) -> None:
+                 foreground: bool = False, foreground_height: int = 180, tile_scale: float = TILE_SCALE) -> None:
         if not isinstance(input_size, int) or input_size < 32:
             raise DetectorError(f"YOLOX input size must be a whole number of pixels ≥ 32, got {input_size!r}")
         if not 0 <= min_score <= 1 or not 0 <= object_min_score <= 1:
@@ -122,6 +122,9 @@ class YoloxDetector:
             raise DetectorError(f"nms_iou must lie in (0, 1], got {nms_iou}")
         if person_class < 0:
             raise DetectorError(f"person_class must be a class index ≥ 0, got {person_class}")
+        if not tile_scale > 0:
+            raise DetectorError(f"tile_scale must be positive, got {tile_scale}")
+        self.tile_scale = float(tile_scale)
         self.tiles = parse_tiles(tiles) if isinstance(tiles, str) else parse_tiles(f"{tiles[0]}x{tiles[1]}")
         self.path = Path(path) if path is not None else shipped_yolox()
         if not self.path.is_file():
@@ -176,7 +179,7 @@ class YoloxDetector:
             self._sha256 = sha256_file(self.path)
         tiles = self.tiles if isinstance(self.tiles, str) else f"{self.tiles[0]}x{self.tiles[1]}"
         out = {"name": self.name, "file_sha256": self._sha256, "layout": "yolox",
-               "input_size": self.input_size, "min_score": self.min_score, "nms_iou": self.nms_iou, "tiles": tiles,
+               "input_size": self.input_size, "min_score": self.min_score, "nms_iou": self.nms_iou, "tiles": tiles, "tile_scale": self.tile_scale,
                "object_min_score": self.object_min_score, "person_class": self.person_class,
                "foreground": None}
         if self.foreground is not None:
@@ -196,7 +199,8 @@ class YoloxDetector:
 
     def regions(self, width: int, height: int) -> list[Region]:
         """The whole frame, then the tiles (``engine.ingest.tiles``)."""
-        return [(0, 0, width, height), *plan_tiles(width, height, self.tiles, self.input_size)]
+        return [(0, 0, width, height), *plan_tiles(width, height, self.tiles, self.input_size,
+                                                   scale=self.tile_scale)]
 
     def detect(self, frame: np.ndarray) -> Detections:
         if frame.ndim != 3 or frame.shape[2] != 3:
