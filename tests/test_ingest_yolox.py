@@ -66,7 +66,7 @@ def test_tile_plans():
     auto = plan_tiles(1920, 1080, "auto", 416)
     assert len(auto) == 18  # 3 rows × 6 columns of about 416 px
     for x, y, w, h in auto:
-        assert 0 <= x and x + w <= 1920 and 0 <= y and y + h <= 1080
+        assert x >= 0 and x + w <= 1920 and y >= 0 and y + h <= 1080
     columns = sorted({x for x, _, _, _ in auto})
     width = auto[0][2]
     assert all(b - a <= 0.8 * width + 1 for a, b in zip(columns, columns[1:], strict=False))  # ≥ 20 % overlap

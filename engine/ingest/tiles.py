@@ -18,9 +18,9 @@ The whole frame is always run too (people too big for a tile). Merging (``merge_
 tile's inner edge (an edge that is not the frame's; within 3 % of the tile's side) is *cut*; a cut box mostly
 covered (``covered``, 0.7, of its area) by an uncut box of the whole frame or of another tile is dropped, and so
 is any tile box mostly covered by a whole-frame box at least twice its size (a part of a person the whole frame
-found whole: a head, an upper body); two cut boxes of different tiles that overlap
-and share at least ``join`` (0.6) of the shorter one's extent across the cut are joined into their union (one person split by a tile edge); then greedy non-maximum
-suppression over everything.
+found whole: a head, an upper body); two cut boxes of different tiles that overlap and share at least ``join``
+(0.6) of the shorter one's extent across the cut are joined into their union (one person split by a tile edge);
+then greedy non-maximum suppression over everything.
 """
 
 from __future__ import annotations

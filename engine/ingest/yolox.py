@@ -179,7 +179,8 @@ class YoloxDetector:
             self._sha256 = sha256_file(self.path)
         tiles = self.tiles if isinstance(self.tiles, str) else f"{self.tiles[0]}x{self.tiles[1]}"
         out = {"name": self.name, "file_sha256": self._sha256, "layout": "yolox",
-               "input_size": self.input_size, "min_score": self.min_score, "nms_iou": self.nms_iou, "tiles": tiles, "tile_scale": self.tile_scale,
+               "input_size": self.input_size, "min_score": self.min_score, "nms_iou": self.nms_iou, "tiles": tiles,
+               "tile_scale": self.tile_scale,
                "object_min_score": self.object_min_score, "person_class": self.person_class,
                "foreground": None}
         if self.foreground is not None:
