@@ -11,8 +11,8 @@ Which tiles (``plan_tiles``), by the ``tiles`` setting:
 - ``"auto"``: none while the frame's long side is at most ``min_ratio`` (2) × the network input; above that,
   tiles about ``scale`` (1.0) × the input on a side: C = ⌈(W − o·T) / ((1 − o)·T)⌉ columns and likewise R rows
   for a tile side T and overlap o, then spread as above (at input 416 a 1280×720 frame gets 2 × 4 tiles, a
-  1920×1080 frame 3 × 6). Scale 1.0 because YOLOX-Nano finds people about 60 network pixels tall and up, and
-  rarely smaller ones (``docs/real-footage.md``): a tile must not shrink them.
+  1920×1080 frame 3 × 6). Scale 1.0 because on shrunk labelled frames YOLOX-Nano lost most people under about 50
+  network pixels tall (``docs/real-footage.md``): a tile must not shrink them further.
 
 The whole frame is always run too (people too big for a tile). Merging (``merge_passes``): a box that touches a
 tile's inner edge (an edge that is not the frame's; within 3 % of the tile's side) is *cut*; a cut box mostly
