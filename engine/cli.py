@@ -254,19 +254,52 @@ def ablate_command(
     typer.echo(render_markdown(table))
 
 
+DETECTOR_HELP = ("auto (the shipped YOLOX-Nano; for ingest with a background model on videos for silhouettes), "
+                 "yolox, fast (Yolo-Fastest, person-only, quicker, less thorough), fused (background subtraction "
+                 "+ HOG, for fixed cameras), hog, or a path to a local ONNX detector (see --onnx-layout).")
+ONNX_LAYOUT_HELP = "ONNX output layout: yolo | yolov8 | ssd | yolox."
+ONNX_SIZE_HELP = "ONNX input size, WIDTHxHEIGHT (default 640x640; yolox: the long side of 416x416)."
+MIN_SCORE_HELP = "Lowest detection score kept (default: the detector's own; ONNX 0.5, yolox 0.15, fast 0.2)."
+
+
+def _person_detector(spec: str, layout: str = "yolo", size: str | None = None, person_class: int = 0,
+                     min_score: float | None = None, min_person_height: float = 64.0, hog_threshold: float = 0.0,
+                     tiles: str | None = None):
+    """A detector from the CLI's detector options (options that do not apply to it are left out or refused)."""
+    from engine.ingest import DetectorError, make_detector, parse_size
+
+    options: dict = {}
+    yolox = spec in ("auto", "yolox") or (spec.lower().endswith(".onnx") and layout == "yolox")
+    if spec.lower().endswith(".onnx"):
+        options = {"layout": layout, "person_class": person_class}
+        if layout == "yolox":
+            if size is not None:
+                options["input_size"] = max(parse_size(size))
+        else:
+            options["input_size"] = parse_size(size or "640x640")
+    elif spec == "hog":
+        options = {"min_person_height": min_person_height, "hit_threshold": hog_threshold}
+    if min_score is not None:
+        if spec == "hog":
+            raise DetectorError("--min-score does not apply to the hog detector (use --hog-threshold)")
+        options["min_score"] = min_score
+    if tiles is not None:
+        if not yolox:
+            raise DetectorError(f"--tiles applies to the yolox detector only, not to {spec!r}")
+        options["tiles"] = tiles
+    return make_detector(spec, **options)
+
+
 @app.command("ingest")
 def ingest_command(
     source: Path = typer.Argument(..., help="A video, an image folder, a built world, or a folder holding them."),
     gallery: Path = typer.Option(..., "--gallery", help="Gallery folder (created when absent or empty)."),
     checkpoint: Path = typer.Option(None, "--checkpoint", help="Checkpoint folder (default: the shipped one)."),
-    detector: str = typer.Option("auto", "--detector",
-                                 help="auto (fused for videos, hog for image folders), hog, fused (background "
-                                      "subtraction + HOG, for fixed cameras), or a path to a local ONNX person "
-                                      "detector."),
-    onnx_layout: str = typer.Option("yolo", "--onnx-layout", help="ONNX output layout: yolo | yolov8 | ssd."),
-    onnx_size: str = typer.Option("640x640", "--onnx-size", help="ONNX input size, WIDTHxHEIGHT."),
+    detector: str = typer.Option("auto", "--detector", help=DETECTOR_HELP),
+    onnx_layout: str = typer.Option("yolo", "--onnx-layout", help=ONNX_LAYOUT_HELP),
+    onnx_size: str = typer.Option(None, "--onnx-size", help=ONNX_SIZE_HELP),
     person_class: int = typer.Option(0, "--person-class", min=0, help="ONNX class index of 'person'."),
-    min_score: float = typer.Option(0.5, "--min-score", help="ONNX: lowest detection score kept."),
+    min_score: float = typer.Option(None, "--min-score", help=MIN_SCORE_HELP),
     min_person_height: float = typer.Option(64.0, "--min-person-height", min=1.0,
                                             help="--detector hog: smallest person (px) to find; frames are "
                                                  "upscaled for it."),
@@ -298,28 +331,15 @@ def ingest_command(
     folder; resumable."""
     from engine.attributes.ranking import DomainWeights
     from engine.evaluation.sources import load_model
-    from engine.ingest import (
-        IngestOptions,
-        ModelEncoder,
-        ingest,
-        make_detector,
-        parse_scenarios,
-        parse_size,
-    )
+    from engine.ingest import IngestOptions, ModelEncoder, ingest, parse_scenarios
     from engine.ingest.timing import parse_time
     from engine.progress import cli_progress
 
     try:
-        if detector.lower().endswith(".onnx"):
-            person_detector = make_detector(detector, layout=onnx_layout, input_size=parse_size(onnx_size),
-                                            person_class=person_class, min_score=min_score)
-        elif detector == "auto":
-            person_detector = None  # ingest picks per source: fused for videos, HOG for image folders
-        elif detector == "fused":
-            person_detector = make_detector("fused")
-        else:
-            person_detector = make_detector(detector, min_person_height=min_person_height,
-                                            hit_threshold=hog_threshold)
+        person_detector = None  # auto: ingest picks per source (YOLOX-Nano, with a background model for videos)
+        if detector != "auto" or min_score is not None:
+            person_detector = _person_detector(detector, onnx_layout, onnx_size, person_class, min_score,
+                                               min_person_height, hog_threshold)
         options = IngestOptions(stride=stride, samples_per_track=samples_per_track, track=track,
                                 min_box_height=min_box_height, camera=camera,
                                 start=None if start is None else parse_time(start, "--start"),
@@ -341,6 +361,48 @@ def ingest_command(
         typer.echo("\n".join(summary.lines()))
     totals = summary.totals()
     if totals["sources_read"] + totals["sources_done_before"] == 0:
+        raise typer.Exit(code=1)
+
+
+@app.command("detect")
+def detect_command(
+    source: Path = typer.Argument(..., help="A video (GIFs too), an image folder, or a folder holding them."),
+    detector: str = typer.Option("auto", "--detector", help=DETECTOR_HELP),
+    stride: int = typer.Option(1, "--stride", min=1, help="Read every STRIDE-th frame (or image)."),
+    tiles: str = typer.Option(None, "--tiles", help="yolox: auto | off | ROWSxCOLUMNS (default auto: tiles for "
+                                                    "frames over twice the input size)."),
+    min_score: float = typer.Option(None, "--min-score", help=MIN_SCORE_HELP),
+    onnx_layout: str = typer.Option("yolo", "--onnx-layout", help=ONNX_LAYOUT_HELP),
+    onnx_size: str = typer.Option(None, "--onnx-size", help=ONNX_SIZE_HELP),
+    person_class: int = typer.Option(0, "--person-class", min=0, help="ONNX class index of 'person'."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: source, detector, frames."),
+) -> None:
+    """Find the people (and carried bags) in every frame of footage, without building a gallery."""
+    from engine.ingest.detect import detect_frames
+    from engine.progress import cli_progress
+
+    def warn(path: str, message: str) -> None:
+        typer.secho(f"warning: {path}: {message}", fg=typer.colors.YELLOW, err=True)
+
+    try:
+        person_detector = _person_detector(detector, onnx_layout, onnx_size, person_class, min_score, tiles=tiles)
+        frames = []
+        with cli_progress("detecting") as report:
+            for record in detect_frames(source, person_detector, stride, progress=report, on_warning=warn):
+                frames.append(record)
+                if not as_json:
+                    found = ", ".join(f"{b['score']:.2f}@{b['box']}" for b in record["boxes"])
+                    carried = f"; carried {[o['kind'] for o in record['objects']]}" if record["objects"] else ""
+                    where = f"{record['file']} " if record["file"] else ""
+                    typer.echo(f"frame {record['frame']} {where}{len(record['boxes'])} people {found}{carried}")
+    except (ValueError, OSError, RuntimeError) as exc:
+        _fail(str(exc))
+    if as_json:
+        typer.echo(json.dumps({"source": str(source), "detector": person_detector.settings(), "frames": frames}))
+    else:
+        people = sum(len(r["boxes"]) for r in frames)
+        typer.echo(f"{len(frames)} frames, {people} person boxes ({person_detector.name})")
+    if not frames:
         raise typer.Exit(code=1)
 
 

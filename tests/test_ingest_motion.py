@@ -229,7 +229,7 @@ def detector_names(gallery: Path) -> dict[str, str]:
     return {(r := json.loads(m.read_text()))["kind"]: r["settings"]["detector"]["name"] for m in markers}
 
 
-def test_ingest_defaults_to_fused_for_videos_and_hog_for_image_folders(tmp_path):
+def test_ingest_defaults_to_yolox_with_a_background_model_for_videos_only(tmp_path):
     images, _ = walking_scene(30)
     source = tmp_path / "footage"
     (source / "stills").mkdir(parents=True)
@@ -241,9 +241,10 @@ def test_ingest_defaults_to_fused_for_videos_and_hog_for_image_folders(tmp_path)
         cv2.imwrite(str(source / "stills" / f"img{k:02d}.png"), images[k])
     summary = ingest(source, tmp_path / "g", StatsEncoder())
     assert {r.kind: r.status for r in summary.sources} == {"video": "ingested", "images": "ingested"}
-    assert detector_names(tmp_path / "g") == {"video": "fused", "images": "hog"}
-    video = next(r for r in summary.sources if r.kind == "video")
-    assert video.tracks >= 1 and video.items_added >= 1  # the drawn figure, found by motion
+    assert detector_names(tmp_path / "g") == {"video": "yolox", "images": "yolox"}
+    markers = [json.loads(m.read_text()) for m in (tmp_path / "g" / "ingest" / "sources").glob("*.json")]
+    foreground = {m["kind"]: m["settings"]["detector"]["foreground"] for m in markers}
+    assert foreground["images"] is None and foreground["video"]["subtractor"] == "knn"
     ingest(source, tmp_path / "h", StatsEncoder(), make_detector("hog", min_person_height=128))
     assert detector_names(tmp_path / "h") == {"video": "hog", "images": "hog"}
 
@@ -255,7 +256,7 @@ def test_video_items_keep_their_silhouette_and_their_evidence_reads_it(tmp_path)
     for image in images:
         writer.write(image)
     writer.release()
-    ingest(source, tmp_path / "g", StatsEncoder())
+    ingest(source, tmp_path / "g", StatsEncoder(), make_detector("fused"))  # the drawn figure, found by motion
     gallery = Gallery.open(tmp_path / "g")
     items = list(gallery.iter_items())
     assert items

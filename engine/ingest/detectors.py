@@ -8,8 +8,13 @@ A detector sees the frames of one sequence (a video, or one camera's images) in 
 ``reset``/ordered frames let a stateful detector (``engine.ingest.motion.FusedDetector``: background subtraction
 fused with HOG; it also offers ``warm_up(first frames)``, which ingest calls when a detector has it) slot in
 beside the stateless ones here; ``settings()`` is what a done marker records about it. Build one by name with
-``make_detector`` (``"hog"``, ``"fused"``, or a path to an ``.onnx`` file); ``DETECTORS`` maps names to
-factories.
+``make_detector``; ``DETECTORS`` maps names to factories:
+
+- ``"auto"`` and ``"yolox"``: ``engine.ingest.yolox.YoloxDetector``, the shipped YOLOX-Nano (people and carried
+  objects, tiling for large frames) — the default;
+- ``"fast"``: ``engine.ingest.darknet.FastDetector``, the shipped person-only Yolo-Fastest 1.1;
+- ``"fused"``: ``engine.ingest.motion.FusedDetector``; ``"hog"``: ``HogDetector`` below;
+- a path to an ``.onnx`` file: ``OnnxDetector`` below, or ``YoloxDetector`` when ``layout="yolox"``.
 
 - ``HogDetector``: OpenCV's HOG + linear SVM people detector (no download). Its window is 128 px tall, so a
   frame is upscaled by ``u = min(128 / min_person_height, max(1, 1080 / frame height))`` before detection
@@ -25,7 +30,9 @@ factories.
   - ``"yolov8"``: ``[1, 4 + C, N]`` columns ``(cx, cy, w, h, class scores…)`` in input pixels, no objectness;
     score = class score of ``person_class``;
   - ``"ssd"``: ``[1, 1, N, 7]`` rows ``(image, class, score, x1, y1, x2, y2)`` with corners as fractions of
-    the input (OpenCV's DetectionOutput layout); rows of another class are dropped.
+    the input (OpenCV's DetectionOutput layout); rows of another class are dropped;
+  - ``"yolox"``: YOLOX's raw grid output, letterboxed BGR input: ``engine.ingest.yolox`` (``make_detector``
+    builds a ``YoloxDetector`` for it).
 
   Boxes scoring at least ``min_score`` are scaled to frame pixels, clipped to the frame and pass NMS.
 """
@@ -46,7 +53,7 @@ from engine.ingest.errors import DetectorError
 HOG_WINDOW_HEIGHT = 128
 HOG_MAX_UPSCALED_ROWS = 1080
 HOG_MARGIN = (0.15, 0.05)  # fraction of the window's width / height around the person, each side
-ONNX_LAYOUTS: tuple[str, ...] = ("yolo", "yolov8", "ssd")
+ONNX_LAYOUTS: tuple[str, ...] = ("yolo", "yolov8", "ssd", "yolox")
 
 
 #: COCO class index (80-class numbering, 0-based) → the ontology's ``carrying_type`` value it shows.
@@ -218,6 +225,9 @@ class OnnxDetector:
             raise DetectorError(f"ONNX detector file {path} does not exist")
         if layout not in ONNX_LAYOUTS:
             raise DetectorError(f"ONNX output layout must be one of {list(ONNX_LAYOUTS)}, got {layout!r}")
+        if layout == "yolox":
+            raise DetectorError("layout 'yolox' is read by engine.ingest.yolox.YoloxDetector (make_detector picks it "
+                                "for a path with layout='yolox')")
         if len(input_size) != 2 or min(input_size) < 1:
             raise DetectorError(f"ONNX input size must be two positive integers (W, H), got {input_size!r}")
         if person_class < 0:
@@ -310,18 +320,36 @@ def _fused(**options: Any) -> PersonDetector:
     return FusedDetector(**options)
 
 
-DETECTORS: dict[str, Callable[..., PersonDetector]] = {"hog": HogDetector, "fused": _fused, "onnx": OnnxDetector}
+def _yolox(path: str | Path | None = None, **options: Any) -> PersonDetector:
+    from engine.ingest.yolox import YoloxDetector  # yolox builds on this module
+
+    return YoloxDetector(path, **options)
 
 
-def make_detector(spec: str = "hog", **options: Any) -> PersonDetector:
-    """A detector from ``"hog"``, another registered name, or a path to an ``.onnx`` file; ``options`` go to
-    its constructor (options it does not take are an error)."""
-    if isinstance(spec, str) and spec.lower().endswith(".onnx"):
-        return OnnxDetector(spec, **options)
-    factory = DETECTORS.get(spec)
-    if factory is None:
-        raise DetectorError(f"unknown detector {spec!r}; use one of {sorted(DETECTORS)} or a path to an .onnx file")
+def _fast(**options: Any) -> PersonDetector:
+    from engine.ingest.darknet import FastDetector  # darknet builds on this module
+
+    return FastDetector(**options)
+
+
+DETECTORS: dict[str, Callable[..., PersonDetector]] = {"auto": _yolox, "yolox": _yolox, "fast": _fast,
+                                                       "hog": HogDetector, "fused": _fused, "onnx": OnnxDetector}
+
+
+def make_detector(spec: str = "auto", **options: Any) -> PersonDetector:
+    """A detector from a registered name (``"auto"``: YOLOX-Nano) or a path to an ``.onnx`` file (its
+    ``layout`` option picks ``OnnxDetector`` or, for ``"yolox"``, ``YoloxDetector``); ``options`` go to its
+    constructor (options it does not take are an error)."""
     try:
+        if isinstance(spec, str) and spec.lower().endswith(".onnx"):
+            if options.get("layout") == "yolox":
+                options = {k: v for k, v in options.items() if k != "layout"}
+                return _yolox(spec, **options)
+            return OnnxDetector(spec, **options)
+        factory = DETECTORS.get(spec)
+        if factory is None:
+            raise DetectorError(f"unknown detector {spec!r}; use one of {sorted(DETECTORS)} or a path to an .onnx "
+                                "file")
         return factory(**options)
     except TypeError as exc:
         raise DetectorError(f"detector {spec!r}: {exc}") from None

@@ -177,6 +177,16 @@ class FusedDetector:
         factor = np.array([width / work.shape[1], height / work.shape[0]] * 2, np.float32)
         return Detections(clip_boxes(kept.boxes * factor, width, height), kept.scores, foreground)
 
+    def mask(self, frame: np.ndarray) -> np.ndarray:
+        """The frame's cleaned foreground alone (step 1), at frame size (uint8, 255 = moving): the background
+        model another detector borrows for silhouettes (``engine.ingest.yolox``). Counts as a detected frame."""
+        height, width = frame.shape[:2]
+        foreground = self.foreground(self._work(frame)) * np.uint8(FOREGROUND)
+        self._seen += 1
+        if foreground.shape != (height, width):
+            foreground = cv2.resize(foreground, (width, height), interpolation=cv2.INTER_NEAREST)
+        return foreground
+
     def _work(self, frame: np.ndarray) -> np.ndarray:
         if frame.ndim != 3 or frame.shape[2] != 3:
             raise DetectorError(f"the fused detector needs BGR frames (H, W, 3), got shape {frame.shape}")

@@ -54,11 +54,10 @@ from engine.ingest.crops import (
     discover_crops,
     too_small,
 )
-from engine.ingest.detectors import HogDetector, PersonDetector
+from engine.ingest.detectors import PersonDetector, make_detector
 from engine.ingest.encoder import Encoder
 from engine.ingest.errors import IngestError, SourceSkipped
 from engine.ingest.markers import read_marker, write_marker
-from engine.ingest.motion import FusedDetector
 from engine.ingest.resolution import level_of_height
 from engine.ingest.samples import Candidate, TrackSamples, sharpness
 from engine.ingest.sources import ImageSequence, Source, VideoSource, WorldSource, discover
@@ -180,13 +179,13 @@ class _Reader:
         self.total = sum(self.expected)
 
     def detector_for(self, source: Source) -> PersonDetector:
-        """The detector given to ``ingest``, else the default for the source's kind: the fused detector
-        (background subtraction + HOG, ``engine.ingest.motion``) for videos, HOG alone for image folders (and
-        for worlds, which are not detected but record detector settings in their markers)."""
+        """The detector given to ``ingest``, else the default for the source's kind: the shipped YOLOX-Nano
+        (``engine.ingest.yolox``) for every kind; for videos with its background model on, so that items keep
+        a foreground silhouette (worlds are not detected but record detector settings in their markers)."""
         if self.chosen is not None:
             return self.chosen
         if source.kind not in self.defaults:
-            self.defaults[source.kind] = FusedDetector() if source.kind == "video" else HogDetector()
+            self.defaults[source.kind] = make_detector("auto", foreground=source.kind == "video")
         return self.defaults[source.kind]
 
     def on_skip(self, path: str, reason: str) -> None:
@@ -498,11 +497,11 @@ def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: 
            weights: DomainWeights | None = None) -> IngestSummary:
     """Ingest ``source`` (video, image folder, built world, or a folder of them) into the gallery folder
     ``gallery`` (created when absent) with ``encoder`` (``engine.ingest.encoder.ModelEncoder`` or any
-    ``Encoder``); ``detector`` defaults to the fused detector (``engine.ingest.motion``) for videos and to HOG
-    for image folders. ``options.crops``: ``source`` is a folder of person crops, one item per image, no
-    detector (``engine.ingest.crops``). Unreadable sources and files are listed in the summary. With ``weights``
-    (the checkpoint's attribute weight per gallery domain) the gallery records its domain and that weight
-    (``Gallery.record_ranking``), which its searches then use by default."""
+    ``Encoder``); ``detector`` defaults to the shipped YOLOX-Nano (``engine.ingest.yolox``), with a background
+    model for silhouettes on videos. ``options.crops``: ``source`` is a folder of person crops, one item per
+    image, no detector (``engine.ingest.crops``). Unreadable sources and files are listed in the summary. With
+    ``weights`` (the checkpoint's attribute weight per gallery domain) the gallery records its domain and that
+    weight (``Gallery.record_ranking``), which its searches then use by default."""
     options = options or IngestOptions()
     started = time.monotonic()
     found = discover_crops(source, options.camera) if options.crops else discover(source, options.camera, options.start)
