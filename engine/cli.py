@@ -262,6 +262,10 @@ ONNX_SIZE_HELP = "ONNX input size, WIDTHxHEIGHT (default 640x640; yolox: the lon
 MIN_SCORE_HELP = "Lowest detection score kept (default: the detector's own; ONNX 0.5, yolox 0.15, fast 0.2)."
 
 
+TILES_HELP = ("yolox: auto | off | ROWSxCOLUMNS (default auto: tiles for frames whose long side is over 3.5× the "
+              "network input, i.e. 1080p and up; off is faster when people are large in the frame).")
+
+
 def _person_detector(spec: str, layout: str = "yolo", size: str | None = None, person_class: int = 0,
                      min_score: float | None = None, min_person_height: float = 64.0, hog_threshold: float = 0.0,
                      tiles: str | None = None):
@@ -325,6 +329,7 @@ def ingest_command(
     appearance_norm: str = typer.Option("imagenet", "--appearance-norm",
                                         help="--appearance input normalisation: imagenet (RGB, /255, ImageNet "
                                              "mean/std) or 'order=rgb|bgr;divide=255;mean=a,b,c;std=a,b,c'."),
+    tiles: str = typer.Option(None, "--tiles", help=TILES_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
 ) -> None:
     """Ingest footage (videos, image folders), a folder of person crops (--crops) or a built world into a gallery
@@ -332,6 +337,7 @@ def ingest_command(
     from engine.attributes.ranking import DomainWeights
     from engine.evaluation.sources import load_model
     from engine.ingest import IngestOptions, ModelEncoder, ingest, parse_scenarios
+    from engine.ingest.tiles import parse_tiles
     from engine.ingest.timing import parse_time
     from engine.progress import cli_progress
 
@@ -339,11 +345,14 @@ def ingest_command(
         person_detector = None  # auto: ingest picks per source (YOLOX-Nano, with a background model for videos)
         if detector != "auto" or min_score is not None:
             person_detector = _person_detector(detector, onnx_layout, onnx_size, person_class, min_score,
-                                               min_person_height, hog_threshold)
+                                               min_person_height, hog_threshold, tiles)
+        elif tiles is not None:
+            parse_tiles(tiles)
         options = IngestOptions(stride=stride, samples_per_track=samples_per_track, track=track,
                                 min_box_height=min_box_height, camera=camera,
                                 start=None if start is None else parse_time(start, "--start"),
-                                modality=modality, batch_size=batch, force=force, crops=crops)
+                                modality=modality, batch_size=batch, force=force, crops=crops,
+                                tiles=None if person_detector is not None else tiles)
         encoder = ModelEncoder(load_model(checkpoint, device=device), reid_scenarios=parse_scenarios(reid))
         if appearance is not None:
             from engine.appearance import AppearanceNetwork, parse_normalisation
@@ -369,8 +378,7 @@ def detect_command(
     source: Path = typer.Argument(..., help="A video (GIFs too), an image folder, or a folder holding them."),
     detector: str = typer.Option("auto", "--detector", help=DETECTOR_HELP),
     stride: int = typer.Option(1, "--stride", min=1, help="Read every STRIDE-th frame (or image)."),
-    tiles: str = typer.Option(None, "--tiles", help="yolox: auto | off | ROWSxCOLUMNS (default auto: tiles for "
-                                                    "frames over twice the input size)."),
+    tiles: str = typer.Option(None, "--tiles", help=TILES_HELP),
     min_score: float = typer.Option(None, "--min-score", help=MIN_SCORE_HELP),
     onnx_layout: str = typer.Option("yolo", "--onnx-layout", help=ONNX_LAYOUT_HELP),
     onnx_size: str = typer.Option(None, "--onnx-size", help=ONNX_SIZE_HELP),

@@ -62,6 +62,8 @@ def test_a_box_maps_back_to_frame_pixels_through_letterbox_and_tile_offset():
 
 def test_tile_plans():
     assert plan_tiles(480, 270, "auto", 416) == []
+    assert plan_tiles(1280, 720, "auto", 416) == []  # 720p runs whole: long side ≤ 3.5 × the input
+    assert len(plan_tiles(1280, 720, (2, 4), 416)) == 8
     assert plan_tiles(1920, 1080, "off", 416) == []
     auto = plan_tiles(1920, 1080, "auto", 416)
     assert len(auto) == 18  # 3 rows × 6 columns of about 416 px
@@ -220,3 +222,15 @@ def test_detect_names_its_errors(tmp_path):
     assert tiles.exit_code == 2 and "--tiles applies to the yolox detector only" in tiles.output
     bad_tiles = run_detect(str(video), "--tiles", "lots")
     assert bad_tiles.exit_code == 2 and "tiles must be auto, off or ROWSxCOLUMNS" in bad_tiles.output
+
+
+def test_ingest_takes_the_tiling_of_its_default_detector(tmp_path):
+    video, _ = small_footage(tmp_path)
+    bad = CliRunner().invoke(app, ["ingest", str(video), "--gallery", str(tmp_path / "g"), "--tiles", "0x2"])
+    assert bad.exit_code == 2 and "tiles must be auto, off or ROWSxCOLUMNS" in bad.output
+    assert not (tmp_path / "g").exists()
+    from engine.ingest.pipeline import IngestOptions, _Reader
+
+    reader = _Reader([], tmp_path, set(), None, IngestOptions(tiles="2x3"), None, lambda done, total: None)
+    detector = reader.detector_for(type("Video", (), {"kind": "video"})())
+    assert detector.settings()["tiles"] == "2x3" and detector.settings()["foreground"]

@@ -87,6 +87,7 @@ class IngestOptions:
     queue_depth: int = 4  # batches the reader may run ahead of the encoder
     attributes: bool = True  # store attribute evidence per item (pixels, and the model's heads when it has them)
     crops: bool = False  # the source is a folder of person crops: one item per image (engine.ingest.crops)
+    tiles: str | None = None  # tiling of the default detector (YOLOX): auto | off | RxC; None = its default
 
     def __post_init__(self) -> None:
         if self.stride < 1:
@@ -185,7 +186,8 @@ class _Reader:
         if self.chosen is not None:
             return self.chosen
         if source.kind not in self.defaults:
-            self.defaults[source.kind] = make_detector("auto", foreground=source.kind == "video")
+            tiling = {} if self.options.tiles is None else {"tiles": self.options.tiles}
+            self.defaults[source.kind] = make_detector("auto", foreground=source.kind == "video", **tiling)
         return self.defaults[source.kind]
 
     def on_skip(self, path: str, reason: str) -> None:

@@ -8,11 +8,13 @@ Which tiles (``plan_tiles``), by the ``tiles`` setting:
 - ``"off"``: none, the whole frame only;
 - ``"RxC"`` (e.g. ``"2x3"``): R rows × C columns of equal tiles spread over the frame so that neighbours
   overlap by at least ``overlap`` (20 %) of a tile;
-- ``"auto"``: none while the frame's long side is at most ``min_ratio`` (2) × the network input; above that,
-  tiles about ``scale`` (1.0) × the input on a side: C = ⌈(W − o·T) / ((1 − o)·T)⌉ columns and likewise R rows
-  for a tile side T and overlap o, then spread as above (at input 416 a 1280×720 frame gets 2 × 4 tiles, a
-  1920×1080 frame 3 × 6). Scale 1.0 because on shrunk labelled frames YOLOX-Nano lost most people under about 50
-  network pixels tall (``docs/real-footage.md``): a tile must not shrink them further.
+- ``"auto"``: none while the frame's long side is at most ``min_ratio`` (3.5) × the network input (at 416: up
+  to 1456 px, so 720p runs whole at full speed); above that, tiles about ``scale`` (1.0) × the input on a
+  side: C = ⌈(W − o·T) / ((1 − o)·T)⌉ columns and likewise R rows for a tile side T and overlap o, then spread
+  as above (at input 416 a 1920×1080 frame gets 3 × 6 tiles). The threshold trades speed for small people:
+  a 720p frame shrinks 3× at 416 (a 90-px person stays findable), a 1080p frame 4.6× (a crowded street's
+  50-px people vanish without tiles). Scale 1.0 because on shrunk labelled frames YOLOX-Nano lost most people
+  under about 50 network pixels tall: a tile must not shrink them further (``docs/real-footage.md``).
 
 The whole frame is always run too (people too big for a tile). Merging (``merge_passes``): a box that touches a
 tile's inner edge (an edge that is not the frame's; within 3 % of the tile's side) is *cut*; a cut box mostly
@@ -34,7 +36,7 @@ from engine.ingest.detectors import Detections, suppress
 from engine.ingest.errors import DetectorError
 
 TILE_OVERLAP = 0.2
-TILE_MIN_RATIO = 2.0
+TILE_MIN_RATIO = 3.5
 TILE_SCALE = 1.0
 EDGE_MARGIN = 0.03  # of the tile's side: a box this close to a tile's inner edge is cut by it
 COVERED = 0.7
