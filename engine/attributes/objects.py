@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engine.attributes.evidence import AttributeEvidence
+from engine.boxes import coverage_matrix
 from engine.ontology import ONTOLOGY
 
 if TYPE_CHECKING:
@@ -61,17 +62,6 @@ NONE_TRUST = 0.25
 
 class CarriedObjectsError(ValueError):
     """Person boxes or carried objects that cannot be assigned (names the input and the problem)."""
-
-
-def _coverage(objects: np.ndarray, people: np.ndarray) -> np.ndarray:
-    """[M, N]: share of each object's area (x, y, w, h) inside each person box."""
-    x1 = np.maximum(objects[:, None, 0], people[None, :, 0])
-    y1 = np.maximum(objects[:, None, 1], people[None, :, 1])
-    x2 = np.minimum(objects[:, None, 0] + objects[:, None, 2], people[None, :, 0] + people[None, :, 2])
-    y2 = np.minimum(objects[:, None, 1] + objects[:, None, 3], people[None, :, 1] + people[None, :, 3])
-    inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
-    area = (objects[:, 2] * objects[:, 3])[:, None]
-    return np.where(area > 0, inter / np.where(area > 0, area, 1.0), 0.0)
 
 
 def expand_boxes(boxes: np.ndarray) -> np.ndarray:
@@ -104,8 +94,8 @@ def assign_objects(person_boxes: np.ndarray, object_boxes: np.ndarray,
     if scores.shape != (len(people),):
         raise CarriedObjectsError(f"person scores must be one per person box ({len(people)}), got shape "
                                   f"{scores.shape}")
-    inside = _coverage(objects, people)
-    near = _coverage(objects, expand_boxes(people))
+    inside = coverage_matrix(objects, people)
+    near = coverage_matrix(objects, expand_boxes(people))
     for j in range(len(objects)):
         eligible = np.flatnonzero(near[j] >= MIN_OVERLAP)
         if eligible.size:

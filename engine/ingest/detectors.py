@@ -48,6 +48,7 @@ from typing import Any, Protocol
 import cv2
 import numpy as np
 
+from engine.boxes import iou_matrix
 from engine.ingest.errors import DetectorError
 
 HOG_WINDOW_HEIGHT = 128
@@ -134,17 +135,6 @@ def clip_boxes(boxes: np.ndarray, width: int, height: int) -> np.ndarray:
     x2 = np.clip(boxes[:, 0] + boxes[:, 2], 0, width)
     y2 = np.clip(boxes[:, 1] + boxes[:, 3], 0, height)
     return np.stack([x1, y1, x2 - x1, y2 - y1], axis=1).astype(np.float32)
-
-
-def iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Intersection over union of every box in ``a`` [N, 4] with every box in ``b`` [M, 4], (x, y, w, h)."""
-    x1 = np.maximum(a[:, None, 0], b[None, :, 0])
-    y1 = np.maximum(a[:, None, 1], b[None, :, 1])
-    x2 = np.minimum(a[:, None, 0] + a[:, None, 2], b[None, :, 0] + b[None, :, 2])
-    y2 = np.minimum(a[:, None, 1] + a[:, None, 3], b[None, :, 1] + b[None, :, 3])
-    inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
-    union = (a[:, 2] * a[:, 3])[:, None] + (b[:, 2] * b[:, 3])[None, :] - inter
-    return np.where(union > 0, inter / np.where(union > 0, union, 1), 0.0)
 
 
 def suppress(boxes: np.ndarray, scores: np.ndarray, iou: float, min_score: float = -np.inf) -> Detections:

@@ -32,6 +32,7 @@ import re
 
 import numpy as np
 
+from engine.boxes import coverage_matrix
 from engine.ingest.detectors import Detections, suppress
 from engine.ingest.errors import DetectorError
 
@@ -102,16 +103,6 @@ def cut_by_tile(boxes: np.ndarray, region: Region, width: int, height: int,
     return cut
 
 
-def _coverage(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Fraction of each box of ``a`` [N, 4] inside each box of ``b`` [M, 4]."""
-    x1 = np.maximum(a[:, None, 0], b[None, :, 0])
-    y1 = np.maximum(a[:, None, 1], b[None, :, 1])
-    x2 = np.minimum(a[:, None, 0] + a[:, None, 2], b[None, :, 0] + b[None, :, 2])
-    y2 = np.minimum(a[:, None, 1] + a[:, None, 3], b[None, :, 1] + b[None, :, 3])
-    inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
-    return inter / np.maximum(a[:, 2] * a[:, 3], 1e-6)[:, None]
-
-
 def _pieces_of_one(a: np.ndarray, b: np.ndarray, join: float) -> bool:
     """Two boxes that overlap, and along one axis share at least ``join`` of the shorter one's extent."""
     shared = [min(a[k] + a[k + 2], b[k] + b[k + 2]) - max(a[k], b[k]) for k in (0, 1)]
@@ -132,12 +123,12 @@ def merge_passes(boxes: np.ndarray, scores: np.ndarray, passes: np.ndarray, cut:
     whole = ~cut
     keep = np.ones(len(boxes), bool)
     if cut.any() and whole.any():
-        inside = _coverage(boxes[cut], boxes[whole])
+        inside = coverage_matrix(boxes[cut], boxes[whole])
         other = passes[cut][:, None] != passes[whole][None, :]
         keep[np.flatnonzero(cut)[((inside >= covered) & other).any(axis=1)]] = False
     tiled, first = np.flatnonzero(passes != 0), np.flatnonzero(passes == 0)
     if len(tiled) and len(first):
-        inside = _coverage(boxes[tiled], boxes[first])
+        inside = coverage_matrix(boxes[tiled], boxes[first])
         bigger = (boxes[first, 2] * boxes[first, 3])[None, :] >= 2 * (boxes[tiled, 2] * boxes[tiled, 3])[:, None]
         keep[tiled[((inside >= covered) & bigger).any(axis=1)]] = False
     pieces = np.flatnonzero(cut & keep)
