@@ -56,6 +56,7 @@ from engine.gallery.items import GalleryItem, ItemColumns, as_item, read_columns
 from engine.gallery.scoring import inner_products, to_float32
 from engine.gallery.writer_lock import holds_lock, is_empty_folder, writing
 from engine.hashing import sha256_file
+from engine.pause_points import pause_point
 
 FORMAT_VERSION = 1
 GALLERY_FILE = journal.GALLERY_FILE
@@ -579,6 +580,7 @@ class Gallery:
         meta = dict(self._meta, count=count + len(batch), items_bytes=items_bytes + sum(map(len, lines)),
                     updated=_now())
         atomic_write_json(self.root / GALLERY_FILE, meta, indent=1)  # commit point
+        pause_point("gallery:batch-committed")
         self._meta = meta
         self._columns.append(batch, map(len, lines), items_bytes)
         for view, block in half.items():
