@@ -162,3 +162,31 @@ def wait_for(notice: Path, process: subprocess.Popen, limit: float = 120.0) -> N
         assert process.poll() is None, f"the writer exited with {process.returncode} before its pause point"
         assert time.monotonic() < deadline, "the writer never reached its pause point"
         time.sleep(0.05)
+
+
+def test_a_reader_whose_open_races_a_commit_reads_the_new_commit(gallery, monkeypatch):
+    """A writer commits (and saves its index) after the reader read gallery.json and before it read the index:
+    the reader sees an index ahead of its commit, notices gallery.json changed, and opens the new commit."""
+    from engine.gallery import indexes
+
+    real_peek = indexes.peek
+    rng = np.random.default_rng(6)
+    raced = []
+
+    def peek_after_a_commit(path):
+        if not raced:
+            raced.append(in_thread(lambda: gallery.add(items(4, 3), {"rgb": unit(rng, 3)})))
+        return real_peek(path)
+
+    monkeypatch.setattr(indexes, "peek", peek_after_a_commit)
+    reader = Gallery.open(gallery.root)
+    assert raced == [None] and len(reader) == 7 and reader.ids[-1] == "item6"
+
+
+def test_an_index_ahead_of_its_commit_without_a_writer_is_reported(gallery):
+    from engine.gallery import GalleryIndexError, indexes
+
+    bigger, _ = indexes.build(np.asarray(unit(np.random.default_rng(7), 6), dtype=np.float16), "flat")
+    indexes.save(bigger, gallery.root / "index" / "rgb.faiss")
+    with pytest.raises(GalleryIndexError, match="holds 6 vectors but the gallery has 4 items"):
+        Gallery.open(gallery.root)
