@@ -334,14 +334,20 @@ def ingest_command(
 ) -> None:
     """Ingest footage (videos, image folders), a folder of person crops (--crops) or a built world into a gallery
     folder; resumable."""
+    from contextlib import ExitStack
+
     from engine.attributes.ranking import DomainWeights
     from engine.evaluation.sources import load_model
+    from engine.gallery import writing
     from engine.ingest import IngestOptions, ModelEncoder, ingest, parse_scenarios
     from engine.ingest.tiles import parse_tiles
     from engine.ingest.timing import parse_time
     from engine.progress import cli_progress
 
     try:
+        lock = ExitStack()
+        if gallery.is_dir():  # another writer is refused before the model is loaded
+            lock.enter_context(writing(gallery))
         person_detector = None  # auto: ingest picks per source (YOLOX-Nano, with a background model for videos)
         if detector != "auto" or min_score is not None:
             person_detector = _person_detector(detector, onnx_layout, onnx_size, person_class, min_score,
@@ -359,7 +365,7 @@ def ingest_command(
             from engine.ingest.appearance import WithAppearance
 
             encoder = WithAppearance(encoder, AppearanceNetwork(appearance, parse_normalisation(appearance_norm)))
-        with cli_progress("ingesting frames") as report:
+        with lock, cli_progress("ingesting frames") as report:
             summary = ingest(source, gallery, encoder, person_detector, options, progress=report,
                              weights=DomainWeights.of_checkpoint(checkpoint))
     except (ValueError, OSError, RuntimeError) as exc:
@@ -598,15 +604,21 @@ def gallery_rebuild(
 ) -> None:
     """Rebuild every view's index from the stored vectors (repairs index problems that verify reports);
     --appearance adds or recomputes the 'appearance' view."""
+    from contextlib import ExitStack
+
+    from engine.gallery import writing
     from engine.gallery.report import info_lines
 
     if checkpoint is not None and not attributes:
         _fail("--checkpoint is only used with --attributes")
     if replace_appearance and appearance is None:
         _fail("--replace-appearance is only used with --appearance")
-    store = _open_gallery(folder, check_indexes=False)
+    lock = ExitStack()
     evidence = added = None
     try:
+        if folder.is_dir():  # held from before the gallery is read until every change is written
+            lock.enter_context(writing(folder))
+        store = _open_gallery(folder, check_indexes=False)
         if appearance is not None:
             from engine.appearance import AppearanceNetwork, parse_normalisation
             from engine.appearance.gallery_view import check_view_model, compute_appearance_view
@@ -633,6 +645,8 @@ def gallery_rebuild(
                 evidence = refresh_evidence(store, model, progress=report)
     except (ValueError, OSError, RuntimeError) as exc:
         _fail(str(exc))
+    finally:
+        lock.close()
     if as_json:
         extra = {**({} if evidence is None else {"attributes": evidence}),
                  **({} if added is None else {"appearance": added})}

@@ -9,7 +9,10 @@ stored beside the gallery (``engine.attributes.store``) for the hybrid ranking.
 - ``refresh_evidence(gallery, model)``: recompute every item's evidence from its stored crop, its stored
   silhouette (video items: the background model's foreground at ingest) and its source frame (for colour
   constancy, when the source is readable), replacing the table atomically. The ``"objects"`` evidence is kept
-  as stored: it comes from the detector's pass over every frame of a track, which a refresh does not redo.
+  as stored: it comes from the detector's pass over every frame of a track, which a refresh does not redo;
+- ``fill_missing_evidence(gallery, model)``: the same computation for the items that have a crop and no
+  evidence row (an ingest killed between its gallery commit and its evidence write, before evidence was
+  written first), appended to the table; their "objects" evidence cannot be recovered.
 
 Pixel colours are only read from RGB items: an infrared crop has no colours to name, so IR items get no
 pixel evidence (their model evidence is still computed, with the IR modality).
@@ -30,6 +33,7 @@ from engine.attributes.extract import extract_attributes
 from engine.attributes.inputs import MIN_CROP_HEIGHT, MIN_CROP_WIDTH, AttributeInputError
 from engine.attributes.model_heads import has_heads, model_evidence
 from engine.gallery.crops import read_silhouette
+from engine.gallery.writer_lock import writing
 
 DEFAULT_BATCH = 64
 ProgressFn = Callable[[int, int], None]
@@ -184,55 +188,96 @@ def refresh_evidence(gallery, model=None, *, scenes: bool = True, batch_size: in
 
     started = time.perf_counter()
     root = Path(gallery.root)
-    old = store.EvidenceTable.read(root)
-    keep_model = model is None and old is not None and "model" in old.sources
-    fingerprint = _fingerprint(model) if model is not None else \
-        (old.sources["model"].get("fingerprint") if keep_model else None)
-    items = list(gallery.iter_items())
+    counts = {"items": len(gallery), "pixels": 0, "model": 0, "objects": 0, "no_crop": 0}
+    with store.rewriting(root, model_fingerprint=None) as writer:
+        old = store.EvidenceTable.read(root)  # read under the write lock: nobody appends meanwhile
+        keep_model = model is None and old is not None and "model" in old.sources
+        writer.model_fingerprint = _fingerprint(model) if model is not None else \
+            (old.sources["model"].get("fingerprint") if keep_model else None)
+        keep_objects = old is not None and "objects" in old.sources
+        items = list(gallery.iter_items())
+        done = 0
+        for chunk, readable, records in _stored_crop_evidence(root, items, model, scenes, batch_size):
+            counts["no_crop"] += len(chunk) - len(readable)
+            picked = [items[i] for i in readable]
+            if keep_model or keep_objects:
+                for item, record in zip(picked, records, strict=True):
+                    row = old.row_of.get(item.id)
+                    stored = {} if row is None else old.record(row)
+                    for source in ("model",) * keep_model + ("objects",) * keep_objects:
+                        if source in stored:
+                            record[source] = stored[source].to_dict()
+            # every item with a readable crop keeps a row, empty when nothing could be read from it (``verify``
+            # checks that every item with a crop has one)
+            kept = [(item.id, r) for item, r in zip(picked, records, strict=True)]
+            if keep_objects:  # an item whose crop is unreadable keeps its objects evidence all the same
+                read = set(readable)
+                for i in chunk:
+                    row = -1 if i in read else old.row_of.get(items[i].id, -1)
+                    stored = old.record(row).get("objects") if row >= 0 else None
+                    if stored is not None:
+                        kept.append((items[i].id, {"objects": stored.to_dict()}))
+            writer.add([k for k, _ in kept], [r for _, r in kept])
+            for source in ("pixels", "model", "objects"):
+                counts[source] += sum(source in r for _, r in kept)
+            done += len(chunk)
+            if progress is not None:
+                progress(done, len(items))
+    counts["seconds"] = round(time.perf_counter() - started, 3)
+    return counts
+
+
+def _stored_crop_evidence(root: Path, items: list, model, scenes: bool,
+                          batch_size: int) -> Iterator[tuple[list[int], list[int], list[dict[str, Any]]]]:
+    """Evidence of ``items`` from their stored crops and silhouettes (and, with ``scenes``, their source frames),
+    in chunks read in source order: yields (the chunk's item indices, those whose crop was readable, their
+    evidence records)."""
     order = sorted(range(len(items)), key=lambda i: (items[i].source, items[i].frame or 0))
-    keep_objects = old is not None and "objects" in old.sources
-    counts = {"items": len(items), "pixels": 0, "model": 0, "objects": 0, "no_crop": 0}
-    done = 0
-    with store.rewriting(root, model_fingerprint=fingerprint) as writer:
-        by_source: dict[str, list[int]] = {}
-        for i in order:
-            by_source.setdefault(items[i].source, []).append(i)
-        for source, indices in by_source.items():
-            cursor = FrameCursor(source)
+    by_source: dict[str, list[int]] = {}
+    for i in order:
+        by_source.setdefault(items[i].source, []).append(i)
+    for source, indices in by_source.items():
+        cursor = FrameCursor(source)
+        try:
             for chunk in _batches(indices, batch_size):
                 frames = {}
                 if scenes:
                     wanted = sorted({items[i].frame for i in chunk if items[i].frame is not None})
                     frames = {frame: cursor.get(frame) for frame in wanted}
                 readable = [(i, crop) for i in chunk if (crop := _read_crop(root, items[i])) is not None]
-                counts["no_crop"] += len(chunk) - len(readable)
                 picked = [items[i] for i, _ in readable]
                 records = compute_evidence(
                     [crop for _, crop in readable], [read_silhouette(root, item.id) for item in picked],
                     [frames.get(item.frame) if item.frame is not None else None for item in picked], model,
                     modalities=[item.modality or "rgb" for item in picked],
                     resolutions=[item.resolution or "HR" for item in picked], batch_size=batch_size)
-                if keep_model or keep_objects:
-                    for item, record in zip(picked, records, strict=True):
-                        row = old.row_of.get(item.id)
-                        stored = {} if row is None else old.record(row)
-                        for source in ("model",) * keep_model + ("objects",) * keep_objects:
-                            if source in stored:
-                                record[source] = stored[source].to_dict()
-                kept = [(item.id, r) for item, r in zip(picked, records, strict=True) if r]
-                if keep_objects:  # an item whose crop is unreadable keeps its objects evidence all the same
-                    read = {i for i, _ in readable}
-                    for i in chunk:
-                        row = -1 if i in read else old.row_of.get(items[i].id, -1)
-                        stored = old.record(row).get("objects") if row >= 0 else None
-                        if stored is not None:
-                            kept.append((items[i].id, {"objects": stored.to_dict()}))
-                writer.add([k for k, _ in kept], [r for _, r in kept])
-                for source in ("pixels", "model", "objects"):
-                    counts[source] += sum(source in r for _, r in kept)
-                done += len(chunk)
-                if progress is not None:
-                    progress(done, len(items))
+                yield chunk, [i for i, _ in readable], records
+        finally:
             cursor.close()
-    counts["seconds"] = round(time.perf_counter() - started, 3)
-    return counts
+
+
+def items_without_evidence(gallery) -> list:
+    """The gallery's items that have a crop and no row in its evidence table (every such item when it has no
+    table), in gallery order."""
+    table = store.EvidenceTable.read(gallery.root)
+    have = {} if table is None else table.row_of
+    return [item for item in gallery.iter_items() if item.crop is not None and item.id not in have]
+
+
+def fill_missing_evidence(gallery, model=None, *, model_fingerprint: str | None = None, scenes: bool = True,
+                          batch_size: int = DEFAULT_BATCH) -> int:
+    """Compute and append the evidence of the items that have a crop and no evidence row (see
+    ``items_without_evidence``) from their stored crops, silhouettes and source frames, like
+    ``refresh_evidence``; an item whose crop cannot be read gets an empty row. Returns the rows added."""
+    root = Path(gallery.root)
+    with writing(root):
+        missing = items_without_evidence(gallery)
+        if not missing:
+            return 0
+        fingerprint = model_fingerprint if model_fingerprint is not None else _fingerprint(model)
+        added = 0
+        for chunk, readable, records in _stored_crop_evidence(root, missing, model, scenes, batch_size):
+            found = dict(zip(readable, records, strict=True))
+            added += store.append(root, [missing[i].id for i in chunk], [found.get(i, {}) for i in chunk],
+                                  model_fingerprint=fingerprint)
+        return added

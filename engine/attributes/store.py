@@ -18,7 +18,9 @@ removed or re-ordered keeps its evidence; the search then gathers only its candi
 Writes: ``append`` adds rows for new ids past the committed ones (fsynced), then rewrites ``evidence.json``
 atomically, like the gallery's own add (a killed append leaves an invisible tail that the next writer trims);
 ``rewrite`` writes a new generation under new names and switches ``evidence.json`` to it in one atomic
-replace, then deletes the old generation. One writer at a time (the gallery's writer).
+replace, then deletes the old generation. One writer at a time: both hold the gallery's write lock
+(``engine.gallery.writer_lock``). Readers take no lock: ``EvidenceTable.read`` reads again when a writer
+committed while it was reading, and maps every source's file at once (a rewrite deletes the old generation).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import contextlib
 import json
 import math
 import os
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -39,11 +42,13 @@ from engine.atomic import atomic_write_json
 from engine.attributes.evidence import AttributeEvidence, AttributeEvidenceError
 from engine.gallery import vector_file
 from engine.gallery.errors import GalleryCorruptError, GalleryInputError
+from engine.gallery.writer_lock import writing
 from engine.ontology import ONTOLOGY
 
 FOLDER = "attributes"
 META_FILE = "evidence.json"
 FORMAT_VERSION = 1
+READ_ATTEMPTS = 5  # reads of a table that a writer keeps committing to while it is read
 #: Evidence sources: the crop's pixels, the checkpoint's attribute heads, and the objects the detector found
 #: with the person (``engine.attributes.objects``).
 SOURCES: tuple[str, ...] = ("pixels", "model", "objects")
@@ -128,14 +133,29 @@ class EvidenceTable:
         """The committed table, or None when the gallery has no evidence folder."""
         folder = folder_of(gallery_root)
         path = folder / META_FILE
-        if not path.is_file():
-            return None
+        for attempt in range(READ_ATTEMPTS):
+            stamp = _stamp_or_none(folder)
+            if stamp is None:
+                return None
+            try:
+                return cls._read_once(folder, path)
+            except (GalleryCorruptError, FileNotFoundError):
+                if attempt + 1 == READ_ATTEMPTS or _stamp_or_none(folder) == stamp:
+                    raise  # nobody committed meanwhile: the files really disagree
+                time.sleep(0.05)
+        raise AssertionError("unreachable")
+
+    @classmethod
+    def _read_once(cls, folder: Path, path: Path) -> EvidenceTable:
         meta = _read_meta(path)
         files = _Files(folder, meta["generation"])
         ids = _read_ids(files.ids(), meta["ids_bytes"], meta["rows"])
         for source in meta["sources"]:
             vector_file.check(files.matrix(source), meta["rows"], WIDTH)
-        return cls(folder, meta, ids)
+        table = cls(folder, meta, ids)
+        for source in meta["sources"]:
+            table.matrix(source)
+        return table
 
     def __len__(self) -> int:
         return int(self.meta["rows"])
@@ -312,6 +332,12 @@ def append(gallery_root: str | Path, ids: Sequence[str], records: Sequence[Evide
     evidence came from another checkpoint refuses more (recompute it all: ``rewrite``)."""
     ids, records = list(ids), list(records)
     _check_batch(ids, records)
+    with writing(gallery_root):
+        return _append(gallery_root, ids, records, model_fingerprint)
+
+
+def _append(gallery_root: str | Path, ids: list[str], records: list[EvidenceRecord],
+            model_fingerprint: str | None) -> int:
     folder = folder_of(gallery_root)
     table = current_table(folder)
     if table is None:
@@ -351,6 +377,13 @@ def _stamp(folder: Path) -> tuple:
     return stat.st_mtime_ns, stat.st_size, stat.st_ino
 
 
+def _stamp_or_none(folder: Path) -> tuple | None:
+    try:
+        return _stamp(folder)
+    except FileNotFoundError:
+        return None
+
+
 def current_table(folder: Path) -> EvidenceTable | None:
     """The committed table of ``folder``: the writer's cached copy while evidence.json is unchanged."""
     try:
@@ -370,7 +403,13 @@ def current_table(folder: Path) -> EvidenceTable | None:
 @contextlib.contextmanager
 def rewriting(gallery_root: str | Path, *, model_fingerprint: str | None = None) -> Iterator[_Writer]:
     """A writer of a whole new table (a new generation): ``add`` blocks of rows to it; when the block exits
-    normally the table switches to it atomically and the old generation is deleted, else it is discarded."""
+    normally the table switches to it atomically and the old generation is deleted, else it is discarded.
+    Holds the gallery's write lock throughout."""
+    with writing(gallery_root):
+        yield from _rewriting(gallery_root, model_fingerprint)
+
+
+def _rewriting(gallery_root: str | Path, model_fingerprint: str | None) -> Iterator[_Writer]:
     folder = folder_of(gallery_root)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / META_FILE

@@ -1,6 +1,7 @@
 """The gallery folder: items, crops, float16 vectors per view and a FAISS index per view."""
 
 from engine.gallery.errors import (
+    GalleryBusyError,
     GalleryCorruptError,
     GalleryError,
     GalleryIndexError,
@@ -10,10 +11,12 @@ from engine.gallery.errors import (
 )
 from engine.gallery.items import GalleryItem
 from engine.gallery.store import AddReport, Gallery, Problem
+from engine.gallery.writer_lock import writing
 
 __all__ = [
     "AddReport",
     "Gallery",
+    "GalleryBusyError",
     "GalleryCorruptError",
     "GalleryError",
     "GalleryIndexError",
@@ -22,4 +25,5 @@ __all__ = [
     "GalleryMismatchError",
     "GalleryNotFoundError",
     "Problem",
+    "writing",
 ]

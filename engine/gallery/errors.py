@@ -30,3 +30,7 @@ class GalleryMismatchError(GalleryError):
 
 class GalleryInputError(GalleryError):
     """Items or vectors given to ``add``/``remove`` are invalid; nothing was written."""
+
+
+class GalleryBusyError(GalleryError):
+    """Another process (or thread) holds the gallery's write lock; nothing was written."""

@@ -14,8 +14,13 @@ Crash safety: ``add`` appends each batch to every vectors file and to ``items.js
 ``gallery.json`` atomically; readers trust only the committed counts, so a killed add leaves the previous
 batches intact and its partial batch invisible (the next writer trims it). Index files are rewritten after the
 batches (or on the way out of a failed add); an index that lags behind is caught up from the vectors when the
-gallery is opened for writing. ``remove``, ``rebuild`` and ``set_view`` (a view added or recomputed for every
-item) go through the redo journal (``engine.gallery.journal``).
+gallery is opened for writing, and ``catch_up`` writes it. ``remove``, ``rebuild`` and ``set_view`` (a view added
+or recomputed for every item) go through the redo journal (``engine.gallery.journal``).
+
+One writer at a time: every write takes the gallery's write lock (``engine.gallery.writer_lock``) and first
+re-reads ``gallery.json`` when another writer has committed since this object was opened. Readers take no lock:
+``open`` reads the last commit, and reads again when a writer committed while it was reading (index files are
+replaced atomically, vectors and items only grow past the committed counts).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import json
 import math
 import os
 import re
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -38,6 +44,7 @@ from engine.atomic import atomic_write_json
 from engine.gallery import indexes, journal, vector_file
 from engine.gallery.crops import put_crop
 from engine.gallery.errors import (
+    GalleryBusyError,
     GalleryCorruptError,
     GalleryError,
     GalleryIndexError,
@@ -47,7 +54,9 @@ from engine.gallery.errors import (
 )
 from engine.gallery.items import GalleryItem, ItemColumns, as_item, read_columns
 from engine.gallery.scoring import inner_products, to_float32
+from engine.gallery.writer_lock import holds_lock, is_empty_folder, writing
 from engine.hashing import sha256_file
+from engine.pause_points import pause_point
 
 FORMAT_VERSION = 1
 GALLERY_FILE = journal.GALLERY_FILE
@@ -56,6 +65,8 @@ GALLERY_DOMAINS: tuple[str, ...] = ("world", "footage")
 ITEMS_FILE = "items.jsonl"
 DEFAULT_BATCH = 4096
 NORM_TOLERANCE = 0.02
+OPEN_ATTEMPTS = 5  # reads of a gallery that a writer keeps committing to while it is opened
+JOURNAL_WAIT_S = 10.0  # how long a reader waits for a live writer to finish applying its journal
 _VIEW_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9:_.+-]{0,63}$")
 ProgressFn = Callable[[int, int], None]
 
@@ -130,7 +141,7 @@ class Gallery:
         """A new, empty gallery in ``root`` (which must not exist or be empty). ``view_models``: for views made
         by another network than the checkpoint, that network's fingerprint (a JSON object)."""
         root = Path(root)
-        if root.exists() and (not root.is_dir() or any(root.iterdir())):
+        if not is_empty_folder(root):
             raise GalleryInputError(f"cannot create a gallery in {root}: it exists and is not an empty folder")
         if not isinstance(model_fingerprint, str) or not model_fingerprint:
             raise GalleryInputError("model_fingerprint must be a non-empty string (the checkpoint's fingerprint)")
@@ -140,6 +151,15 @@ class Gallery:
             raise GalleryInputError(f"recall_target must lie in (0, 1], got {recall_target}")
         view_meta = _check_views(views)
         foreign = _check_view_models(view_models or {}, view_meta)
+        with writing(root):
+            if not is_empty_folder(root):  # another writer created it between the check and the lock
+                raise GalleryInputError(f"cannot create a gallery in {root}: it exists and is not an empty folder")
+            cls._create_files(root, view_meta, model_fingerprint, ivf_threshold, recall_target, foreign)
+            return cls.open(root)
+
+    @staticmethod
+    def _create_files(root: Path, view_meta: dict, model_fingerprint: str, ivf_threshold: int,
+                      recall_target: float, foreign: dict) -> None:
         for folder in (root, root / "vectors", root / "index", root / "crops"):
             folder.mkdir(parents=True, exist_ok=True)
         (root / ITEMS_FILE).touch()
@@ -160,22 +180,35 @@ class Gallery:
             "updated": _now(),
         }
         atomic_write_json(root / GALLERY_FILE, meta, indent=1)
-        return cls.open(root)
 
     @classmethod
     def open(cls, root: str | Path, *, check_indexes: bool = True) -> Gallery:
-        """Open an existing gallery. Finishes an interrupted remove/rebuild; ignores an interrupted add's tail.
+        """Open an existing gallery at its last commit. Finishes an interrupted remove/rebuild; ignores an
+        interrupted add's tail.
 
         With ``check_indexes`` every index is loaded (memory-mapped) and checked against ``gallery.json``;
-        ``check_indexes=False`` lets ``rebuild`` open a gallery whose indexes are broken."""
+        ``check_indexes=False`` lets ``rebuild`` open a gallery whose indexes are broken. Takes no lock: when a
+        writer commits while the files are read (``gallery.json`` changed meanwhile), they are read again."""
         root = Path(root)
         if not root.is_dir():
             raise GalleryNotFoundError(f"gallery folder {root} does not exist")
         meta_path = root / GALLERY_FILE
         if not meta_path.is_file() and not (root / journal.JOURNAL_FILE).exists():
             raise GalleryNotFoundError(f"{root} is not a gallery: {GALLERY_FILE} is missing")
-        journal.roll_forward(root)
-        meta = cls._read_meta(meta_path)
+        for attempt in range(OPEN_ATTEMPTS):
+            _finish_journal(root)
+            stamp = _stamp(meta_path)
+            try:
+                return cls._open_once(root, check_indexes)
+            except GalleryCorruptError:
+                if attempt + 1 == OPEN_ATTEMPTS or _stamp(meta_path) == stamp:
+                    raise  # nobody committed meanwhile: the files really disagree
+                time.sleep(0.05)
+        raise AssertionError("unreachable")
+
+    @classmethod
+    def _open_once(cls, root: Path, check_indexes: bool) -> Gallery:
+        meta = cls._read_meta(root / GALLERY_FILE)
         for entry in meta["views"].values():
             vector_file.check(root / "vectors" / f"{entry['file']}.f16.npy", meta["count"], entry["dim"])
         columns = read_columns(root / ITEMS_FILE, meta["items_bytes"], meta["count"])
@@ -184,6 +217,35 @@ class Gallery:
             for view in meta["views"]:
                 gallery._index(view)
         return gallery
+
+    def catch_up(self) -> list[str]:
+        """Finish what a killed add left: trim its uncommitted tail and write every index that lags behind the
+        committed vectors (a kill after the last commit and before the indexes were saved). Returns the views
+        whose index file was rewritten (none when the gallery was already in step)."""
+        with self._writing():
+            stale = [view for view in self._meta["views"] if self._index_lags(view)]
+            tail = (self.root / ITEMS_FILE).stat().st_size != self._meta["items_bytes"]
+            if not stale and not tail:
+                return []
+            journal.clear_pending(self.root)
+            for view in self._meta["views"]:
+                self._writable_index(view)
+            self._finish_add()
+            return stale
+
+    def _index_lags(self, view: str) -> bool:
+        path = self._index_path(view)
+        recorded = self._meta["indexes"].get(view, {}).get("count")
+        return indexes.peek(path)[2] != len(self) or recorded != len(self)
+
+    @contextlib.contextmanager
+    def _writing(self):
+        """Hold the gallery's write lock; re-read the gallery first when another writer committed since."""
+        with writing(self.root):
+            journal.roll_forward(self.root)
+            if self._read_meta(self.root / GALLERY_FILE) != json.loads(json.dumps(self._meta)):
+                self._reload()
+            yield
 
     @staticmethod
     def _read_meta(path: Path) -> dict[str, Any]:
@@ -225,16 +287,17 @@ class Gallery:
     def record_ranking(self, domain: str, attribute_weight: float, origin: str) -> None:
         """Record the gallery's domain (``world`` or ``footage``) and the attribute weight its searches use by
         default, with where that weight came from (one atomic rewrite of ``gallery.json``)."""
-        if domain not in GALLERY_DOMAINS:
-            raise GalleryInputError(f"gallery domain must be one of {list(GALLERY_DOMAINS)}, got {domain!r}")
-        if isinstance(attribute_weight, bool) or not isinstance(attribute_weight, int | float) \
-                or not math.isfinite(attribute_weight) or attribute_weight < 0:
-            raise GalleryInputError(f"attribute weight must be a finite number ≥ 0, got {attribute_weight!r}")
-        if not isinstance(origin, str) or not origin.strip():
-            raise GalleryInputError("the attribute weight's origin must be a non-empty description")
-        ranking = {"domain": domain, "attribute_weight": float(attribute_weight), "origin": origin.strip()}
-        self._meta = dict(self._meta, ranking=ranking, updated=_now())
-        atomic_write_json(self.root / GALLERY_FILE, self._meta, indent=1)
+        with self._writing():
+            if domain not in GALLERY_DOMAINS:
+                raise GalleryInputError(f"gallery domain must be one of {list(GALLERY_DOMAINS)}, got {domain!r}")
+            if isinstance(attribute_weight, bool) or not isinstance(attribute_weight, int | float) \
+                    or not math.isfinite(attribute_weight) or attribute_weight < 0:
+                raise GalleryInputError(f"attribute weight must be a finite number ≥ 0, got {attribute_weight!r}")
+            if not isinstance(origin, str) or not origin.strip():
+                raise GalleryInputError("the attribute weight's origin must be a non-empty description")
+            ranking = {"domain": domain, "attribute_weight": float(attribute_weight), "origin": origin.strip()}
+            self._meta = dict(self._meta, ranking=ranking, updated=_now())
+            atomic_write_json(self.root / GALLERY_FILE, self._meta, indent=1)
 
     @property
     def views(self) -> dict[str, int]:
@@ -469,36 +532,38 @@ class Gallery:
 
         Everything is validated before anything is written. Ids already in the gallery are skipped, so adding
         the same items again resumes an interrupted ingest. Batches commit one by one (see module docstring)."""
-        records = [as_item(item) for item in items]
-        vectors = self._check_vectors(vectors_by_view, len(records))
-        seen: set[str] = set()
-        for record in records:
-            if record.id in seen:
-                raise GalleryInputError(f"item id {record.id!r} appears twice in this add")
-            seen.add(record.id)
-        new_rows = np.asarray([i for i, r in enumerate(records) if r.id not in self._columns.row_of], dtype=np.int64)
-        fresh = self._check_crops([records[i] for i in new_rows])
-        if batch_size < 1:
-            raise GalleryInputError(f"batch_size must be positive, got {batch_size}")
-        report = AddReport(added=len(fresh), skipped=len(records) - len(fresh))
-        if not fresh:
+        with self._writing():
+            records = [as_item(item) for item in items]
+            vectors = self._check_vectors(vectors_by_view, len(records))
+            seen: set[str] = set()
+            for record in records:
+                if record.id in seen:
+                    raise GalleryInputError(f"item id {record.id!r} appears twice in this add")
+                seen.add(record.id)
+            new_rows = np.asarray([i for i, r in enumerate(records) if r.id not in self._columns.row_of],
+                                  dtype=np.int64)
+            fresh = self._check_crops([records[i] for i in new_rows])
+            if batch_size < 1:
+                raise GalleryInputError(f"batch_size must be positive, got {batch_size}")
+            report = AddReport(added=len(fresh), skipped=len(records) - len(fresh))
+            if not fresh:
+                return report
+            journal.roll_forward(self.root)
+            journal.clear_pending(self.root)
+            for view in self._meta["views"]:
+                self._writable_index(view)
+            done = 0
+            try:
+                for start in range(0, len(fresh), batch_size):
+                    batch = fresh[start : start + batch_size]
+                    picked = new_rows[start : start + batch_size]
+                    self._append_batch(batch, {view: array[picked] for view, array in vectors.items()})
+                    done += len(batch)
+                    if progress is not None:
+                        progress(done, len(fresh))
+            finally:
+                self._finish_add()
             return report
-        journal.roll_forward(self.root)
-        journal.clear_pending(self.root)
-        for view in self._meta["views"]:
-            self._writable_index(view)
-        done = 0
-        try:
-            for start in range(0, len(fresh), batch_size):
-                batch = fresh[start : start + batch_size]
-                picked = new_rows[start : start + batch_size]
-                self._append_batch(batch, {view: array[picked] for view, array in vectors.items()})
-                done += len(batch)
-                if progress is not None:
-                    progress(done, len(fresh))
-        finally:
-            self._finish_add()
-        return report
 
     def _append_batch(self, batch: list[GalleryItem], vectors: dict[str, np.ndarray]) -> None:
         count, items_bytes = self._meta["count"], self._meta["items_bytes"]
@@ -515,6 +580,7 @@ class Gallery:
         meta = dict(self._meta, count=count + len(batch), items_bytes=items_bytes + sum(map(len, lines)),
                     updated=_now())
         atomic_write_json(self.root / GALLERY_FILE, meta, indent=1)  # commit point
+        pause_point("gallery:batch-committed")
         self._meta = meta
         self._columns.append(batch, map(len, lines), items_bytes)
         for view, block in half.items():
@@ -544,100 +610,103 @@ class Gallery:
 
     def remove(self, item_ids: Iterable[str]) -> int:
         """Remove items by id (all or nothing); rewrites vectors and indexes. Returns how many were removed."""
-        ids = list(dict.fromkeys(item_ids))
-        drop = self.rows(ids)
-        if drop.size == 0:
-            return 0
-        keep = np.setdiff1d(np.arange(len(self)), drop)
-        journal.roll_forward(self.root)
-        journal.clear_pending(self.root)
-        moves: list[tuple[Path, Path]] = []
-        lines = self._raw_lines(keep.tolist())
-        items_path = self.root / ITEMS_FILE
-        with open(journal.pending_name(items_path), "wb") as fh:
-            fh.write(b"".join(lines))
-            fh.flush()
-            os.fsync(fh.fileno())
-        moves.append((journal.pending_name(items_path), items_path))
-        index_meta = {}
-        for view in self._meta["views"]:
-            kept = np.asarray(self.stored_vectors(view)[keep])
-            vector_path = self._vector_path(view)
-            vector_file.write_new(journal.pending_name(vector_path), kept)
-            moves.append((journal.pending_name(vector_path), vector_path))
-            kind = indexes.choose_kind(keep.size, self._meta["ivf_threshold"])
-            index, spec = indexes.build(kept, kind, self._meta.get("recall_target", 0.95))
-            index_path = self._index_path(view)
-            indexes.save(index, journal.pending_name(index_path))
-            moves.append((journal.pending_name(index_path), index_path))
-            index_meta[view] = spec.to_dict()
-        remaining_crops = {json.loads(line).get("crop") for line in lines}
-        removed_crops = sorted({c for c in (json.loads(x).get("crop") for x in self._raw_lines(drop.tolist()))
-                                if c is not None and c not in remaining_crops})
-        meta = dict(self._meta, count=int(keep.size), items_bytes=sum(map(len, lines)), indexes=index_meta,
-                    updated=_now())
-        journal.commit(self.root, moves, meta, removed_crops)
-        self._reload()
-        return int(drop.size)
+        with self._writing():
+            ids = list(dict.fromkeys(item_ids))
+            drop = self.rows(ids)
+            if drop.size == 0:
+                return 0
+            keep = np.setdiff1d(np.arange(len(self)), drop)
+            journal.roll_forward(self.root)
+            journal.clear_pending(self.root)
+            moves: list[tuple[Path, Path]] = []
+            lines = self._raw_lines(keep.tolist())
+            items_path = self.root / ITEMS_FILE
+            with open(journal.pending_name(items_path), "wb") as fh:
+                fh.write(b"".join(lines))
+                fh.flush()
+                os.fsync(fh.fileno())
+            moves.append((journal.pending_name(items_path), items_path))
+            index_meta = {}
+            for view in self._meta["views"]:
+                kept = np.asarray(self.stored_vectors(view)[keep])
+                vector_path = self._vector_path(view)
+                vector_file.write_new(journal.pending_name(vector_path), kept)
+                moves.append((journal.pending_name(vector_path), vector_path))
+                kind = indexes.choose_kind(keep.size, self._meta["ivf_threshold"])
+                index, spec = indexes.build(kept, kind, self._meta.get("recall_target", 0.95))
+                index_path = self._index_path(view)
+                indexes.save(index, journal.pending_name(index_path))
+                moves.append((journal.pending_name(index_path), index_path))
+                index_meta[view] = spec.to_dict()
+            remaining_crops = {json.loads(line).get("crop") for line in lines}
+            removed_crops = sorted({c for c in (json.loads(x).get("crop") for x in self._raw_lines(drop.tolist()))
+                                    if c is not None and c not in remaining_crops})
+            meta = dict(self._meta, count=int(keep.size), items_bytes=sum(map(len, lines)), indexes=index_meta,
+                        updated=_now())
+            journal.commit(self.root, moves, meta, removed_crops)
+            self._reload()
+            return int(drop.size)
 
     def set_view(self, view: str, vectors: np.ndarray, view_model: Mapping[str, Any]) -> None:
         """Add view ``view`` (or replace it) with one unit vector per item, row i for item i, made by the network
         ``view_model`` fingerprints; vectors and index are written first, then committed through the journal."""
-        data = np.asarray(vectors)
-        if data.ndim != 2 or data.shape[0] != len(self):
-            raise GalleryInputError(f"view {view!r} needs one vector per item: {len(self)} items, got shape "
-                                    f"{data.shape}")
-        views = {name: entry["dim"] for name, entry in self._meta["views"].items()}
-        views[view] = int(data.shape[1])
-        view_meta = _check_views(views)  # names, dimensions and file names of every view, the new one included
-        foreign = dict(self._meta.get("view_models", {}))
-        foreign[view] = dict(view_model)
-        checked = self._check_vectors_of(view, data, len(self), int(data.shape[1]))
-        journal.roll_forward(self.root)
-        journal.clear_pending(self.root)
-        half = np.asarray(checked, dtype=np.float16)
-        stem = view_meta[view]["file"]
-        vector_path = self.root / "vectors" / f"{stem}.f16.npy"
-        index_path = self.root / "index" / f"{stem}.faiss"
-        vector_file.write_new(journal.pending_name(vector_path), half)
-        index, spec = indexes.build(half, indexes.choose_kind(len(self), self._meta["ivf_threshold"]),
-                                    self._meta.get("recall_target", 0.95))
-        indexes.save(index, journal.pending_name(index_path))
-        meta = dict(self._meta, views=view_meta, view_models=_check_view_models(foreign, view_meta),
-                    indexes={**self._meta["indexes"], view: spec.to_dict()}, updated=_now())
-        journal.commit(self.root, [(journal.pending_name(vector_path), vector_path),
-                                   (journal.pending_name(index_path), index_path)], meta)
-        self._reload()
+        with self._writing():
+            data = np.asarray(vectors)
+            if data.ndim != 2 or data.shape[0] != len(self):
+                raise GalleryInputError(f"view {view!r} needs one vector per item: {len(self)} items, got shape "
+                                        f"{data.shape}")
+            views = {name: entry["dim"] for name, entry in self._meta["views"].items()}
+            views[view] = int(data.shape[1])
+            view_meta = _check_views(views)  # names, dimensions and file names of every view, the new one included
+            foreign = dict(self._meta.get("view_models", {}))
+            foreign[view] = dict(view_model)
+            checked = self._check_vectors_of(view, data, len(self), int(data.shape[1]))
+            journal.roll_forward(self.root)
+            journal.clear_pending(self.root)
+            half = np.asarray(checked, dtype=np.float16)
+            stem = view_meta[view]["file"]
+            vector_path = self.root / "vectors" / f"{stem}.f16.npy"
+            index_path = self.root / "index" / f"{stem}.faiss"
+            vector_file.write_new(journal.pending_name(vector_path), half)
+            index, spec = indexes.build(half, indexes.choose_kind(len(self), self._meta["ivf_threshold"]),
+                                        self._meta.get("recall_target", 0.95))
+            indexes.save(index, journal.pending_name(index_path))
+            meta = dict(self._meta, views=view_meta, view_models=_check_view_models(foreign, view_meta),
+                        indexes={**self._meta["indexes"], view: spec.to_dict()}, updated=_now())
+            journal.commit(self.root, [(journal.pending_name(vector_path), vector_path),
+                                       (journal.pending_name(index_path), index_path)], meta)
+            self._reload()
 
     def rebuild(self, progress: ProgressFn | None = None) -> dict[str, Any]:
         """Rebuild every index from the vectors (kind chosen by size), trim interrupted appends, fix headers.
 
         Cannot restore lost vectors, items or crops: ``verify`` reports those."""
-        journal.roll_forward(self.root)
-        journal.clear_pending(self.root)
-        count = len(self)
-        with open(self.root / ITEMS_FILE, "r+b") as fh:
-            fh.truncate(self._meta["items_bytes"])
-        moves: list[tuple[Path, Path]] = []
-        index_meta = {}
-        kind = indexes.choose_kind(count, self._meta["ivf_threshold"])
-        views = list(self._meta["views"].items())
-        for done, (view, entry) in enumerate(views, start=1):
-            vector_file.set_rows(self._vector_path(view), count, entry["dim"])
-            if kind == "ivf" and count > 0:
-                index, spec = indexes.build(self.stored_vectors(view), "ivf", self._meta.get("recall_target", 0.95))
-            else:
-                index, spec = indexes.build(self.stored_vectors(view), "flat")
-            index_path = self._index_path(view)
-            indexes.save(index, journal.pending_name(index_path))
-            moves.append((journal.pending_name(index_path), index_path))
-            index_meta[view] = spec.to_dict()
-            if progress is not None:
-                progress(done, len(views))
-        meta = dict(self._meta, indexes=index_meta, updated=_now())
-        journal.commit(self.root, moves, meta)
-        self._reload()
-        return self.info()
+        with self._writing():
+            journal.roll_forward(self.root)
+            journal.clear_pending(self.root)
+            count = len(self)
+            with open(self.root / ITEMS_FILE, "r+b") as fh:
+                fh.truncate(self._meta["items_bytes"])
+            moves: list[tuple[Path, Path]] = []
+            index_meta = {}
+            kind = indexes.choose_kind(count, self._meta["ivf_threshold"])
+            views = list(self._meta["views"].items())
+            for done, (view, entry) in enumerate(views, start=1):
+                vector_file.set_rows(self._vector_path(view), count, entry["dim"])
+                if kind == "ivf" and count > 0:
+                    index, spec = indexes.build(self.stored_vectors(view), "ivf", self._meta.get("recall_target", 0.95))
+                else:
+                    index, spec = indexes.build(self.stored_vectors(view), "flat")
+                index_path = self._index_path(view)
+                indexes.save(index, journal.pending_name(index_path))
+                moves.append((journal.pending_name(index_path), index_path))
+                index_meta[view] = spec.to_dict()
+                if progress is not None:
+                    progress(done, len(views))
+            meta = dict(self._meta, indexes=index_meta, updated=_now())
+            journal.commit(self.root, moves, meta)
+            self._reload()
+            return self.info()
 
     def _reload(self) -> None:
         fresh = Gallery.open(self.root)
@@ -702,3 +771,31 @@ class Problem:
 
 
 __all__ = ["AddReport", "Gallery", "GalleryError", "Problem"]
+
+
+def _stamp(path: Path) -> tuple | None:
+    """What changes whenever ``gallery.json`` is replaced (None when it is absent)."""
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return stat.st_ino, stat.st_mtime_ns, stat.st_size
+
+
+def _finish_journal(root: Path) -> None:
+    """Apply a remove/rebuild journal found in ``root`` (see ``engine.gallery.journal``): the writer applying it
+    now is waited for (it takes milliseconds); a journal a killed writer left is applied under the write lock."""
+    deadline = time.monotonic() + JOURNAL_WAIT_S
+    while (root / journal.JOURNAL_FILE).exists():
+        if holds_lock(root):
+            journal.roll_forward(root)
+            return
+        try:
+            with writing(root):
+                journal.roll_forward(root)
+            return
+        except GalleryBusyError as exc:
+            if time.monotonic() > deadline:
+                raise GalleryBusyError(f"{exc}; its unfinished change ({journal.JOURNAL_FILE}) was not applied within "
+                                       f"{JOURNAL_WAIT_S:.0f} s") from None
+            time.sleep(0.02)

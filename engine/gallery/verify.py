@@ -3,7 +3,8 @@
 Checks: item records parse and validate; crop files exist and match their SHA-256; optionally source files
 match theirs; each vectors file has the committed rows, a matching header, finite unit rows; each index file
 loads, has the view's dimension, holds exactly the committed rows, and a sample of its stored codes equals the
-vectors file."""
+vectors file; when the gallery has attribute evidence (``engine.attributes.store``), its table reads and every
+item with a crop has an evidence row."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ def verify_gallery(gallery, *, check_crops: bool = True, check_sources: bool = F
         problems.append(Problem("journal", journal.JOURNAL_FILE, "an unfinished remove or rebuild is pending"))
 
     source_hashes: dict[str, str] = {}
+    with_crop: list[str] = []
     with open(root / ITEMS_FILE, "rb") as fh:
         for row in range(count):
             line = fh.readline()
@@ -41,6 +43,8 @@ def verify_gallery(gallery, *, check_crops: bool = True, check_sources: bool = F
             except (ValueError, TypeError) as exc:
                 problems.append(Problem("item", f"row {row}", f"invalid item record: {exc}"))
                 continue
+            if item.crop is not None:
+                with_crop.append(item.id)
             if check_crops and item.crop is not None:
                 path = root / item.crop
                 if not path.is_file():
@@ -60,7 +64,23 @@ def verify_gallery(gallery, *, check_crops: bool = True, check_sources: bool = F
     for view, dim in gallery.views.items():
         problems.extend(_check_vectors(gallery, view, dim, count, Problem))
         problems.extend(_check_index(gallery, view, dim, count, Problem))
+    problems.extend(_check_evidence(root, with_crop, Problem))
     return problems
+
+
+def _check_evidence(root: Path, with_crop: list[str], Problem) -> list:
+    """Every item with a crop has a row in the attribute evidence table (when the gallery has one)."""
+    from engine.attributes.store import FOLDER, EvidenceTable
+
+    try:
+        table = EvidenceTable.read(root)
+    except (GalleryError, OSError) as exc:
+        return [Problem("evidence_unreadable", FOLDER, f"{exc}; recompute it: `lineup gallery rebuild --attributes`")]
+    if table is None:
+        return []
+    return [Problem("evidence_missing", item_id, "no attribute evidence row; resume the ingest or run "
+                                                 "`lineup gallery rebuild --attributes`")
+            for item_id in with_crop if item_id not in table.row_of]
 
 
 def _check_vectors(gallery, view: str, dim: int, count: int, Problem) -> list:

@@ -7,8 +7,9 @@ detection overlap with the model.
 
 Each item records its source file and SHA-256, frame, time, camera, box (x, y, w, h in source pixels), track,
 crop (content-addressed in the gallery) and crop SHA-256, resolution level from the crop height
-(``engine.ingest.resolution``) and modality; world items carry their identity and attributes as well. After
-each batch is committed its attribute evidence is computed (``engine.attributes.gallery.add_evidence``): for
+(``engine.ingest.resolution``) and modality; world items carry their identity and attributes as well. Each
+batch's attribute evidence is computed and committed just before the batch itself
+(``engine.attributes.gallery.add_evidence``), so every committed item has its evidence: for
 video, from the crop inside the detector's foreground silhouette (kept in the gallery, ``silhouettes/``, for
 ``gallery rebuild``) with a thumbnail of the frame for colour constancy. When the detector also finds carried
 objects (``Detections.objects``), every observation of a track tallies the objects assigned to its box, and
@@ -19,6 +20,11 @@ reading a source again gives the same ids, so items already in the gallery are s
 encoded. A source's done marker (``engine.ingest.markers``) is written after its last batch is committed;
 a killed ingest therefore leaves committed batches (the gallery's own commit point) and no marker for the
 source it was in, and running it again finishes that source without duplicates.
+
+An ingest holds the gallery's write lock (``engine.gallery.writer_lock``) for its whole run; a second writer
+is refused. Before reading anything it finishes what an interrupted run left: indexes that lag behind the
+committed vectors are written (``Gallery.catch_up``), and items without evidence (a gallery written before the
+evidence came first) get it from their stored crops (``engine.attributes.gallery.fill_missing_evidence``).
 """
 
 from __future__ import annotations
@@ -39,11 +45,12 @@ import cv2
 import numpy as np
 
 from engine.attributes.constancy import scene_thumbnail
-from engine.attributes.gallery import add_evidence
+from engine.attributes.gallery import add_evidence, fill_missing_evidence
 from engine.attributes.objects import CarriedTally, objects_by_person
 from engine.attributes.ranking import DomainWeights
 from engine.gallery import Gallery, GalleryItem
 from engine.gallery.crops import put_crop, put_silhouette
+from engine.gallery.writer_lock import is_empty_folder, writing
 from engine.hashing import sha256_bytes
 from engine.ingest.appearance import check_view_models
 from engine.ingest.crops import (
@@ -64,6 +71,7 @@ from engine.ingest.sources import ImageSequence, Source, VideoSource, WorldSourc
 from engine.ingest.summary import IngestSummary, SourceReport
 from engine.ingest.timing import parse_time
 from engine.ingest.tracking import PersonTracker, SeparateDetections, TrackerSettings
+from engine.pause_points import pause_point
 from engine.progress import ProgressFn, no_progress
 
 MODALITY_CHOICES: tuple[str, ...] = ("auto", "rgb", "ir")
@@ -132,7 +140,7 @@ def open_gallery(root: str | Path, encoder: Encoder) -> Gallery:
     """The gallery at ``root`` (created for ``encoder``'s views when the folder is absent or empty), checked
     against the encoder's fingerprint and views."""
     root = Path(root)
-    if not root.exists() or (root.is_dir() and not any(root.iterdir())):
+    if is_empty_folder(root):
         return Gallery.create(root, encoder.views, encoder.fingerprint,
                               view_models=getattr(encoder, "view_models", None))
     gallery = Gallery.open(root)
@@ -507,22 +515,57 @@ def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: 
     options = options or IngestOptions()
     started = time.monotonic()
     found = discover_crops(source, options.camera) if options.crops else discover(source, options.camera, options.start)
-    store = open_gallery(gallery, encoder)
-    summary = IngestSummary(str(store.root))
-    summary.skipped_files.extend(found.skipped)
+    with writing(gallery):
+        store = open_gallery(gallery, encoder)
+        summary = IngestSummary(str(store.root))
+        summary.skipped_files.extend(found.skipped)
+        _finish_interrupted(store, encoder, options, summary)
+        _consume(found, store, encoder, detector, options, progress, summary)
+        if weights is not None:
+            recorded = store.ranking
+            domain = gallery_domain({s.kind for s in found.sources},
+                                    None if recorded is None else recorded["domain"])
+            store.record_ranking(domain, *weights.for_domain(domain))
+    summary.seconds = time.monotonic() - started
+    if options.crops and not any(s.status == "done before" or s.items_kept for s in summary.sources):
+        reasons = "; ".join(f"{path}: {reason}" for path, reason in summary.skipped_files[:3])
+        raise IngestError(f"crop folder {source} gave no person crop: no image could be decoded or none is at least "
+                          f"{MIN_CROP_WIDTH}×{MIN_CROP_HEIGHT} px" + (f" ({reasons})" if reasons else ""))
+    return summary
+
+
+def _finish_interrupted(store: Gallery, encoder: Encoder, options: IngestOptions, summary: IngestSummary) -> None:
+    """Repair what an interrupted ingest left (see the module docstring); each repair is noted in the summary."""
+    stale = store.catch_up()
+    if stale:
+        summary.repairs.append(f"wrote the indexes of views {stale}, which lagged behind the committed vectors")
+    if options.attributes:
+        filled = fill_missing_evidence(store, getattr(encoder, "model", None),
+                                       model_fingerprint=getattr(encoder, "fingerprint", None))
+        if filled:
+            summary.repairs.append(f"computed the attribute evidence of {filled} items that had none, from their "
+                                   f"stored crops (carried-objects evidence cannot be recovered)")
+
+
+def _consume(found, store: Gallery, encoder: Encoder, detector: PersonDetector | None, options: IngestOptions,
+             progress: ProgressFn, summary: IngestSummary) -> None:
+    """Encode and commit the reader's batches (evidence first, then items and vectors), and write each source's
+    done marker once all its batches are committed."""
     reader = _Reader(found.sources, store.root, set(store.ids), detector, options, summary, progress)
     source_started = time.monotonic()
     for event in _in_background(reader.events(), options.queue_depth):
         if isinstance(event, _Batch):
             vectors = encoder(event.crops, [i.modality or "rgb" for i in event.items],
                               [i.resolution or "HR" for i in event.items])
-            added = store.add(event.items, vectors)
-            event.report.items_added += added.added
-            event.report.items_present += added.skipped
-            if options.attributes:  # after the vectors are committed: a kill in between is redone on resume
+            if options.attributes:  # before the items: a kill in between leaves evidence that the resumed run keeps
                 add_evidence(store, event.items, event.crops, event.masks, event.scenes,
                              model=getattr(encoder, "model", None),
                              model_fingerprint=getattr(encoder, "fingerprint", None), objects=event.objects)
+                pause_point("ingest:evidence-written")
+            added = store.add(event.items, vectors)
+            pause_point("ingest:batch-added")
+            event.report.items_added += added.added
+            event.report.items_present += added.skipped
             continue
         if event.marker is not None:
             event.marker["items"] = event.report.items_kept
@@ -531,13 +574,3 @@ def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: 
         event.report.seconds = time.monotonic() - source_started
         source_started = time.monotonic()
         summary.sources.append(event.report)
-    if weights is not None:
-        recorded = store.ranking
-        domain = gallery_domain({s.kind for s in found.sources}, None if recorded is None else recorded["domain"])
-        store.record_ranking(domain, *weights.for_domain(domain))
-    summary.seconds = time.monotonic() - started
-    if options.crops and not any(s.status == "done before" or s.items_kept for s in summary.sources):
-        reasons = "; ".join(f"{path}: {reason}" for path, reason in summary.skipped_files[:3])
-        raise IngestError(f"crop folder {source} gave no person crop: no image could be decoded or none is at least "
-                          f"{MIN_CROP_WIDTH}×{MIN_CROP_HEIGHT} px" + (f" ({reasons})" if reasons else ""))
-    return summary

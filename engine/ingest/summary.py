@@ -41,6 +41,7 @@ class IngestSummary:
     sources: list[SourceReport] = field(default_factory=list)
     skipped_files: list[tuple[str, str]] = field(default_factory=list)  # (path, reason) inside readable sources
     seconds: float = 0.0
+    repairs: list[str] = field(default_factory=list)  # what an interrupted earlier ingest left and this one finished
 
     def totals(self) -> dict[str, int]:
         out = {name: sum(getattr(s, name) for s in self.sources) for name in COUNTS}
@@ -58,6 +59,7 @@ class IngestSummary:
             "totals": self.totals(),
             "sources": [dict(asdict(s), items_kept=s.items_kept, seconds=round(s.seconds, 3)) for s in self.sources],
             "skipped_files": [{"path": p, "reason": r} for p, r in self.skipped_files],
+            "repairs": list(self.repairs),
         }
 
     def lines(self) -> list[str]:
@@ -77,4 +79,5 @@ class IngestSummary:
                        f"{s.detections}, tracks {s.tracks}, items {s.items_kept} ({s.items_added} new){rate}")
             out.extend(f"      note: {note}" for note in s.notes)
         out.extend(f"  skipped file {path}: {reason}" for path, reason in self.skipped_files)
+        out.extend(f"  repaired: {repair}" for repair in self.repairs)
         return out
