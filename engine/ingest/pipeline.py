@@ -41,6 +41,7 @@ from engine.attributes.gallery import add_evidence
 from engine.gallery import Gallery, GalleryItem
 from engine.gallery.crops import put_crop, put_silhouette
 from engine.hashing import sha256_bytes
+from engine.images import ImageInputError, decode_image
 from engine.ingest.detectors import HogDetector, PersonDetector
 from engine.ingest.encoder import Encoder
 from engine.ingest.errors import IngestError, SourceSkipped
@@ -315,9 +316,10 @@ class _Reader:
             except OSError as exc:
                 self.on_skip(str(sample.image), f"cannot be read: {exc.strerror or exc}")
                 continue
-            image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR) if data else None
-            if image is None:
-                self.on_skip(str(sample.image), "not a decodable image (corrupt, truncated or another format)")
+            try:
+                image = decode_image(data, str(sample.image))
+            except ImageInputError as exc:
+                self.on_skip(str(sample.image), exc.reason)
                 continue
             report.frames += 1
             height, width = image.shape[:2]
