@@ -36,6 +36,7 @@ from engine.attributes.evidence import AttributeEvidence, AttributeEvidenceError
 from engine.gallery import vector_file
 from engine.gallery.errors import GalleryCorruptError, GalleryInputError
 from engine.ontology import ONTOLOGY
+from engine.paths import PathEscapeError, contained
 
 FOLDER = "attributes"
 META_FILE = "evidence.json"
@@ -97,11 +98,18 @@ class _Files:
     root: Path
     generation: int
 
+    def _inside(self, name: str) -> Path:
+        try:
+            contained(self.root, name, "evidence file")
+        except PathEscapeError as exc:
+            raise GalleryCorruptError(str(exc)) from None
+        return self.root / name
+
     def ids(self) -> Path:
-        return self.root / f"ids-{self.generation}.txt"
+        return self._inside(f"ids-{self.generation}.txt")
 
     def matrix(self, source: str) -> Path:
-        return self.root / f"{source}-{self.generation}.f16.npy"
+        return self._inside(f"{source}-{self.generation}.f16.npy")
 
 
 class EvidenceTable:
@@ -202,6 +210,8 @@ def _read_meta(path: Path) -> dict[str, Any]:
     if tuple(meta["columns"]) != COLUMN_NAMES:
         raise GalleryCorruptError(f"{path} was written for another ontology; recompute it with "
                                   f"`lineup gallery rebuild --attributes`")
+    if isinstance(meta["generation"], bool) or not isinstance(meta["generation"], int) or meta["generation"] < 0:
+        raise GalleryCorruptError(f"{path}: generation must be a whole number ≥ 0, got {meta['generation']!r}")
     unknown = set(meta["sources"]) - set(SOURCES)
     if unknown:
         raise GalleryCorruptError(f"{path} lists unknown evidence sources {sorted(unknown)}")

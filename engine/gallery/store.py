@@ -45,6 +45,7 @@ from engine.gallery.errors import (
 from engine.gallery.items import GalleryItem, ItemColumns, as_item, read_columns
 from engine.gallery.scoring import inner_products, to_float32
 from engine.hashing import sha256_file
+from engine.paths import PathEscapeError, contained
 
 FORMAT_VERSION = 1
 GALLERY_FILE = journal.GALLERY_FILE
@@ -183,6 +184,15 @@ class Gallery:
             _check_views({name: entry["dim"] for name, entry in meta["views"].items()})
         except (GalleryInputError, TypeError, KeyError) as exc:
             raise GalleryCorruptError(f"{path} lists invalid views: {exc}") from None
+        for name, entry in meta["views"].items():
+            stem = entry.get("file")
+            if not isinstance(stem, str) or not stem:
+                raise GalleryCorruptError(f"{path}: view {name!r} names no file")
+            try:
+                contained(path.parent / "vectors", f"{stem}.f16.npy", f"view {name!r} file")
+                contained(path.parent / "index", f"{stem}.faiss", f"view {name!r} index")
+            except PathEscapeError as exc:
+                raise GalleryCorruptError(f"{path}: {exc}") from None
         return meta
 
     # ------------------------------------------------------------------------------------------------ reading
@@ -399,7 +409,10 @@ class Gallery:
         checked = []
         for item in items:
             if item.crop is not None:
-                path = self.root / item.crop
+                try:
+                    path = contained(self.root, item.crop, f"item {item.id!r}: crop")
+                except PathEscapeError as exc:
+                    raise GalleryInputError(str(exc)) from None
                 if not path.is_file():
                     raise GalleryInputError(f"item {item.id!r}: crop file {path} does not exist")
                 digest = sha256_file(path)
