@@ -19,6 +19,7 @@ from app.store import CaseStore
 from app.store.models import utc_text
 from engine.atomic import atomic_target
 from engine.hashing import sha256_file
+from engine.permissions import owner_only_umask
 
 FORMATS = {".pdf": "pdf", ".html": "html", ".htm": "html"}
 
@@ -52,10 +53,12 @@ def make_manifest(content: ReportContent, report: Path, report_kind: str, digest
                     exported_at=utc_text(content.exported_at), blur_faces=content.blur_faces)
 
 
+@owner_only_umask()
 def export_report(db_path: str | Path, case_id: int, out_path: str | Path, *,
                   blur_faces: bool = False) -> ReportResult:
     """Write the report of case ``case_id`` in the case database ``db_path`` to ``out_path`` (.pdf or .html)
-    and its manifest to ``<out_path>.manifest.json``. ``blur_faces`` blurs faces in the report's thumbnails
+    and its manifest to ``<out_path>.manifest.json``, both owner-only (0600). The case database is opened
+    read-only: no write lock, no migration. ``blur_faces`` blurs faces in the report's thumbnails
     (``app.report.blur``); the evidence files and their hashes are never touched."""
     out = Path(out_path).expanduser().absolute()
     kind = report_format(out)
@@ -65,7 +68,7 @@ def export_report(db_path: str | Path, case_id: int, out_path: str | Path, *,
     if not db.is_file():
         raise ReportError(f"case database {db} does not exist")
     ensure_gui_application()
-    with CaseStore.open(db) as store:
+    with CaseStore.open(db, read_only=True) as store:
         content = collect_content(store, case_id, blur_faces=blur_faces)
     pages = None
     with atomic_target(out, suffix=out.suffix) as tmp:

@@ -38,7 +38,7 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def _check_case(manifest: Manifest, db: Path, problems: list[str], notes: list[str]) -> None:
-    with CaseStore.open(db) as store:
+    with CaseStore.open(db, read_only=True) as store:
         try:
             trail = store.audit_trail(manifest.case_id)
         except CaseNotFoundError:

@@ -18,11 +18,21 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import func, select
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from app.store import codec
 from app.store.audit import AuditRecord, append_entry, read_entries
-from app.store.database import BEGIN_OPTION, check_database_file, head_revision, make_engine, upgrade_to_head
+from app.store.database import (
+    BEGIN_OPTION,
+    check_database_file,
+    check_revision_read_only,
+    head_revision,
+    is_lock_error,
+    locked_error,
+    make_engine,
+    upgrade_to_head,
+)
 from app.store.errors import CaseNotFoundError, CaseStateError, StoreInputError
 from app.store.evidence import EvidenceSource, case_folder, evidence_root, store_evidence
 from app.store.models import (
@@ -91,28 +101,39 @@ def _id(value: object, what: str) -> int:
 class CaseStore:
     """The cases in one SQLite file. Open with ``CaseStore.open(path)``; close (or use ``with``) when done."""
 
-    def __init__(self, path: Path, actor: str) -> None:
+    def __init__(self, path: Path, actor: str, *, read_only: bool = False) -> None:
         self._path = path
         self._actor = actor
-        self._engine = make_engine(path)
+        self._read_only = read_only
+        self._engine = make_engine(path, read_only=read_only)
         self._writer = self._engine.execution_options(**{BEGIN_OPTION: "BEGIN IMMEDIATE"})
         self._evidence_root = evidence_root(path)
 
     @classmethod
-    def open(cls, db_path: str | Path, *, actor: str | None = None) -> CaseStore:
+    def open(cls, db_path: str | Path, *, actor: str | None = None, read_only: bool = False) -> CaseStore:
         """Open (or create) the case database, first migrating it to the newest schema.
 
-        Raises ``NotACaseDatabaseError`` for a file that is not SQLite or not a case store, and
-        ``SchemaTooNewError`` for one written by a newer Lineup."""
+        ``read_only`` (reports, verification) opens an existing file with SQLite's read-only mode: no write
+        lock is ever taken and nothing is migrated (``SchemaOutdatedError`` when the schema is older).
+        Raises ``NotACaseDatabaseError`` for a file that is not SQLite or not a case store,
+        ``SchemaTooNewError`` for one written by a newer Lineup and ``DatabaseLockedError`` when another
+        program holds the lock past the busy timeout."""
         path = Path(db_path).expanduser().absolute()
         check_database_file(path)
-        upgrade_to_head(path)
+        if read_only:
+            check_revision_read_only(path)
+        else:
+            from engine.permissions import owner_only_umask, restrict_database_files  # stdlib-only; loaded late
+
+            with owner_only_umask():
+                upgrade_to_head(path)
+            restrict_database_files(path)
         if actor is None:
             try:
                 actor = getpass.getuser()
             except (KeyError, OSError):
                 actor = "unknown"
-        return cls(path, _text(actor, "actor", limit=200))
+        return cls(path, _text(actor, "actor", limit=200), read_only=read_only)
 
     def close(self) -> None:
         self._engine.dispose()
@@ -143,13 +164,28 @@ class CaseStore:
 
     @contextmanager
     def _write(self) -> Iterator[Session]:
-        with Session(self._writer, expire_on_commit=False, autoflush=True) as session, session.begin():
-            yield session
+        if self._read_only:
+            raise StoreInputError(f"case database {self._path} is open read-only")
+        from engine.permissions import owner_only_umask  # stdlib-only; loaded late so the store imports no engine
+
+        try:
+            with owner_only_umask(), Session(self._writer, expire_on_commit=False, autoflush=True) as session, \
+                    session.begin():
+                yield session
+        except OperationalError as exc:
+            if is_lock_error(exc):
+                raise locked_error(self._path, exc) from None
+            raise
 
     @contextmanager
     def _read(self) -> Iterator[Session]:
-        with Session(self._engine) as session, session.begin():
-            yield session
+        try:
+            with Session(self._engine) as session, session.begin():
+                yield session
+        except OperationalError as exc:
+            if is_lock_error(exc):
+                raise locked_error(self._path, exc) from None
+            raise
 
     def _case(self, session: Session, case_id: int, *, writable: bool = True) -> Case:
         case = session.get(Case, _id(case_id, "case_id"))

@@ -37,6 +37,7 @@ from engine.gallery import vector_file
 from engine.gallery.errors import GalleryCorruptError, GalleryInputError
 from engine.ontology import ONTOLOGY
 from engine.paths import PathEscapeError, contained
+from engine.permissions import owner_only_umask
 
 FOLDER = "attributes"
 META_FILE = "evidence.json"
@@ -262,6 +263,7 @@ class _Writer:
         self.files = _Files(folder, meta["generation"])
         self.model_fingerprint = model_fingerprint
 
+    @owner_only_umask()
     def add(self, ids: Sequence[str], records: Sequence[EvidenceRecord]) -> None:
         """Write rows for ``ids`` (one record each); an id given twice is an error."""
         ids, records = list(ids), list(records)
@@ -297,6 +299,7 @@ class _Writer:
             os.fsync(fh.fileno())
         meta.update(rows=rows + len(ids), ids_bytes=meta["ids_bytes"] + len(lines))
 
+    @owner_only_umask()
     def commit(self) -> None:
         self.meta["updated"] = _now()
         atomic_write_json(self.folder / META_FILE, self.meta, indent=1)  # commit point
@@ -309,6 +312,7 @@ def _empty_meta(generation: int) -> dict[str, Any]:
             "columns": list(COLUMN_NAMES), "sources": {}}
 
 
+@owner_only_umask()
 def append(gallery_root: str | Path, ids: Sequence[str], records: Sequence[EvidenceRecord], *,
            model_fingerprint: str | None = None) -> int:
     """Add evidence rows for the ``ids`` that have none yet (the others are left as they are); returns the
@@ -376,7 +380,8 @@ def rewriting(gallery_root: str | Path, *, model_fingerprint: str | None = None)
     """A writer of a whole new table (a new generation): ``add`` blocks of rows to it; when the block exits
     normally the table switches to it atomically and the old generation is deleted, else it is discarded."""
     folder = folder_of(gallery_root)
-    folder.mkdir(parents=True, exist_ok=True)
+    with owner_only_umask():
+        folder.mkdir(parents=True, exist_ok=True)
     path = folder / META_FILE
     generation = _read_meta(path)["generation"] + 1 if path.is_file() else 1
     writer = _Writer(folder, _empty_meta(generation), model_fingerprint)

@@ -14,6 +14,7 @@ from pathlib import Path
 from engine.atomic import atomic_write_json
 from engine.gallery.errors import GalleryCorruptError
 from engine.paths import PathEscapeError, contained
+from engine.permissions import owner_only_umask
 
 JOURNAL_FILE = "journal.json"
 GALLERY_FILE = "gallery.json"
@@ -35,6 +36,7 @@ def commit(root: Path, moves: list[tuple[Path, Path]], meta: dict, delete: list[
     roll_forward(root)
 
 
+@owner_only_umask()
 def roll_forward(root: Path) -> bool:
     """Finish a recorded change if one is pending; returns whether there was one."""
     path = root / JOURNAL_FILE

@@ -46,6 +46,7 @@ from engine.gallery.items import GalleryItem, ItemColumns, as_item, read_columns
 from engine.gallery.scoring import inner_products, to_float32
 from engine.hashing import sha256_file
 from engine.paths import PathEscapeError, contained
+from engine.permissions import owner_only_umask
 
 FORMAT_VERSION = 1
 GALLERY_FILE = journal.GALLERY_FILE
@@ -103,6 +104,7 @@ class Gallery:
     # ------------------------------------------------------------------------------------------------ opening
 
     @classmethod
+    @owner_only_umask()
     def create(
         cls,
         root: str | Path,
@@ -372,6 +374,7 @@ class Gallery:
 
     # ------------------------------------------------------------------------------------------------ writing
 
+    @owner_only_umask()
     def put_crop(self, data: bytes, suffix: str = ".png") -> tuple[str, str]:
         """Store a crop image's bytes in ``crops/``; returns (relative path, SHA-256) for the item record."""
         return put_crop(self.root, data, suffix)
@@ -423,6 +426,7 @@ class Gallery:
             checked.append(item)
         return checked
 
+    @owner_only_umask()
     def add(
         self,
         items: Sequence[GalleryItem | Mapping[str, Any]],
@@ -508,6 +512,7 @@ class Gallery:
         self._meta = dict(self._meta, indexes=index_meta, updated=_now())
         atomic_write_json(self.root / GALLERY_FILE, self._meta, indent=1)
 
+    @owner_only_umask()
     def remove(self, item_ids: Iterable[str]) -> int:
         """Remove items by id (all or nothing); rewrites vectors and indexes. Returns how many were removed."""
         ids = list(dict.fromkeys(item_ids))
@@ -546,6 +551,7 @@ class Gallery:
         self._reload()
         return int(drop.size)
 
+    @owner_only_umask()
     def rebuild(self, progress: ProgressFn | None = None) -> dict[str, Any]:
         """Rebuild every index from the vectors (kind chosen by size), trim interrupted appends, fix headers.
 

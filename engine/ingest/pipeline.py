@@ -53,6 +53,7 @@ from engine.ingest.sources import ImageSequence, Source, VideoSource, WorldSourc
 from engine.ingest.summary import IngestSummary, SourceReport
 from engine.ingest.timing import parse_time
 from engine.ingest.tracking import PersonTracker, SeparateDetections, TrackerSettings
+from engine.permissions import owner_only_umask
 from engine.progress import ProgressFn, no_progress
 
 MODALITY_CHOICES: tuple[str, ...] = ("auto", "rgb", "ir")
@@ -408,6 +409,7 @@ def _in_background(events: Iterator, depth: int) -> Iterator:
         reader.join(timeout=10)
 
 
+@owner_only_umask()
 def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: PersonDetector | None = None,
            options: IngestOptions | None = None, progress: ProgressFn = no_progress) -> IngestSummary:
     """Ingest ``source`` (video, image folder, built world, or a folder of them) into the gallery folder
