@@ -49,6 +49,7 @@ from app.store.models import (
     Note,
     Step,
     canonical_json,
+    utc_text,
 )
 from app.store.payloads import gallery_payload, mark_payload, note_payload, step_payload
 from app.store.state import (
@@ -539,6 +540,26 @@ class CaseStore:
         with self._read() as session:
             self._case(session, case_id, writable=False)
             return read_entries(session, case_id)
+
+    def content_records(self, case_id: int) -> tuple[str, dict[str, dict[str, dict[str, Any]]]]:
+        """(audit head hash, the case's content as canonical records) read in one transaction: ``"steps"`` by
+        step id, ``"marks"`` by ``"<gallery>:<item>"``, ``"notes"`` by note id, each the row's audit payload
+        with its time. A report's manifest keeps a digest of each, so a row changed after the report is named.
+        A step's undo mark is left out (undoing later is a normal action)."""
+        with self._read() as session:
+            self._case(session, case_id, writable=False)
+            head = session.scalars(select(AuditEntry.hash).where(AuditEntry.case_id == case_id)
+                                   .order_by(AuditEntry.seq.desc()).limit(1)).first()
+            evidence = {e.id: e for e in session.scalars(select(Evidence).where(Evidence.case_id == case_id))}
+            steps = {str(s.id): {**step_payload(s, evidence.get(s.sketch_evidence_id), evidence.get(s.ir_evidence_id)),
+                                 "at": utc_text(s.created_at)}
+                     for s in session.scalars(select(Step).where(Step.case_id == case_id))}
+            marks = {f"{m.gallery_id}:{m.item_id}": {**mark_payload(m.gallery_id, m.item_id, m.state, m.note),
+                                                      "at": utc_text(m.at)}
+                     for m in session.scalars(select(Mark).where(Mark.case_id == case_id))}
+            notes = {str(n.id): {**note_payload(n), "at": utc_text(n.at)}
+                     for n in session.scalars(select(Note).where(Note.case_id == case_id))}
+        return head or "", {"steps": steps, "marks": marks, "notes": notes}
 
     def verify_chain(self, case_id: int) -> ChainReport:
         """Recompute the case's audit chain and check the tables and evidence files against it."""
