@@ -87,6 +87,16 @@ class ScriptPlayer(QObject):
         if action.kind == "search" and self._step_count() <= self._steps_before:
             self._finish(False, f"action {self.index + 1} ({action.describe()}): the step was not recorded")
             return
+        if action.kind == "search" and action.expect is not None:
+            try:
+                kept = len(self._relevant(kept_only=True))
+            except PlayError as exc:
+                self._finish(False, f"action {self.index + 1} ({action.describe()}): {exc}")
+                return
+            if kept < action.expect:
+                self._finish(False, f"action {self.index + 1} ({action.describe()}): expected at least "
+                                    f"{action.expect} true match(es) kept, the step kept {kept}")
+                return
         self._after_action()
 
     def _after_action(self) -> None:
@@ -123,8 +133,12 @@ class ScriptPlayer(QObject):
             self._mark(ids, CONFIRMED if action.kind == "confirm" else REJECTED)
             return False
         if action.kind == "confirm_relevant":
-            ids = self._relevant_in_top(action.count)
-            if ids:  # none among the top N is not an error: the demo shows the search missed
+            found, ids = self._relevant_in_top(action.count)
+            if found < (action.expect or 0):
+                raise PlayError(f"expected at least {action.expect} true match{'es' if action.expect != 1 else ''} "
+                                f"among the top {action.count}, found {found} (state \"expect_at_least\": 0 "
+                                "when the demo means to show a miss)")
+            if ids:
                 self._mark(ids, CONFIRMED)
             return False
         if action.kind == "note":
@@ -175,14 +189,19 @@ class ScriptPlayer(QObject):
             raise PlayError(f"the grid shows {len(ids)} items; there is no rank {missing[0]}")
         return [ids[r - 1] for r in ranks]
 
-    def _relevant_in_top(self, count: int) -> list[str]:
+    def _relevant(self, kept_only: bool = False) -> set[str]:
         results = self.window.results.model.results
         if results.relevant is None:
-            raise PlayError("this gallery has no ground truth (confirm_relevant works on demo worlds)")
-        visible = self._visible_ids()[:count]
-        relevant = {item for item, flag in zip(results.ids, results.relevant, strict=True) if flag}
+            raise PlayError("this gallery has no ground truth (expectations and confirm_relevant need a demo world)")
+        flags = results.relevant if not kept_only or results.kept is None else results.relevant & results.kept
+        return {item for item, flag in zip(results.ids, flags, strict=True) if flag}
+
+    def _relevant_in_top(self, count: int) -> tuple[int, list[str]]:
+        """(true matches among the top ``count``, those of them not marked yet)."""
+        relevant = self._relevant()
+        found = [item for item in self._visible_ids()[:count] if item in relevant]
         marked = self.state.marks  # an explicit confirm or reject earlier in the script stands
-        return [item for item in visible if item in relevant and item not in marked]
+        return len(found), [item for item in found if item not in marked]
 
     def _mark(self, ids: list[str], mark: str) -> None:
         """Select the items in the grid and press the mark key, as an analyst would."""

@@ -2,7 +2,8 @@
 
 Readers see either the old file or the whole new one, never a part. The temporary file is named
 ``.<name>.<random><suffix>`` (suffix ``.tmp`` unless given) in the target's folder and is removed when the
-write fails. The new file keeps the mode of the file it replaces, else gets the usual ``0o666 & ~umask``.
+write fails. The new file keeps the mode of the file it replaces, else gets the usual ``0o666 & ~umask``
+(owner-only inside ``engine.permissions.owner_only_umask``).
 """
 
 from __future__ import annotations
@@ -15,14 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-_UMASK = _umask()
+from engine.permissions import current_umask
 
 
 @contextlib.contextmanager
@@ -34,7 +28,7 @@ def atomic_target(path: Path, *, suffix: str = ".tmp") -> Iterator[Path]:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~_UMASK
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~current_umask()
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
     os.close(fd)
     tmp = Path(name)

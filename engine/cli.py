@@ -727,11 +727,14 @@ def report_export(
 def report_verify(
     report_file: Path = typer.Argument(..., metavar="REPORT", help="Report file (its manifest lies beside it)."),
     db: Path = typer.Option(..., "--db", help="Case database the report was made from."),
+    trust: str = typer.Option(None, "--trust", help="Fingerprint of the key that must have signed the report "
+                                                    "(default: this installation's key)."),
 ) -> None:
-    """Check a report against its manifest, its evidence files and the case's audit trail (exit 1 if not)."""
+    """Check a report's signature, file, evidence and content against its manifest and the case's audit trail
+    (exit 1 if not)."""
     report = _report_module()
     try:
-        result = report.verify_report(report_file, db)
+        result = report.verify_report(report_file, db, trusted_fingerprint=trust)
     except (ValueError, OSError) as exc:
         _fail(str(exc))
     for note in result.notes:

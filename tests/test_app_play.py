@@ -228,3 +228,37 @@ def test_target_identity_must_exist_in_the_gallery(qtbot, tmp_path):
         assert not state.set_target_identity("12")
     assert "Open a gallery" in blocker.args[0]
     assert state.set_target_identity(None) and state.target_identity is None
+
+
+def test_expectations_parse_with_defaults_and_bad_values_name_the_action(tmp_path):
+    script = parse_script({"title": "t", "actions": [
+        {"search": "a man", "expect_relevant_kept": 2}, {"confirm_relevant": 5},
+        {"confirm_relevant": 5, "expect_at_least": 0}]}, tmp_path / "s.json")
+    assert [a.expect for a in script.actions] == [2, 1, 0]
+    for action, message in (({"confirm_relevant": 5, "expect_at_least": -1}, "expect_at_least must be a whole"),
+                            ({"search": "x", "expect_relevant_kept": "all"}, "expect_relevant_kept must be"),
+                            ({"note": "x", "expect_at_least": 1}, "unknown key 'expect_at_least'")):
+        with pytest.raises(PlayScriptError, match=rf"action 2: {message}"):
+            parse_script({"title": "t", "actions": [{"search": "a"}, action]}, tmp_path / "s.json")
+
+
+@pytest.mark.slow
+def test_an_unmet_expectation_fails_the_play_naming_the_action(
+        tiny_demo_world, tiny_checkpoint, tmp_path, capsys):  # noqa: F811
+    from app.launch import launch
+
+    text, target = _tiny_target(tiny_demo_world)
+    script = _write_script(tmp_path, [{"search": text, "keep": 1.0, "expect_relevant_kept": 1},
+                                      {"search": "a person", "keep": 1, "expect_relevant_kept": 1000},
+                                      {"note": "Confirmed the matches"}], target=target)
+    status = launch(tmp_path / "cases.db", None, tiny_checkpoint, ["lineup"], play=script, quit_after=True,
+                    fast=True)
+    out = capsys.readouterr().out
+    assert status == 1 and "action 2 (search “a person” (" in out and "expected at least 1000" in out
+    # a confirm step that finds nothing to confirm fails too (a target that is not among the top 1)
+    script = _write_script(tmp_path, [{"search": text, "keep": 1.0}, {"confirm_relevant": 24},
+                                      {"confirm_relevant": 1, "expect_at_least": 25}], target=target)
+    status = launch(tmp_path / "cases2.db", None, tiny_checkpoint, ["lineup"], play=script, quit_after=True,
+                    fast=True)
+    out = capsys.readouterr().out
+    assert status == 1 and "action 3 (confirm the true matches in the top 1): expected at least 25" in out

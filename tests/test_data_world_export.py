@@ -97,7 +97,12 @@ def test_export_round_trip_with_cuhk_reader(tmp_path, out_name):
     raw = json.loads(out.read_text())
     assert set(raw[0]) == {"split", "captions", "file_path", "processed_tokens", "id"}
     assert raw[0]["processed_tokens"][0] == ["uc", "text", "of", "person", "0"]
-    index = read_dataset("cuhk-pedes", out)
+    if out_name == "cuhk.json":
+        index = read_dataset("cuhk-pedes", out)
+    else:  # its paths climb out of export/ into world/: the folder holding both must be named as the root
+        with pytest.raises(DatasetFormatError, match=r"resolves to .*world.*outside the allowed folder"):
+            read_dataset("cuhk-pedes", out)
+        index = read_dataset("cuhk-pedes", out, allowed_root=tmp_path)
     assert [s.image.resolve() for s in index] == [(world / r["image"]).resolve() for r in rgb]
     assert [s.identity for s in index] == [r["identity"] for r in rgb]
     assert index.samples[0].captions == tuple(rgb[0]["descriptions"][lv] for lv in LEVELS)

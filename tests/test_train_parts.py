@@ -168,7 +168,8 @@ def test_captioned_data_uses_captions_with_parsed_levels(world, tmp_path):
     exported = tmp_path / "cuhk.json"
     export_cuhk_pedes(world, exported, fractions=(1.0, 0.0, 0.0))
     overrides = _merge(ALL_OFF, {"attributes": {"text": True}, "losses": {"attributes": 1.0}})
-    _, batch, _, losses, data, _ = _step_outputs(world, overrides, data_spec=f"cuhk-pedes:{exported}")
+    _, batch, _, losses, data, _ = _step_outputs(world, overrides,
+                                                  data_spec=f"cuhk-pedes:{exported}?root={tmp_path.parent}")
     assert data.kind == "captions" and all(p.captions for p in data.pairs)
     assert set(losses.terms) == {"sdm", "attributes"} and batch.image_attribute_targets is None
     item = data.pairs[0]

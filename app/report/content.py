@@ -9,7 +9,10 @@ has none) — and each gallery by the fingerprint the case recorded. Thumbnails 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import getpass
+import importlib.metadata
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,7 +24,10 @@ from app.report.text import audit_summary
 from app.store import CaseStore
 from app.store.state import CaseState, StepState
 from engine.hashing import sha256_file
+from engine.resources import resource_path
 
+#: Written beside the resources at build time (``git rev-parse HEAD``); without it the report gives the version.
+BUILD_COMMIT_FILE = "BUILD_COMMIT"
 QUERY_IMAGE_SIDE = 240
 THUMBNAIL_SIDE = 256
 _READ_ATTEMPTS = 3
@@ -162,6 +168,12 @@ class ReportContent:
     audit_first_hash: str
     chain_problems: tuple[str, ...]
     warnings: tuple[str, ...]
+    #: the case's steps, marks and notes as canonical records (``CaseStore.content_records``), read with the rest
+    records: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    software: str = ""
+    examiner: str = ""  # who created the case (its first audit entry), else the OS user
+    exported_by: str = ""  # the OS user who made the report
+    signing_fingerprint: str = ""  # set by the exporter: the key that signs the manifest
 
     @property
     def audit_head(self) -> AuditLine:
@@ -179,10 +191,11 @@ def _read_consistent(store: CaseStore, case_id: int):
         state = store.load_case(case_id)
         trail = store.audit_trail(case_id)
         check = store.verify_chain(case_id)
+        head, records = store.content_records(case_id)
         if not trail:
             raise ReportError(f"case {case_id} has no audit entries: its database was altered outside Lineup")
-        if trail[-1].hash == state.audit_head == check.head_hash:
-            return state, trail, check
+        if trail[-1].hash == state.audit_head == check.head_hash == head:
+            return state, trail, check, records
     raise ReportError(f"case {case_id} kept changing while its report was collected; try again")
 
 
@@ -282,7 +295,7 @@ def _note_about(note, numbers: dict[int, int], seqs: dict[int, int]) -> str:
 def collect_content(store: CaseStore, case_id: int, *, blur_faces: bool = False,
                     exported_at: datetime | None = None) -> ReportContent:
     """Everything the report of case ``case_id`` shows, read from ``store`` and the case's galleries."""
-    state, trail, check = _read_consistent(store, case_id)
+    state, trail, check, records = _read_consistent(store, case_id)
     warnings: list[str] = []
     galleries = GalleryLookup()
     gallery_infos = []
@@ -324,4 +337,25 @@ def collect_content(store: CaseStore, case_id: int, *, blur_faces: bool = False,
         galleries=tuple(gallery_infos), chain=chain, steps_off_chain=len(state.steps) - len(chain),
         query_images=tuple(query_images), confirmed=tuple(confirmed), rejected_count=len(state.rejected),
         notes=notes, evidence=tuple(evidence), audit=audit, audit_first_hash=trail[0].hash,
-        chain_problems=tuple(check.problems), warnings=tuple(warnings))
+        chain_problems=tuple(check.problems), warnings=tuple(warnings), records=records,
+        software=software_version(), examiner=trail[0].actor or _os_user(), exported_by=_os_user())
+
+
+def _os_user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def software_version() -> str:
+    """``Lineup <version> (commit <sha>)``; the commit is the one recorded at build time, when there is one."""
+    try:
+        version = importlib.metadata.version("lineup")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown version"
+    try:
+        commit = resource_path(BUILD_COMMIT_FILE).read_text(encoding="utf-8").strip()
+    except (OSError, ValueError):
+        commit = ""
+    return f"Lineup {version}" + (f" (commit {commit[:40]})" if commit else " (no commit recorded in this build)")

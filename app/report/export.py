@@ -1,24 +1,27 @@
 """``export_report``: a case of a case database as a PDF or HTML report with its manifest beside it.
 
 The report is written to a temporary file beside the target and moved into place (``os.replace``), then the
-manifest the same way, so neither is ever seen half-written.
+manifest the same way, so neither is ever seen half-written. The manifest is signed with the installation's
+key (``app.report.signing``, made on first use), whose fingerprint the report prints.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from app.report.content import ReportContent, collect_content
 from app.report.errors import ReportError
 from app.report.html import render_html
-from app.report.manifest import Manifest, ManifestEvidence, manifest_path, write_manifest
+from app.report.manifest import Manifest, ManifestEvidence, content_digests, manifest_path, write_manifest
 from app.report.pdf import render_pdf
 from app.report.qt import ensure_gui_application
+from app.report.signing import SigningKey, installation_key
 from app.store import CaseStore
 from app.store.models import utc_text
 from engine.atomic import atomic_target
 from engine.hashing import sha256_file
+from engine.permissions import owner_only_umask
 
 FORMATS = {".pdf": "pdf", ".html": "html", ".htm": "html"}
 
@@ -43,19 +46,24 @@ def report_format(out_path: Path) -> str:
                           ) from None
 
 
-def make_manifest(content: ReportContent, report: Path, report_kind: str, digest: str) -> Manifest:
+def make_manifest(content: ReportContent, report: Path, report_kind: str, digest: str, key: SigningKey) -> Manifest:
+    """The report's manifest, signed with ``key``."""
     head = content.audit_head
-    return Manifest(report_file=report.name, report_format=report_kind, report_sha256=digest,
-                    db_path=content.db_path, case_id=content.case.id, case_first_entry=content.audit_first_hash,
-                    audit_head_seq=head.seq, audit_head_hash=head.hash,
-                    evidence=tuple(ManifestEvidence(e.kind, e.label, e.path, e.sha256) for e in content.evidence),
-                    exported_at=utc_text(content.exported_at), blur_faces=content.blur_faces)
+    manifest = Manifest(report_file=report.name, report_format=report_kind, report_sha256=digest,
+                        db_path=content.db_path, case_id=content.case.id, case_first_entry=content.audit_first_hash,
+                        audit_head_seq=head.seq, audit_head_hash=head.hash,
+                        evidence=tuple(ManifestEvidence(e.kind, e.label, e.path, e.sha256) for e in content.evidence),
+                        exported_at=utc_text(content.exported_at), blur_faces=content.blur_faces,
+                        software=content.software, content=content_digests(content.records))
+    return manifest.signed_with(key)
 
 
+@owner_only_umask()
 def export_report(db_path: str | Path, case_id: int, out_path: str | Path, *,
                   blur_faces: bool = False) -> ReportResult:
     """Write the report of case ``case_id`` in the case database ``db_path`` to ``out_path`` (.pdf or .html)
-    and its manifest to ``<out_path>.manifest.json``. ``blur_faces`` blurs faces in the report's thumbnails
+    and its manifest to ``<out_path>.manifest.json``, both owner-only (0600). The case database is opened
+    read-only: no write lock, no migration. ``blur_faces`` blurs faces in the report's thumbnails
     (``app.report.blur``); the evidence files and their hashes are never touched."""
     out = Path(out_path).expanduser().absolute()
     kind = report_format(out)
@@ -64,9 +72,11 @@ def export_report(db_path: str | Path, case_id: int, out_path: str | Path, *,
     db = Path(db_path).expanduser().absolute()
     if not db.is_file():
         raise ReportError(f"case database {db} does not exist")
+    key = installation_key()
     ensure_gui_application()
-    with CaseStore.open(db) as store:
+    with CaseStore.open(db, read_only=True) as store:
         content = collect_content(store, case_id, blur_faces=blur_faces)
+    content = replace(content, signing_fingerprint=key.fingerprint)
     pages = None
     with atomic_target(out, suffix=out.suffix) as tmp:
         if kind == "pdf":
@@ -75,5 +85,5 @@ def export_report(db_path: str | Path, case_id: int, out_path: str | Path, *,
             tmp.write_text(render_html(content), encoding="utf-8")
         digest = sha256_file(tmp)
     manifest = manifest_path(out)
-    write_manifest(manifest, make_manifest(content, out, kind, digest))
+    write_manifest(manifest, make_manifest(content, out, kind, digest, key))
     return ReportResult(out, manifest, kind, digest, pages, len(content.evidence), content.warnings)

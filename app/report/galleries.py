@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from app.report.errors import ReportError
 from app.store.from_engine import gallery_fingerprint
 from engine.gallery import Gallery, GalleryItem
+from engine.paths import PathEscapeError, contained
 
 
 class GalleryLookup:
@@ -53,4 +55,7 @@ class GalleryLookup:
         gallery = self.gallery(path)
         if gallery is None or item.crop is None:
             return None
-        return gallery.root / item.crop
+        try:
+            return contained(gallery.root, item.crop, f"item {item.id!r}: crop")
+        except PathEscapeError as exc:
+            raise ReportError(str(exc)) from None

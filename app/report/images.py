@@ -11,6 +11,8 @@ import numpy as np
 
 from app.report.blur import blur_faces
 from app.report.errors import ReportError
+from engine.images import ImageInputError
+from engine.images import read_image as load
 
 MAX_SIDE = 320
 
@@ -36,12 +38,9 @@ def read_image(path: str | Path) -> np.ndarray:
     """An 8-bit BGR or grey image from a file (alpha composited onto white, 16-bit scaled to 8-bit)."""
     path = Path(path)
     try:
-        data = np.fromfile(path, dtype=np.uint8)
-    except OSError as exc:
-        raise ReportError(f"image {path} cannot be read: {exc.strerror or exc}") from None
-    image = cv2.imdecode(data, cv2.IMREAD_UNCHANGED) if data.size else None
-    if image is None:
-        raise ReportError(f"image {path} is not an image OpenCV can decode")
+        image = load(path, mode="unchanged")
+    except ImageInputError as exc:
+        raise ReportError(str(exc)) from None
     if image.dtype == np.uint16:
         image = (image >> 8).astype(np.uint8)
     elif image.dtype != np.uint8:

@@ -13,7 +13,7 @@ import html
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from app.report import text
+from app.report import signing, text
 from app.report.content import ChainStep, ReportContent
 from app.report.images import ReportImage
 from app.report.plots import render_distribution
@@ -96,6 +96,31 @@ def header(content: ReportContent, flavor: Flavor) -> str:
         items = "".join(f"<li>{esc(w)}</li>" for w in content.warnings)
         parts.append(f'<h2>Warnings</h2><ul class="warnings">{items}</ul>')
     return "\n".join(parts)
+
+
+SCORE_STATEMENT = ("A similarity score only ranks gallery images by how much they resemble the query; it is not an "
+                   "identification of any person. Every result in this report is a candidate for a human "
+                   "examiner to assess, and a confirmed mark records that examiner's judgement, not the software's.")
+
+
+def declaration(content: ReportContent, flavor: Flavor) -> str:
+    models = sorted({g.model_fingerprint for g in content.galleries})
+    pairs = [
+        ("Examiner", esc(content.examiner or "—") + (f" (report made by {esc(content.exported_by)})"
+                                                     if content.exported_by and content.exported_by != content.examiner
+                                                     else "")),
+        ("Software", esc(content.software or "—")),
+        ("Model fingerprints", "<br>".join(flavor.hash_html(m) for m in models) or "—"),
+        ("Gallery fingerprints", "<br>".join(f"#{g.id} {flavor.hash_html(g.fingerprint)}"
+                                             for g in content.galleries) or "—"),
+        ("Signing key", ("Ed25519, fingerprint (SHA-256) "
+                         + flavor.hash_html(signing.grouped(content.signing_fingerprint))
+                         if content.signing_fingerprint else "not signed")),
+        ("Times", "all times are in UTC (Coordinated Universal Time)"),
+    ]
+    return (f'<h2>Declaration</h2><p class="notice"><b>{esc(SCORE_STATEMENT)}</b></p>' + _rows(pairs)
+            + _small("<code>lineup report verify</code> checks this report's signature with the key above, its "
+                     "file, its evidence and its content against the case database."))
 
 
 def galleries(content: ReportContent, flavor: Flavor) -> str:
@@ -237,7 +262,7 @@ def audit(content: ReportContent, flavor: Flavor) -> str:
         rows, css="grid audit")
 
 
-SECTIONS = (header, galleries, chain, query_images, confirmed, notes, evidence, audit)
+SECTIONS = (header, declaration, galleries, chain, query_images, confirmed, notes, evidence, audit)
 
 
 def body(content: ReportContent, flavor: Flavor) -> str:

@@ -23,8 +23,8 @@ def moment(value: datetime | str | None) -> str:
             value = datetime.fromisoformat(value)
         except ValueError:
             return value
-    if value.tzinfo is None:
-        return value.strftime("%Y-%m-%d %H:%M:%S")
+    if value.tzinfo is None:  # the store keeps UTC; a time without a zone is one of those
+        value = value.replace(tzinfo=UTC)
     return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 

@@ -1,10 +1,19 @@
 """``verify_report``: does a report still match its manifest, its evidence and its case's audit trail?
 
-Problems (any one fails the check): the report file differs from the SHA-256 in its manifest; the manifest
-is missing, unreadable, or written for another database or case; an evidence file is missing or its SHA-256
-differs from the one the report recorded; a gallery's fingerprint differs or it cannot be opened; the case's
-audit chain does not verify (``CaseStore.verify_chain``); the audit entry that was newest when the report was
-made is gone or has another hash. Entries added after the report are fine and are reported as a note.
+Each problem names what changed, and who is to blame:
+
+- the manifest: its signature does not verify (the manifest was edited after signing, or its signature or key
+  replaced), or it is signed by another key than the one trusted (this installation's, or one given);
+- the report file: its SHA-256 differs from the one the signed manifest records;
+- the case database: its audit chain does not verify (``CaseStore.verify_chain``); the audit entry that was
+  newest when the report was made is gone or has another hash; a step, mark or note differs from the
+  content the report showed (named by id; a mark changed by a later audit entry is a note, not a problem);
+- the evidence: a file is missing or its SHA-256 differs; a gallery's fingerprint differs or it cannot be
+  opened.
+
+A head hash that differs while the manifest's signature fails and the chain verifies is blamed on the
+manifest, not on the database. Entries added after the report are fine and are reported as a note. The case
+database is opened read-only.
 """
 
 from __future__ import annotations
@@ -14,7 +23,8 @@ from pathlib import Path
 
 from app.report.errors import ReportError
 from app.report.galleries import GalleryLookup
-from app.report.manifest import Manifest, manifest_path, read_manifest
+from app.report.manifest import CONTENT_KINDS, Manifest, content_digests, manifest_path, read_manifest
+from app.report.signing import grouped, installation_key, public_fingerprint, signature_valid
 from app.store import CaseNotFoundError, CaseStore
 from engine.hashing import sha256_file
 
@@ -37,8 +47,63 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _check_case(manifest: Manifest, db: Path, problems: list[str], notes: list[str]) -> None:
-    with CaseStore.open(db) as store:
+def _check_signature(manifest: Manifest, trusted: str | None, problems: list[str], notes: list[str]) -> bool:
+    """Whether the manifest is signed, intact, and by the trusted key (problems name what is wrong)."""
+    named = public_fingerprint(manifest.signer_public_key)
+    if named is None:
+        problems.append("manifest: its signer's public key is missing or malformed: the manifest cannot be trusted")
+        return False
+    intact = signature_valid(manifest.signer_public_key, manifest.signature, manifest.signed_bytes())
+    if not intact:
+        problems.append("manifest: its signature does not verify: the manifest was edited after it was signed "
+                        "(or its signature was replaced); none of its values can be trusted")
+    if named != manifest.signer_fingerprint:
+        problems.append(f"manifest: the fingerprint it states ({manifest.signer_fingerprint}) is not that of the "
+                        f"key it carries ({named})")
+        intact = False
+    if trusted is None:
+        notes.append(f"no trusted key to compare with: the manifest is signed by key {grouped(named)} (pass the "
+                     "fingerprint printed in the report to check who signed it)")
+    elif named != trusted:
+        problems.append(f"manifest: signed by key {grouped(named)}, not by the trusted key {grouped(trusted)}: the "
+                        "report was not issued by this installation")
+        intact = False
+    return intact
+
+
+def _check_content(manifest: Manifest, records, later_entries: bool, problems: list[str],
+                   notes: list[str]) -> None:
+    """Compare the case's steps, marks and notes now with the digests the report recorded."""
+    now = content_digests(records)
+    recorded = manifest.content
+    if now.get("all") == recorded.get("all"):
+        return
+    singular = {"steps": "step", "marks": "mark", "notes": "note"}
+    for kind in CONTENT_KINDS:
+        then, current = recorded.get(kind) or {}, now[kind]
+        if not isinstance(then, dict):
+            problems.append(f"manifest: its {kind} digests are not a mapping")
+            continue
+        for key in sorted(set(then) | set(current)):
+            what = f"{singular[kind]} {key}"
+            if key not in current:
+                problems.append(f"content differs from the database: {what}, shown in the report, is no longer in "
+                                "the case database")
+            elif key not in then:
+                if not later_entries:  # with later entries it is a later action, which the trail note covers
+                    problems.append(f"content differs from the database: {what} is in the case database but not "
+                                    "in the report, and no audit entry added it after the report")
+            elif then[key] != current[key]:
+                if kind == "marks" and later_entries:
+                    notes.append(f"{what} was changed after the report was made")
+                else:
+                    problems.append(f"content differs from the database: {what} is not what the report shows "
+                                    "(changed in the case database after the report was made)")
+
+
+def _check_case(manifest: Manifest, db: Path, trusted_manifest: bool, problems: list[str],
+                notes: list[str]) -> None:
+    with CaseStore.open(db, read_only=True) as store:
         try:
             trail = store.audit_trail(manifest.case_id)
         except CaseNotFoundError:
@@ -46,20 +111,27 @@ def _check_case(manifest: Manifest, db: Path, problems: list[str], notes: list[s
                             f"database")
             return
         chain = store.verify_chain(manifest.case_id)
+        _, records = store.content_records(manifest.case_id)
     if not trail or trail[0].hash != manifest.case_first_entry:
         problems.append(f"case {manifest.case_id} in {db} is not the case the report was made from (its first "
                         f"audit entry differs)")
         return
-    problems.extend(f"audit trail: {problem}" for problem in chain.problems)
+    problems.extend(f"audit trail: {problem} (the case database's audit chain is broken)"
+                    for problem in chain.problems)
     by_seq = {entry.seq: entry for entry in trail}
     head = by_seq.get(manifest.audit_head_seq)
     if head is None:
         problems.append(f"audit entry #{manifest.audit_head_seq}, the newest when the report was made, is no longer "
                         f"in the trail")
     elif head.hash != manifest.audit_head_hash:
-        problems.append(f"audit entry #{manifest.audit_head_seq} has hash {head.hash}, the report recorded "
-                        f"{manifest.audit_head_hash}: the trail was changed after the report was made")
+        if not trusted_manifest and chain.ok:
+            problems.append(f"manifest: its audit head hash for entry #{manifest.audit_head_seq} was edited (it says "
+                            f"{manifest.audit_head_hash}; the database's chain verifies and has {head.hash})")
+        else:
+            problems.append(f"audit entry #{manifest.audit_head_seq} has hash {head.hash}, the report recorded "
+                            f"{manifest.audit_head_hash}: the trail was changed after the report was made")
     later = [entry.seq for entry in trail if entry.seq > manifest.audit_head_seq]
+    _check_content(manifest, records, bool(later), problems, notes)
     if later:
         notes.append(f"{len(later)} audit entr{'y was' if len(later) == 1 else 'ies were'} added after the report was "
                      f"made (#{later[0]}–#{later[-1]}); the report does not show them")
@@ -86,8 +158,11 @@ def _check_evidence(manifest: Manifest, problems: list[str]) -> None:
                             f"the report recorded {item.sha256}")
 
 
-def verify_report(report_path: str | Path, db_path: str | Path) -> ReportVerification:
-    """Check the report at ``report_path`` against its manifest, its evidence files and the case in ``db_path``."""
+def verify_report(report_path: str | Path, db_path: str | Path, *,
+                  trusted_fingerprint: str | None = None) -> ReportVerification:
+    """Check the report at ``report_path`` against its manifest, its evidence files and the case in ``db_path``.
+    The manifest must be signed by the key with ``trusted_fingerprint`` (hex SHA-256 of the public key, spaces
+    allowed), by default this installation's key when it has one."""
     report = Path(report_path).expanduser().absolute()
     db = Path(db_path).expanduser().absolute()
     problems: list[str] = []
@@ -98,11 +173,20 @@ def verify_report(report_path: str | Path, db_path: str | Path) -> ReportVerific
         manifest = read_manifest(manifest_path(report))
     except ReportError as exc:
         return ReportVerification(report, (*problems, str(exc)), ())
+    if trusted_fingerprint is not None:
+        trusted = "".join(trusted_fingerprint.split()).lower()
+    else:
+        own = installation_key(create=False)
+        trusted = None if own is None else own.fingerprint
+    trusted_manifest = _check_signature(manifest, trusted, problems, notes)
     if report.is_file():
         digest = sha256_file(report)
         if digest != manifest.report_sha256:
-            problems.append(f"report file {report} has been changed since it was made: its SHA-256 is {digest}, the "
-                            f"manifest recorded {manifest.report_sha256}")
+            problems.append(f"report file {report} has been changed since it was made (edited): its SHA-256 is "
+                            f"{digest}, the manifest recorded {manifest.report_sha256}")
+        elif not trusted_manifest:
+            problems.append(f"report file {report} matches the manifest's SHA-256, but that manifest is not "
+                            "trustworthy: the report file may have been edited too")
     if report.name != manifest.report_file:
         notes.append(f"the report was made as {manifest.report_file} and has been renamed {report.name}")
     if not _same_file(db, Path(manifest.db_path)):
@@ -110,6 +194,6 @@ def verify_report(report_path: str | Path, db_path: str | Path) -> ReportVerific
     if not db.is_file():
         problems.append(f"case database {db} does not exist")
     else:
-        _check_case(manifest, db, problems, notes)
+        _check_case(manifest, db, trusted_manifest, problems, notes)
     _check_evidence(manifest, problems)
     return ReportVerification(report, tuple(problems), tuple(notes))

@@ -8,6 +8,8 @@ real window by ``app.play.ScriptPlayer``. Parsing only (no Qt): every problem na
        {"search": "…", "sketch": "sketch.png", "ir": "ir.png", "level": "F"},   # files beside the script
        {"confirm": [1, 2]}, {"reject": [3]},           # ranks in the results grid, 1 = best
        {"confirm_relevant": 10},                       # ground-truth matches among the top 10 (demo worlds)
+       {"confirm_relevant": 10, "expect_at_least": 0}, # default 1: finding fewer fails the play
+       {"search": "…", "expect_relevant_kept": 1},     # fails unless ≥ 1 true match survives the step
        {"note": "…"}, {"undo": true}, {"branch": 2},   # branch from step 2 of the active chain
        {"pause": 800}]}
 """
@@ -23,7 +25,8 @@ from app.state.query_spec import KeepRule, QueryInputError
 from engine.ontology import LEVELS
 
 ACTION_KINDS = ("search", "confirm", "reject", "confirm_relevant", "note", "undo", "branch", "pause")
-SEARCH_KEYS = frozenset({"search", "keep", "sketch", "ir", "level"})
+SEARCH_KEYS = frozenset({"search", "keep", "sketch", "ir", "level", "expect_relevant_kept"})
+CONFIRM_RELEVANT_KEYS = frozenset({"confirm_relevant", "expect_at_least"})
 DEFAULT_PACE_MS = 1200
 MAX_PAUSE_MS = 60_000
 
@@ -42,6 +45,9 @@ class PlayAction:
     level: str | None = None
     ranks: tuple[int, ...] = ()  # confirm / reject
     count: int = 0  # confirm_relevant: top N; branch: step number; pause: milliseconds
+    #: the stated expectation: confirm_relevant: true matches among the top N (default 1); search: true matches
+    #: kept by the step (None: none stated). Not met → the play fails, naming the action.
+    expect: int | None = None
 
     def describe(self) -> str:
         if self.kind == "search":
@@ -99,6 +105,12 @@ def _positive_int(value: Any, where: str, what: str, maximum: int | None = None)
     return value
 
 
+def _count(value: Any, where: str, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise PlayScriptError(f"{where}: {what} must be a whole number ≥ 0, got {value!r}")
+    return value
+
+
 def parse_action(data: Any, base: Path, where: str) -> PlayAction:
     if not isinstance(data, dict) or not data:
         raise PlayScriptError(f"{where}: an action must be a non-empty object")
@@ -107,7 +119,8 @@ def parse_action(data: Any, base: Path, where: str) -> PlayAction:
         raise PlayScriptError(f"{where}: exactly one of {list(ACTION_KINDS)} is needed, got {sorted(data)}")
     kind = kinds[0]
     value = data[kind]
-    extra = set(data) - (SEARCH_KEYS if kind == "search" else {kind})
+    allowed = {"search": SEARCH_KEYS, "confirm_relevant": CONFIRM_RELEVANT_KEYS}.get(kind, {kind})
+    extra = set(data) - allowed
     if extra:
         raise PlayScriptError(f"{where}: unknown key {sorted(extra)[0]!r} for a {kind} action")
     if kind == "search":
@@ -121,15 +134,19 @@ def parse_action(data: Any, base: Path, where: str) -> PlayAction:
         level = data.get("level")
         if level is not None and level not in LEVELS:
             raise PlayScriptError(f"{where}: level must be one of {list(LEVELS)}, got {level!r}")
+        expect = data.get("expect_relevant_kept")
+        if expect is not None:
+            expect = _count(expect, where, "expect_relevant_kept")
         return PlayAction("search", text=text or None, keep=_keep(data.get("keep", 0.5), where), sketch=sketch,
-                          ir=ir, level=level)
+                          ir=ir, level=level, expect=expect)
     if kind in ("confirm", "reject"):
         ranks = value if isinstance(value, list) else [value]
         if not ranks:
             raise PlayScriptError(f"{where}: {kind} needs at least one rank")
         return PlayAction(kind, ranks=tuple(_positive_int(r, where, "a rank") for r in ranks))
     if kind == "confirm_relevant":
-        return PlayAction(kind, count=_positive_int(value, where, "the number of top items"))
+        return PlayAction(kind, count=_positive_int(value, where, "the number of top items"),
+                          expect=_count(data.get("expect_at_least", 1), where, "expect_at_least"))
     if kind == "note":
         if not isinstance(value, str) or not value.strip():
             raise PlayScriptError(f"{where}: a note needs non-empty text")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import sqlite3
 from pathlib import Path
+from urllib.parse import quote
 
 from alembic import command
 from alembic.config import Config
@@ -24,7 +25,14 @@ from sqlalchemy import URL, Engine, create_engine, event, inspect
 from sqlalchemy.exc import DBAPIError
 
 import app
-from app.store.errors import MigrationError, NotACaseDatabaseError, SchemaTooNewError, StoreError
+from app.store.errors import (
+    DatabaseLockedError,
+    MigrationError,
+    NotACaseDatabaseError,
+    SchemaOutdatedError,
+    SchemaTooNewError,
+    StoreError,
+)
 
 BUSY_TIMEOUT_SECONDS = 10.0
 #: execution option naming the statement that opens a transaction ("BEGIN" or "BEGIN IMMEDIATE")
@@ -43,15 +51,40 @@ def check_database_file(path: Path) -> None:
         raise NotACaseDatabaseError(f"case database {path} is not a file")
 
 
-def make_engine(path: Path, *, foreign_keys: bool = True) -> Engine:
-    """An engine whose every connection uses WAL, synchronous=FULL and (by default) foreign keys."""
-    engine = create_engine(URL.create("sqlite", database=str(path)),
-                           connect_args={"timeout": BUSY_TIMEOUT_SECONDS})
+def is_lock_error(exc: BaseException) -> bool:
+    """Whether a driver error means another connection held the lock past the busy timeout."""
+    text = str(getattr(exc, "orig", exc)).lower()
+    return "database is locked" in text or "database is busy" in text or "database table is locked" in text
+
+
+def locked_error(path: Path, exc: BaseException) -> DatabaseLockedError:
+    return DatabaseLockedError(
+        f"case database {path} is locked: another program or Lineup window held its write lock for more than "
+        f"{BUSY_TIMEOUT_SECONDS:g} s ({getattr(exc, 'orig', exc)}); finish or close the other one and try again")
+
+
+def make_engine(path: Path, *, foreign_keys: bool = True, read_only: bool = False) -> Engine:
+    """An engine whose every connection uses WAL, synchronous=FULL and (by default) foreign keys.
+
+    ``read_only`` opens the file with SQLite's ``mode=ro`` URI: no connection of this engine can write, take
+    the write lock or change the journal mode."""
+    if read_only:
+        uri = f"file:{quote(str(path))}?mode=ro"
+        engine = create_engine("sqlite://", creator=lambda: sqlite3.connect(uri, uri=True,
+                                                                           timeout=BUSY_TIMEOUT_SECONDS,
+                                                                           check_same_thread=False))
+    else:
+        engine = create_engine(URL.create("sqlite", database=str(path)),
+                               connect_args={"timeout": BUSY_TIMEOUT_SECONDS})
 
     @event.listens_for(engine, "connect")
     def _configure(dbapi_connection: sqlite3.Connection, _record: object) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
+        if read_only:
+            cursor.execute("PRAGMA query_only=ON")
+            cursor.close()
+            return
         try:
             mode = cursor.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if str(mode).lower() != "wal":
@@ -140,6 +173,44 @@ def migrate(path: Path, target: str) -> tuple[str | None, str]:
     except DBAPIError as exc:
         if any(sign in str(exc.orig) for sign in ("not a database", "malformed")):
             raise NotACaseDatabaseError(f"{path} is not an SQLite database, or a damaged one ({exc.orig})") from None
+        if is_lock_error(exc):
+            raise locked_error(path, exc) from None
         raise
     finally:
         engine.dispose()
+
+
+def check_revision_read_only(path: Path) -> str:
+    """The schema revision of an existing database read without any write or lock beyond a read; refuses a
+    missing file, an unknown (newer) schema and one that needs migrating (``SchemaOutdatedError``)."""
+    if not path.is_file():
+        raise NotACaseDatabaseError(f"case database {path} does not exist")
+    script = ScriptDirectory.from_config(alembic_config())
+    head = script.get_current_head()
+    engine = make_engine(path, read_only=True)
+    try:
+        with engine.connect() as connection:
+            current = MigrationContext.configure(connection).get_current_revision()
+    except DBAPIError as exc:
+        if any(sign in str(exc.orig) for sign in ("not a database", "malformed")):
+            raise NotACaseDatabaseError(f"{path} is not an SQLite database, or a damaged one ({exc.orig})") from None
+        if is_lock_error(exc):
+            raise locked_error(path, exc) from None
+        raise StoreError(f"case database {path} cannot be opened read-only: {exc.orig}") from None
+    finally:
+        engine.dispose()
+    if current is None:
+        raise NotACaseDatabaseError(f"{path} is not a Lineup case store (no schema revision)")
+    if current == head:
+        return current
+    try:
+        known = script.get_revision(current)
+    except CommandError:
+        known = None
+    if known is None:
+        raise SchemaTooNewError(f"{path} has case-store schema revision {current!r}, which this program does not "
+                                f"know (it knows up to {head!r}): it was written by a newer Lineup; open it with "
+                                "that version")
+    raise SchemaOutdatedError(f"{path} has the older case-store schema {current!r} (now {head!r}); a read-only "
+                              "command does not migrate it: open the case in Lineup once (it upgrades the file), "
+                              "then run this again")

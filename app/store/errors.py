@@ -15,6 +15,14 @@ class SchemaTooNewError(StoreError):
     """The database was written by a newer Lineup whose schema revision this program does not know."""
 
 
+class DatabaseLockedError(StoreError):
+    """Another program (or another Lineup) held the database's write lock for longer than the busy timeout."""
+
+
+class SchemaOutdatedError(StoreError):
+    """A read-only open found an older schema: it needs migrating, which only a writing open does."""
+
+
 class MigrationError(StoreError):
     """Upgrading the schema failed or left dangling references; the database was left as it was."""
 

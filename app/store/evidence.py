@@ -70,7 +70,15 @@ def sha256_file(path: Path) -> str:
 
 
 def store_evidence(root: Path, case_id: int, source: EvidenceSource) -> Path:
-    """Write ``source`` into the case's folder unless an intact copy is already there; return its path."""
+    """Write ``source`` into the case's folder unless an intact copy is already there; return its path.
+    Folders and file are owner-only (``engine.permissions``)."""
+    from engine.permissions import owner_only_umask  # stdlib-only; loaded late so the store imports no engine
+
+    with owner_only_umask():
+        return _store(root, case_id, source)
+
+
+def _store(root: Path, case_id: int, source: EvidenceSource) -> Path:
     folder = case_folder(root, case_id)
     target = folder / source.stored_name
     if target.is_file() and sha256_file(target) == source.sha256:

@@ -18,11 +18,21 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import func, select
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from app.store import codec
 from app.store.audit import AuditRecord, append_entry, read_entries
-from app.store.database import BEGIN_OPTION, check_database_file, head_revision, make_engine, upgrade_to_head
+from app.store.database import (
+    BEGIN_OPTION,
+    check_database_file,
+    check_revision_read_only,
+    head_revision,
+    is_lock_error,
+    locked_error,
+    make_engine,
+    upgrade_to_head,
+)
 from app.store.errors import CaseNotFoundError, CaseStateError, StoreInputError
 from app.store.evidence import EvidenceSource, case_folder, evidence_root, store_evidence
 from app.store.models import (
@@ -39,6 +49,7 @@ from app.store.models import (
     Note,
     Step,
     canonical_json,
+    utc_text,
 )
 from app.store.payloads import gallery_payload, mark_payload, note_payload, step_payload
 from app.store.state import (
@@ -91,28 +102,39 @@ def _id(value: object, what: str) -> int:
 class CaseStore:
     """The cases in one SQLite file. Open with ``CaseStore.open(path)``; close (or use ``with``) when done."""
 
-    def __init__(self, path: Path, actor: str) -> None:
+    def __init__(self, path: Path, actor: str, *, read_only: bool = False) -> None:
         self._path = path
         self._actor = actor
-        self._engine = make_engine(path)
+        self._read_only = read_only
+        self._engine = make_engine(path, read_only=read_only)
         self._writer = self._engine.execution_options(**{BEGIN_OPTION: "BEGIN IMMEDIATE"})
         self._evidence_root = evidence_root(path)
 
     @classmethod
-    def open(cls, db_path: str | Path, *, actor: str | None = None) -> CaseStore:
+    def open(cls, db_path: str | Path, *, actor: str | None = None, read_only: bool = False) -> CaseStore:
         """Open (or create) the case database, first migrating it to the newest schema.
 
-        Raises ``NotACaseDatabaseError`` for a file that is not SQLite or not a case store, and
-        ``SchemaTooNewError`` for one written by a newer Lineup."""
+        ``read_only`` (reports, verification) opens an existing file with SQLite's read-only mode: no write
+        lock is ever taken and nothing is migrated (``SchemaOutdatedError`` when the schema is older).
+        Raises ``NotACaseDatabaseError`` for a file that is not SQLite or not a case store,
+        ``SchemaTooNewError`` for one written by a newer Lineup and ``DatabaseLockedError`` when another
+        program holds the lock past the busy timeout."""
         path = Path(db_path).expanduser().absolute()
         check_database_file(path)
-        upgrade_to_head(path)
+        if read_only:
+            check_revision_read_only(path)
+        else:
+            from engine.permissions import owner_only_umask, restrict_database_files  # stdlib-only; loaded late
+
+            with owner_only_umask():
+                upgrade_to_head(path)
+            restrict_database_files(path)
         if actor is None:
             try:
                 actor = getpass.getuser()
             except (KeyError, OSError):
                 actor = "unknown"
-        return cls(path, _text(actor, "actor", limit=200))
+        return cls(path, _text(actor, "actor", limit=200), read_only=read_only)
 
     def close(self) -> None:
         self._engine.dispose()
@@ -143,13 +165,28 @@ class CaseStore:
 
     @contextmanager
     def _write(self) -> Iterator[Session]:
-        with Session(self._writer, expire_on_commit=False, autoflush=True) as session, session.begin():
-            yield session
+        if self._read_only:
+            raise StoreInputError(f"case database {self._path} is open read-only")
+        from engine.permissions import owner_only_umask  # stdlib-only; loaded late so the store imports no engine
+
+        try:
+            with owner_only_umask(), Session(self._writer, expire_on_commit=False, autoflush=True) as session, \
+                    session.begin():
+                yield session
+        except OperationalError as exc:
+            if is_lock_error(exc):
+                raise locked_error(self._path, exc) from None
+            raise
 
     @contextmanager
     def _read(self) -> Iterator[Session]:
-        with Session(self._engine) as session, session.begin():
-            yield session
+        try:
+            with Session(self._engine) as session, session.begin():
+                yield session
+        except OperationalError as exc:
+            if is_lock_error(exc):
+                raise locked_error(self._path, exc) from None
+            raise
 
     def _case(self, session: Session, case_id: int, *, writable: bool = True) -> Case:
         case = session.get(Case, _id(case_id, "case_id"))
@@ -503,6 +540,26 @@ class CaseStore:
         with self._read() as session:
             self._case(session, case_id, writable=False)
             return read_entries(session, case_id)
+
+    def content_records(self, case_id: int) -> tuple[str, dict[str, dict[str, dict[str, Any]]]]:
+        """(audit head hash, the case's content as canonical records) read in one transaction: ``"steps"`` by
+        step id, ``"marks"`` by ``"<gallery>:<item>"``, ``"notes"`` by note id, each the row's audit payload
+        with its time. A report's manifest keeps a digest of each, so a row changed after the report is named.
+        A step's undo mark is left out (undoing later is a normal action)."""
+        with self._read() as session:
+            self._case(session, case_id, writable=False)
+            head = session.scalars(select(AuditEntry.hash).where(AuditEntry.case_id == case_id)
+                                   .order_by(AuditEntry.seq.desc()).limit(1)).first()
+            evidence = {e.id: e for e in session.scalars(select(Evidence).where(Evidence.case_id == case_id))}
+            steps = {str(s.id): {**step_payload(s, evidence.get(s.sketch_evidence_id), evidence.get(s.ir_evidence_id)),
+                                 "at": utc_text(s.created_at)}
+                     for s in session.scalars(select(Step).where(Step.case_id == case_id))}
+            marks = {f"{m.gallery_id}:{m.item_id}": {**mark_payload(m.gallery_id, m.item_id, m.state, m.note),
+                                                      "at": utc_text(m.at)}
+                     for m in session.scalars(select(Mark).where(Mark.case_id == case_id))}
+            notes = {str(n.id): {**note_payload(n), "at": utc_text(n.at)}
+                     for n in session.scalars(select(Note).where(Note.case_id == case_id))}
+        return head or "", {"steps": steps, "marks": marks, "notes": notes}
 
     def verify_chain(self, case_id: int) -> ChainReport:
         """Recompute the case's audit chain and check the tables and evidence files against it."""

@@ -16,7 +16,6 @@ from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QSize, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QImage,
-    QImageReader,
     QKeyEvent,
     QKeySequence,
     QMouseEvent,
@@ -37,6 +36,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.workers import describe_error
+from engine.search import QueryInputError
+from engine.search.query import load_image
 
 CANVAS_SIZE = QSize(128, 256)
 SUPERSAMPLE = 2
@@ -162,11 +163,13 @@ class SketchCanvas(QWidget):
         path = Path(path)
         if not path.is_file():
             raise SketchFileError(f"sketch file {path} does not exist")
-        reader = QImageReader(str(path))
-        image = reader.read()
-        if image.isNull():
-            raise SketchFileError(f"sketch file {path} is not a readable image ({reader.errorString()})")
-        self.set_image(image)
+        try:
+            array = load_image(path, "sketch")
+        except QueryInputError as exc:
+            raise SketchFileError(str(exc)) from None
+        array = np.ascontiguousarray(array)
+        height, width = array.shape[:2]
+        self.set_image(QImage(array.data, width, height, 3 * width, QImage.Format.Format_RGB888).copy())
 
     def save(self, path: str | Path) -> Path:
         """Write the drawing as PNG (atomically: a temporary file renamed into place). Returns the path."""

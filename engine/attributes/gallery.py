@@ -34,6 +34,7 @@ from engine.attributes.inputs import MIN_CROP_HEIGHT, MIN_CROP_WIDTH, AttributeI
 from engine.attributes.model_heads import has_heads, model_evidence
 from engine.gallery.crops import read_silhouette
 from engine.gallery.writer_lock import writing
+from engine.paths import is_contained
 
 DEFAULT_BATCH = 64
 ProgressFn = Callable[[int, int], None]
@@ -126,6 +127,8 @@ def add_evidence(gallery, items: Sequence[Any], crops: Sequence[np.ndarray],
 
 def _read_crop(root: Path, item) -> np.ndarray | None:
     if item.crop is None:
+        return None
+    if not is_contained(root, item.crop):
         return None
     data = np.fromfile(root / item.crop, dtype=np.uint8) if (root / item.crop).is_file() else None
     return None if data is None or not data.size else cv2.imdecode(data, cv2.IMREAD_COLOR)

@@ -44,6 +44,8 @@ from engine.gallery import vector_file
 from engine.gallery.errors import GalleryCorruptError, GalleryInputError
 from engine.gallery.writer_lock import writing
 from engine.ontology import ONTOLOGY
+from engine.paths import PathEscapeError, contained
+from engine.permissions import owner_only_umask
 
 FOLDER = "attributes"
 META_FILE = "evidence.json"
@@ -108,11 +110,18 @@ class _Files:
     root: Path
     generation: int
 
+    def _inside(self, name: str) -> Path:
+        try:
+            contained(self.root, name, "evidence file")
+        except PathEscapeError as exc:
+            raise GalleryCorruptError(str(exc)) from None
+        return self.root / name
+
     def ids(self) -> Path:
-        return self.root / f"ids-{self.generation}.txt"
+        return self._inside(f"ids-{self.generation}.txt")
 
     def matrix(self, source: str) -> Path:
-        return self.root / f"{source}-{self.generation}.f16.npy"
+        return self._inside(f"{source}-{self.generation}.f16.npy")
 
 
 class EvidenceTable:
@@ -228,6 +237,8 @@ def _read_meta(path: Path) -> dict[str, Any]:
     if tuple(meta["columns"]) != COLUMN_NAMES:
         raise GalleryCorruptError(f"{path} was written for another ontology; recompute it with "
                                   f"`lineup gallery rebuild --attributes`")
+    if isinstance(meta["generation"], bool) or not isinstance(meta["generation"], int) or meta["generation"] < 0:
+        raise GalleryCorruptError(f"{path}: generation must be a whole number ≥ 0, got {meta['generation']!r}")
     unknown = set(meta["sources"]) - set(SOURCES)
     if unknown:
         raise GalleryCorruptError(f"{path} lists unknown evidence sources {sorted(unknown)}")
@@ -278,6 +289,7 @@ class _Writer:
         self.files = _Files(folder, meta["generation"])
         self.model_fingerprint = model_fingerprint
 
+    @owner_only_umask()
     def add(self, ids: Sequence[str], records: Sequence[EvidenceRecord]) -> None:
         """Write rows for ``ids`` (one record each); an id given twice is an error."""
         ids, records = list(ids), list(records)
@@ -313,6 +325,7 @@ class _Writer:
             os.fsync(fh.fileno())
         meta.update(rows=rows + len(ids), ids_bytes=meta["ids_bytes"] + len(lines))
 
+    @owner_only_umask()
     def commit(self) -> None:
         self.meta["updated"] = _now()
         atomic_write_json(self.folder / META_FILE, self.meta, indent=1)  # commit point
@@ -325,6 +338,7 @@ def _empty_meta(generation: int) -> dict[str, Any]:
             "columns": list(COLUMN_NAMES), "sources": {}}
 
 
+@owner_only_umask()
 def append(gallery_root: str | Path, ids: Sequence[str], records: Sequence[EvidenceRecord], *,
            model_fingerprint: str | None = None) -> int:
     """Add evidence rows for the ``ids`` that have none yet (the others are left as they are); returns the
@@ -411,7 +425,8 @@ def rewriting(gallery_root: str | Path, *, model_fingerprint: str | None = None)
 
 def _rewriting(gallery_root: str | Path, model_fingerprint: str | None) -> Iterator[_Writer]:
     folder = folder_of(gallery_root)
-    folder.mkdir(parents=True, exist_ok=True)
+    with owner_only_umask():
+        folder.mkdir(parents=True, exist_ok=True)
     path = folder / META_FILE
     generation = _read_meta(path)["generation"] + 1 if path.is_file() else 1
     writer = _Writer(folder, _empty_meta(generation), model_fingerprint)

@@ -18,6 +18,8 @@ import numpy as np
 import torch
 
 from engine.evaluation.errors import EvaluationError
+from engine.images import ImageInputError
+from engine.images import read_image as load
 from engine.progress import ProgressFn, no_progress
 
 #: World resolution labels (``engine.data.readers.world``) → the model's resolution names (CRST).
@@ -38,9 +40,10 @@ def model_resolution(label: str) -> str:
 
 def read_image(path: Path | str) -> torch.Tensor:
     """uint8 tensor [3, h, w] in RGB order; grey files come back with three equal channels."""
-    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
-    if image is None:
-        raise EvaluationError(f"image cannot be read (missing or not an image): {path}")
+    try:
+        image = load(path)
+    except ImageInputError as exc:
+        raise EvaluationError(f"image cannot be read (missing or not an image): {path}: {exc.reason}") from None
     rgb = cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
     return torch.from_numpy(np.ascontiguousarray(rgb.transpose(2, 0, 1)))
 

@@ -13,11 +13,13 @@ import numpy as np
 from engine.atomic import atomic_write_bytes
 from engine.gallery.errors import GalleryInputError
 from engine.hashing import sha256_bytes
+from engine.permissions import owner_only_umask
 
 CROPS_DIR = "crops"
 _SUFFIX = re.compile(r"^\.[A-Za-z0-9]{1,8}$")
 
 
+@owner_only_umask()
 def put_crop(root: Path, data: bytes, suffix: str = ".png") -> tuple[str, str]:
     """Store encoded image bytes; returns (path relative to ``root``, SHA-256). Idempotent."""
     if not _SUFFIX.match(suffix):
@@ -40,6 +42,7 @@ def silhouette_path(root: Path, item_id: str) -> Path:
     return Path(root) / SILHOUETTES_DIR / f"{sha256_bytes(item_id.encode('utf-8'))[:32]}.png"
 
 
+@owner_only_umask()
 def put_silhouette(root: Path, item_id: str, mask: np.ndarray) -> None:
     """Store the item's silhouette (uint8, 255 = person) as a PNG, atomically; one per item, overwritten."""
     mask = np.asarray(mask)

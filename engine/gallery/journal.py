@@ -13,6 +13,8 @@ from pathlib import Path
 
 from engine.atomic import atomic_write_json
 from engine.gallery.errors import GalleryCorruptError
+from engine.paths import PathEscapeError, contained
+from engine.permissions import owner_only_umask
 
 JOURNAL_FILE = "journal.json"
 GALLERY_FILE = "gallery.json"
@@ -34,6 +36,7 @@ def commit(root: Path, moves: list[tuple[Path, Path]], meta: dict, delete: list[
     roll_forward(root)
 
 
+@owner_only_umask()
 def roll_forward(root: Path) -> bool:
     """Finish a recorded change if one is pending; returns whether there was one."""
     path = root / JOURNAL_FILE
@@ -46,13 +49,19 @@ def roll_forward(root: Path) -> bool:
         raise GalleryCorruptError(
             f"{path} is unreadable ({exc}); the last remove or rebuild cannot be finished"
         ) from None
+    try:
+        moves = [(contained(root, source, "journal move"), contained(root, target, "journal move"))
+                 for source, target in moves]
+        delete = [contained(root, relative, "journal deletion") for relative in delete]
+    except (PathEscapeError, TypeError, ValueError) as exc:
+        raise GalleryCorruptError(f"{path}: {exc}; the last remove or rebuild is not finished") from None
     for source, target in moves:
-        if (root / source).exists():
-            os.replace(root / source, root / target)
+        if source.exists():
+            os.replace(source, target)
     atomic_write_json(root / GALLERY_FILE, meta, indent=1)
     for relative in delete:
         with contextlib.suppress(FileNotFoundError):
-            (root / relative).unlink()
+            relative.unlink()
     path.unlink()
     return True
 

@@ -56,7 +56,9 @@ from engine.gallery.items import GalleryItem, ItemColumns, as_item, read_columns
 from engine.gallery.scoring import inner_products, to_float32
 from engine.gallery.writer_lock import holds_lock, is_empty_folder, writing
 from engine.hashing import sha256_file
+from engine.paths import PathEscapeError, contained
 from engine.pause_points import pause_point
+from engine.permissions import owner_only_umask
 
 FORMAT_VERSION = 1
 GALLERY_FILE = journal.GALLERY_FILE
@@ -128,6 +130,7 @@ class Gallery:
     # ------------------------------------------------------------------------------------------------ opening
 
     @classmethod
+    @owner_only_umask()
     def create(
         cls,
         root: str | Path,
@@ -264,6 +267,15 @@ class Gallery:
             _check_views({name: entry["dim"] for name, entry in meta["views"].items()})
         except (GalleryInputError, TypeError, KeyError) as exc:
             raise GalleryCorruptError(f"{path} lists invalid views: {exc}") from None
+        for name, entry in meta["views"].items():
+            stem = entry.get("file")
+            if not isinstance(stem, str) or not stem:
+                raise GalleryCorruptError(f"{path}: view {name!r} names no file")
+            try:
+                contained(path.parent / "vectors", f"{stem}.f16.npy", f"view {name!r} file")
+                contained(path.parent / "index", f"{stem}.faiss", f"view {name!r} index")
+            except PathEscapeError as exc:
+                raise GalleryCorruptError(f"{path}: {exc}") from None
         return meta
 
     # ------------------------------------------------------------------------------------------------ reading
@@ -470,6 +482,7 @@ class Gallery:
 
     # ------------------------------------------------------------------------------------------------ writing
 
+    @owner_only_umask()
     def put_crop(self, data: bytes, suffix: str = ".png") -> tuple[str, str]:
         """Store a crop image's bytes in ``crops/``; returns (relative path, SHA-256) for the item record."""
         return put_crop(self.root, data, suffix)
@@ -509,7 +522,10 @@ class Gallery:
         checked = []
         for item in items:
             if item.crop is not None:
-                path = self.root / item.crop
+                try:
+                    path = contained(self.root, item.crop, f"item {item.id!r}: crop")
+                except PathEscapeError as exc:
+                    raise GalleryInputError(str(exc)) from None
                 if not path.is_file():
                     raise GalleryInputError(f"item {item.id!r}: crop file {path} does not exist")
                 digest = sha256_file(path)
@@ -520,6 +536,7 @@ class Gallery:
             checked.append(item)
         return checked
 
+    @owner_only_umask()
     def add(
         self,
         items: Sequence[GalleryItem | Mapping[str, Any]],
@@ -608,6 +625,7 @@ class Gallery:
         self._meta = dict(self._meta, indexes=index_meta, updated=_now())
         atomic_write_json(self.root / GALLERY_FILE, self._meta, indent=1)
 
+    @owner_only_umask()
     def remove(self, item_ids: Iterable[str]) -> int:
         """Remove items by id (all or nothing); rewrites vectors and indexes. Returns how many were removed."""
         with self._writing():
@@ -677,6 +695,7 @@ class Gallery:
                                        (journal.pending_name(index_path), index_path)], meta)
             self._reload()
 
+    @owner_only_umask()
     def rebuild(self, progress: ProgressFn | None = None) -> dict[str, Any]:
         """Rebuild every index from the vectors (kind chosen by size), trim interrupted appends, fix headers.
 

@@ -18,6 +18,7 @@ from engine.gallery.errors import GalleryError
 from engine.gallery.items import GalleryItem
 from engine.gallery.scoring import to_float32
 from engine.hashing import sha256_file
+from engine.paths import is_contained
 
 NORM_TOLERANCE = 0.02
 CONTENT_SAMPLE = 1024
@@ -47,7 +48,9 @@ def verify_gallery(gallery, *, check_crops: bool = True, check_sources: bool = F
                 with_crop.append(item.id)
             if check_crops and item.crop is not None:
                 path = root / item.crop
-                if not path.is_file():
+                if not is_contained(root, item.crop):
+                    problems.append(Problem("crop_outside", item.id, f"crop file {path} resolves outside the gallery"))
+                elif not path.is_file():
                     problems.append(Problem("missing_crop", item.id, f"crop file {path} is missing"))
                 elif item.crop_sha256 is not None and sha256_file(path) != item.crop_sha256:
                     problems.append(Problem("crop_hash", item.id, f"crop file {path} does not match its SHA-256"))

@@ -52,6 +52,7 @@ from engine.boxes import iou_matrix
 from engine.ingest.errors import DetectorError
 
 HOG_WINDOW_HEIGHT = 128
+HOG_WINDOW_WIDTH = 64
 HOG_MAX_UPSCALED_ROWS = 1080
 HOG_MARGIN = (0.15, 0.05)  # fraction of the window's width / height around the person, each side
 ONNX_LAYOUTS: tuple[str, ...] = ("yolo", "yolov8", "ssd", "yolox")
@@ -188,8 +189,16 @@ class HogDetector:
     def detect(self, frame: np.ndarray) -> Detections:
         height, width = frame.shape[:2]
         factor = max(1.0, self.upscale(height))
+        if height < 1 or width < 1:
+            return Detections()
         image = frame if factor == 1.0 else cv2.resize(frame, None, fx=factor, fy=factor,
                                                        interpolation=cv2.INTER_LINEAR)
+        # detectMultiScale crashes (assertion or segfault) on images smaller than its 64 × 128 window: pad the
+        # bottom and right with black so boxes keep their coordinates, and clip them to the frame below.
+        short_rows = max(0, HOG_WINDOW_HEIGHT - image.shape[0])
+        short_cols = max(0, HOG_WINDOW_WIDTH - image.shape[1])
+        if short_rows or short_cols:
+            image = cv2.copyMakeBorder(image, 0, short_rows, 0, short_cols, cv2.BORDER_CONSTANT, value=0)
         stride = (self.win_stride, self.win_stride)
         rects, weights = self._hog.detectMultiScale(image, hitThreshold=self.hit_threshold, winStride=stride,
                                                     padding=(8, 8), scale=self.scale)

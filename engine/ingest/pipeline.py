@@ -52,6 +52,7 @@ from engine.gallery import Gallery, GalleryItem
 from engine.gallery.crops import put_crop, put_silhouette
 from engine.gallery.writer_lock import is_empty_folder, writing
 from engine.hashing import sha256_bytes
+from engine.images import ImageInputError, decode_image
 from engine.ingest.appearance import check_view_models
 from engine.ingest.crops import (
     MIN_CROP_HEIGHT,
@@ -72,6 +73,7 @@ from engine.ingest.summary import IngestSummary, SourceReport
 from engine.ingest.timing import parse_time
 from engine.ingest.tracking import PersonTracker, SeparateDetections, TrackerSettings
 from engine.pause_points import pause_point
+from engine.permissions import owner_only_umask
 from engine.progress import ProgressFn, no_progress
 
 MODALITY_CHOICES: tuple[str, ...] = ("auto", "rgb", "ir")
@@ -358,9 +360,10 @@ class _Reader:
             except OSError as exc:
                 self.on_skip(str(sample.image), f"cannot be read: {exc.strerror or exc}")
                 continue
-            image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR) if data else None
-            if image is None:
-                self.on_skip(str(sample.image), "not a decodable image (corrupt, truncated or another format)")
+            try:
+                image = decode_image(data, str(sample.image))
+            except ImageInputError as exc:
+                self.on_skip(str(sample.image), exc.reason)
                 continue
             report.frames += 1
             height, width = image.shape[:2]
@@ -502,6 +505,7 @@ def gallery_domain(source_kinds: set[str], recorded: str | None) -> str:
     return "world" if source_kinds <= {"world"} and recorded in (None, "world") else "footage"
 
 
+@owner_only_umask()
 def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: PersonDetector | None = None,
            options: IngestOptions | None = None, progress: ProgressFn = no_progress,
            weights: DomainWeights | None = None) -> IngestSummary:

@@ -29,6 +29,7 @@ import cv2
 import numpy as np
 
 from engine.hashing import sha256_file
+from engine.images import MAX_PIXELS_VARIABLE, ImageInputError, max_pixels_limit, read_image
 from engine.ingest.errors import IngestError, SourceSkipped
 from engine.ingest.timing import SIDECAR_NAMES, Stamp, read_image_sidecar, read_video_sidecar, stamp_from_name
 
@@ -87,6 +88,10 @@ class VideoSource:
             capture.release()
             raise SourceSkipped(str(self.path), "OpenCV cannot open it as a video (corrupt or unsupported format)")
         try:
+            pixels = int(capture.get(cv2.CAP_PROP_FRAME_WIDTH)) * int(capture.get(cv2.CAP_PROP_FRAME_HEIGHT))
+            if pixels > max_pixels_limit():
+                raise SourceSkipped(str(self.path), f"its frames declare {pixels:,} pixels, over the limit of "
+                                                    f"{max_pixels_limit():,} ({MAX_PIXELS_VARIABLE})")
             fps = capture.get(cv2.CAP_PROP_FPS)
             announced = int(capture.get(cv2.CAP_PROP_FRAME_COUNT))
             has_clock = math.isfinite(fps) and fps > 0
@@ -159,9 +164,10 @@ class ImageSequence:
         for index, (path, stamp) in enumerate(self.files):
             if index % stride or path not in hashes:
                 continue
-            image = cv2.imread(str(path), cv2.IMREAD_COLOR)
-            if image is None:
-                on_skip(str(path), "not a decodable image (corrupt, truncated or another format)")
+            try:
+                image = read_image(path)
+            except ImageInputError as exc:
+                on_skip(str(path), exc.reason)
                 continue
             decoded += 1
             yield Frame(index, stamp.time, image, path, hashes[path])

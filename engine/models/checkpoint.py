@@ -111,7 +111,26 @@ def model_fingerprint(model: PersonSearchModel) -> str:
 
 def read_metadata(path: str | Path) -> dict[str, Any]:
     """The metadata.json of a checkpoint folder."""
-    return json.loads(_checkpoint_file(Path(path), METADATA_FILE).read_text(encoding="utf-8"))
+    return _read_json(_checkpoint_file(Path(path), METADATA_FILE))
+
+
+def _read_json(file: Path) -> Any:
+    try:
+        return json.loads(file.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise CheckpointError(f"{file} is corrupt: not UTF-8 text ({exc.reason})") from None
+    except json.JSONDecodeError as exc:
+        raise CheckpointError(f"{file} is corrupt: invalid JSON ({exc.msg}, line {exc.lineno})") from None
+
+
+def read_weights(weights_file: Path) -> dict[str, torch.Tensor]:
+    """The tensors of a weights file; ``CheckpointError`` naming the file when it is truncated or corrupt."""
+    try:
+        return load_file(str(weights_file))
+    except OSError:
+        raise
+    except Exception as exc:  # safetensors raises its own error types (SafetensorError) for corrupt files
+        raise CheckpointError(f"{weights_file} is corrupt or truncated: {exc}") from None
 
 
 def load(path: str | Path, device: str | torch.device | None = None) -> PersonSearchModel:
@@ -119,9 +138,9 @@ def load(path: str | Path, device: str | torch.device | None = None) -> PersonSe
     path = Path(path)
     config_file = _checkpoint_file(path, CONFIG_FILE)
     weights_file = _checkpoint_file(path, WEIGHTS_FILE)
-    config = ModelConfig.from_dict(json.loads(config_file.read_text(encoding="utf-8")), source=str(config_file))
+    config = ModelConfig.from_dict(_read_json(config_file), source=str(config_file))
     model = PersonSearchModel(config)
-    state = load_file(str(weights_file))
+    state = read_weights(weights_file)
     expected = model.state_dict()
     missing = sorted(set(expected) - set(state))
     unexpected = sorted(set(state) - set(expected))
@@ -191,10 +210,7 @@ def warm_start(model: PersonSearchModel, path: str | Path, scope: str = "all") -
         raise ValueError(f"warm-start scope must be one of {WARM_START_SCOPES}, got {scope!r}")
     path = Path(path)
     weights_file = _checkpoint_file(path, WEIGHTS_FILE)
-    try:
-        state = load_file(str(weights_file))
-    except Exception as exc:  # safetensors raises its own error types for corrupt files
-        raise CheckpointError(f"{weights_file} cannot be read: {exc}") from None
+    state = read_weights(weights_file)
     report = WarmStartReport(path)
     own = model.state_dict()
     in_scope = backbone_tensor_names(model) if scope == "backbone" else frozenset(own)

@@ -10,10 +10,14 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from engine.images import ImageInputError, read_image
 from engine.ontology import LEVELS, ONTOLOGY
 from engine.search.errors import QueryInputError
 
 ImageInput = str | Path | np.ndarray
+
+QUERY_MIN_SIDE = 4  # pixels; a smaller sketch or IR image carries nothing to search with
+QUERY_MAX_SIDE = 1024  # pixels; larger query images are shrunk before any tensor is made
 
 
 def _finite_number(value: object, what: str) -> float:
@@ -131,8 +135,20 @@ def _requirements(value: object) -> tuple[tuple[str, str | None], ...] | None:
     return tuple(sorted(out.items())) or None
 
 
+def _shrunk(image: np.ndarray) -> np.ndarray:
+    factor = QUERY_MAX_SIDE / max(image.shape[:2])
+    if factor >= 1:
+        return image
+    size = (max(1, round(image.shape[1] * factor)), max(1, round(image.shape[0] * factor)))
+    return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+
+
 def load_image(value: ImageInput, what: str) -> np.ndarray:
-    """An RGB uint8 image [H, W, 3] from a file path or an array (grey images are repeated to 3 channels)."""
+    """An RGB uint8 image [H, W, 3] from a file path or an array (grey images are repeated to 3 channels).
+
+    Files are read by ``engine.images`` (size checked from the header, truncation refused); images are shrunk
+    to ``QUERY_MAX_SIDE`` pixels on their long side before anything else, and images under ``QUERY_MIN_SIDE``
+    pixels on a side are refused."""
     if isinstance(value, np.ndarray):
         image = value
         if image.ndim == 2:
@@ -141,14 +157,17 @@ def load_image(value: ImageInput, what: str) -> np.ndarray:
             raise QueryInputError(f"{what} image must be [H, W, 3] or [H, W], got shape {value.shape}")
         if image.dtype != np.uint8:
             raise QueryInputError(f"{what} image must be uint8, got {image.dtype}")
-        return image
+        if min(image.shape[:2]) < QUERY_MIN_SIDE:
+            raise QueryInputError(f"{what} image is {image.shape[1]} × {image.shape[0]} pixels, smaller than the "
+                                  f"{QUERY_MIN_SIDE}-pixel minimum side: it carries nothing to search with")
+        return _shrunk(image)
     if not isinstance(value, str | Path):
         raise QueryInputError(f"{what} must be an image file path or an array, got {type(value).__name__}")
     path = Path(value)
     if not path.is_file():
         raise QueryInputError(f"{what} file {path} does not exist")
-    data = np.fromfile(path, dtype=np.uint8)
-    image = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
-    if image is None:
-        raise QueryInputError(f"{what} file {path} is not a readable image")
+    try:
+        image = read_image(path, min_side=QUERY_MIN_SIDE, max_side=QUERY_MAX_SIDE)
+    except ImageInputError as exc:
+        raise QueryInputError(f"{what} file {path} is not a readable image: {exc.reason}") from None
     return cv2.cvtColor(image, cv2.COLOR_BGR2RGB)

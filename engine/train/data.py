@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from engine.data.readers import DatasetIndex, Sample, parse_dataset_spec, read_spec
+from engine.images import ImageInputError, read_image
 from engine.models import ModelConfig
 from engine.models.names import RESOLUTIONS
 from engine.ontology import LEVELS
@@ -168,9 +169,10 @@ def decode_images(paths: list[Path], size: tuple[int, int], progress: ProgressFn
     out = torch.empty((len(paths), 3, height, width), dtype=torch.uint8)
     progress(0, len(paths))
     for i, path in enumerate(paths):
-        image = cv2.imread(str(path), cv2.IMREAD_COLOR)
-        if image is None:
-            raise TrainingDataError(f"cannot decode image {path}")
+        try:
+            image = read_image(path)
+        except ImageInputError as exc:
+            raise TrainingDataError(f"cannot decode image {path}: {exc.reason}") from None
         image = cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
         if image.shape[:2] != (height, width):
             shrink = image.shape[0] >= height and image.shape[1] >= width

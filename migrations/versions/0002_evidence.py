@@ -2,8 +2,9 @@
 
 Revision 0001 kept each step's sketch/IR path and SHA-256 inline. Here every distinct (case, SHA-256) becomes
 an ``evidence`` row (original path and time of its first use; the file in the evidence folder keeps its name
-``<sha256><suffix>``), steps get ``sketch_evidence_id``/``ir_evidence_id``, and the inline columns go. The
-steps table is rebuilt (SQLite cannot drop constrained columns in place), so its triggers are made again.
+``<sha256><suffix>``, the suffix read from the folder when the file is there), steps get
+``sketch_evidence_id``/``ir_evidence_id``, and the inline columns go. The steps table is rebuilt (SQLite
+cannot drop constrained columns in place), so its triggers are made again.
 
 Revision ID: 0002_evidence
 Revises: 0001_initial
@@ -13,6 +14,7 @@ Created: second schema of the case store
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import sqlalchemy as sa
 from alembic import op
@@ -39,6 +41,26 @@ def stored_name(sha256: str, original_path: str | None) -> str:
         name = original_path.replace("\\", "/").rsplit("/", 1)[-1]
         suffix = "." + name.rsplit(".", 1)[-1].lower() if "." in name.lstrip(".") else ""
     return sha256 + (suffix if _SUFFIX.fullmatch(suffix) else ".bin")
+
+
+def database_file(connection) -> Path | None:
+    """The main database's file (None for an in-memory database)."""
+    for _, name, file in connection.exec_driver_sql("PRAGMA database_list").fetchall():
+        if name == "main" and file:
+            return Path(file)
+    return None
+
+
+def name_on_disk(db_file: Path | None, case_id: int, sha256: str, original_path: str | None) -> str:
+    """The evidence file's name as it lies in the case's evidence folder (``<db>.evidence/case-<id>/``) when
+    exactly one file there carries this SHA-256 (a database taken down to 0001 and back: an image drawn in the
+    app keeps its ``.png``), else ``stored_name``."""
+    if db_file is not None:
+        folder = db_file.with_name(db_file.name + ".evidence") / f"case-{case_id}"
+        found = sorted(p.name for p in folder.glob(f"{sha256}.*") if p.is_file()) if folder.is_dir() else []
+        if len(found) == 1 and _SUFFIX.fullmatch(found[0][len(sha256):]):
+            return found[0]
+    return stored_name(sha256, original_path)
 
 
 def step_triggers(columns: tuple[str, ...]) -> list[str]:
@@ -75,6 +97,7 @@ def upgrade() -> None:
         "SELECT case_id, sketch_sha256, sketch_path, created_at FROM steps WHERE sketch_sha256 IS NOT NULL "
         "UNION ALL SELECT case_id, ir_sha256, ir_path, created_at FROM steps WHERE ir_sha256 IS NOT NULL "
         "ORDER BY 4")).all()
+    db_file = database_file(connection)
     first_use: dict[tuple[int, str], tuple[str | None, str]] = {}
     for case_id, sha256, path, created_at in uses:
         first_use.setdefault((case_id, sha256), (path, created_at))
@@ -82,7 +105,7 @@ def upgrade() -> None:
         connection.execute(sa.text(
             "INSERT INTO evidence (case_id, sha256, original_path, stored_name, added_at) "
             "VALUES (:case_id, :sha256, :path, :name, :at)"),
-            {"case_id": case_id, "sha256": sha256, "path": path, "name": stored_name(sha256, path),
+            {"case_id": case_id, "sha256": sha256, "path": path, "name": name_on_disk(db_file, case_id, sha256, path),
              "at": created_at})
 
     drop_step_triggers()

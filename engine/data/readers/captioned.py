@@ -78,24 +78,30 @@ def locate(layout: CaptionedLayout, root: Path) -> tuple[Path, Path]:
     return annotation, base
 
 
-def read_captioned(layout: CaptionedLayout, root: Path, *, check_images: bool = True) -> DatasetIndex:
-    """Read a captioned JSON layout into a ``DatasetIndex`` (one ``Sample`` per image record)."""
+def read_captioned(layout: CaptionedLayout, root: Path, *, check_images: bool = True,
+                   allowed_root: Path | None = None) -> DatasetIndex:
+    """Read a captioned JSON layout into a ``DatasetIndex`` (one ``Sample`` per image record). Image paths must
+    resolve inside ``allowed_root``: by default the dataset folder given, or the folder holding the annotation
+    file when the file itself is given."""
     annotation, base = locate(layout, root)
+    allowed = Path(allowed_root) if allowed_root is not None else (annotation.parent if Path(root).is_file()
+                                                                   else Path(root))
     records = load_json(annotation)
     if not isinstance(records, list):
         raise DatasetFormatError(annotation, None, None,
                                  f"expected a JSON array of image records, got {type(records).__name__}")
-    samples = [_sample(layout, record, i, annotation, base, check_images) for i, record in enumerate(records)]
+    samples = [_sample(layout, record, i, annotation, base, check_images, allowed) for i, record in enumerate(records)]
     return DatasetIndex(layout.name, Path(root), tuple(samples),
                         {"annotation": str(annotation), "image_root": str(base)})
 
 
-def _sample(layout: CaptionedLayout, record: object, i: int, file: Path, base: Path, check: bool) -> Sample:
+def _sample(layout: CaptionedLayout, record: object, i: int, file: Path, base: Path, check: bool,
+            allowed: Path) -> Sample:
     relative = as_relative_path(require_field(record, file, i, layout.path_field), file, i, layout.path_field)
     identity = as_identity(require_field(record, file, i, "id"), file, i, "id")
     split = _split(require_field(record, file, i, "split"), layout.splits, file, i)
     captions = as_captions(require_field(record, file, i, "captions"), file, i, "captions")
-    image = existing_image(base, relative, file, i, layout.path_field, check)
+    image = existing_image(base, relative, file, i, layout.path_field, check, allowed)
     return Sample(image=image, identity=identity, split=split, captions=captions, modality="rgb",
                   extra={"path": relative, "record": i})
 

@@ -12,6 +12,6 @@ LAYOUT = CaptionedLayout(name="cuhk-pedes", annotation_names=("reid_raw.json",),
                          splits=("train", "val", "test"))
 
 
-def read_cuhk_pedes(root: Path, *, check_images: bool = True) -> DatasetIndex:
+def read_cuhk_pedes(root: Path, *, check_images: bool = True, allowed_root: Path | None = None) -> DatasetIndex:
     """Read CUHK-PEDES from its folder or from a ``reid_raw.json``-shaped file (see ``captioned``)."""
-    return read_captioned(LAYOUT, root, check_images=check_images)
+    return read_captioned(LAYOUT, root, check_images=check_images, allowed_root=allowed_root)

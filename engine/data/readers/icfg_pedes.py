@@ -12,6 +12,6 @@ LAYOUT = CaptionedLayout(name="icfg-pedes", annotation_names=("ICFG-PEDES.json",
                          splits=("train", "test"))
 
 
-def read_icfg_pedes(root: Path, *, check_images: bool = True) -> DatasetIndex:
+def read_icfg_pedes(root: Path, *, check_images: bool = True, allowed_root: Path | None = None) -> DatasetIndex:
     """Read ICFG-PEDES from its folder or from its JSON file (see ``captioned``)."""
-    return read_captioned(LAYOUT, root, check_images=check_images)
+    return read_captioned(LAYOUT, root, check_images=check_images, allowed_root=allowed_root)

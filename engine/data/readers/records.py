@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from engine.paths import PathEscapeError, contained
+
 MODALITIES: tuple[str, ...] = ("rgb", "ir", "sketch")
 _INTEGER = re.compile(r"-?\d+", re.ASCII)
 
@@ -171,8 +173,16 @@ def as_relative_path(value: Any, file: Path, where: int | str, name: str) -> str
     return text
 
 
-def existing_image(base: Path, relative: str, file: Path, where: int | str, name: str, check: bool) -> Path:
+def existing_image(base: Path, relative: str, file: Path, where: int | str, name: str, check: bool,
+                   allowed: Path | None = None) -> Path:
+    """``base / relative``, refused (``DatasetFormatError``) when it resolves outside ``allowed`` (default
+    ``base``) or, with ``check``, is no file."""
     path = base / relative
+    try:
+        contained(base if allowed is None else allowed, path, "image")
+    except PathEscapeError as exc:
+        raise DatasetFormatError(file, where, name, f"{relative!r} resolves to {exc.resolved}, outside the allowed "
+                                                    f"folder {exc.root}") from None
     if check and not path.is_file():
         raise DatasetFormatError(file, where, name, f"image not found: {path}")
     return path

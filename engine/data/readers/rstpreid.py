@@ -12,6 +12,6 @@ LAYOUT = CaptionedLayout(name="rstpreid", annotation_names=("data_captions.json"
                          splits=("train", "val", "test"))
 
 
-def read_rstpreid(root: Path, *, check_images: bool = True) -> DatasetIndex:
+def read_rstpreid(root: Path, *, check_images: bool = True, allowed_root: Path | None = None) -> DatasetIndex:
     """Read RSTPReid from its folder or from its JSON file (see ``captioned``)."""
-    return read_captioned(LAYOUT, root, check_images=check_images)
+    return read_captioned(LAYOUT, root, check_images=check_images, allowed_root=allowed_root)

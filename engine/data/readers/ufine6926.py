@@ -21,6 +21,7 @@ LAYOUT = CaptionedLayout(name="ufine6926",
                          any_single_json=True)
 
 
-def read_ufine6926(root: Path, *, check_images: bool = True) -> DatasetIndex:
+def read_ufine6926(root: Path, *, check_images: bool = True,
+                   allowed_root: Path | None = None) -> DatasetIndex:
     """Read UFine6926 from its folder or from its JSON file (see the module docstring)."""
-    return read_captioned(LAYOUT, root, check_images=check_images)
+    return read_captioned(LAYOUT, root, check_images=check_images, allowed_root=allowed_root)
