@@ -152,6 +152,8 @@ def evaluate_command(
     batch: int = typer.Option(64, "--batch", min=1, help="Images or texts per model call."),
     device: str = typer.Option(None, "--device", help="cpu, cuda, cuda:1 ... (default: CUDA when available)."),
     out: Path = typer.Option(None, "--out", help="Also write the JSON report to this file."),
+    texts: str = typer.Option("generated", "--texts",
+                              help="mg-separate: generated | paraphrased (held-out words + hand-written) | both."),
 ) -> None:
     """Evaluate a checkpoint: MG-Eval separate/progressive, query modes, cross-resolution, any-time, t2i."""
     from engine.atomic import atomic_write_json
@@ -165,12 +167,13 @@ def evaluate_command(
     if data is not None and data.lower().startswith("world:"):
         world, data = Path(data.partition(":")[2]), None  # the training command's spelling of a world
     try:
-        check_options(protocol, level, rho, batch)
+        check_options(protocol, level, rho, batch, texts)
         check_source(protocol, on_world=world is not None)
         source = world if world is not None else read_dataset_spec(data)
         model = load_model(checkpoint, device=device)
         with cli_progress(f"encoding ({protocol})") as progress:
-            report = evaluate(model, source, protocol, level=level, rho=rho, batch_size=batch, progress=progress)
+            report = evaluate(model, source, protocol, level=level, rho=rho, batch_size=batch, progress=progress,
+                              texts=texts)
     except (ValueError, OSError, RuntimeError) as exc:
         _fail(str(exc))
     if data is not None:
