@@ -25,7 +25,7 @@ _SHADES: dict[str, tuple[str, ...]] = {
     "orange": ("apricot", "amber", "peach"),
     "yellow": ("canary", "saffron", "gold"),
     "blue": ("azure", "indigo", "sapphire", "cerulean"),
-    "green": ("jade", "mint", "sage", "bottle-green"),
+    "green": ("jade", "mint", "sage", "viridian"),
     "purple": ("mauve", "aubergine", "eggplant"),
     "pink": ("rose", "salmon", "blush"),
     "brown": ("mocha", "coffee", "mahogany", "caramel"),
@@ -35,17 +35,17 @@ _SHADES: dict[str, tuple[str, ...]] = {
     "black": ("ebony", "inky", "onyx", "raven"),
 }
 _HAIR_SHADES: dict[str, tuple[str, ...]] = {
-    "black": ("raven", "inky"), "brown": ("mousy", "brunette"), "blonde": ("flaxen", "straw-coloured"),
+    "black": ("raven", "inky"), "brown": ("mousy", "brunette"), "blonde": ("flaxen", "wheaten"),
     "red": ("copper", "strawberry"), "gray": ("salt-and-pepper", "greying"), "white": ("snowy", "silvery"),
 }
 # (gender, age) → nouns; None = not stated
 _NOUNS: dict[tuple[str | None, str | None], tuple[str, ...]] = {
     ("male", None): ("bloke", "chap", "fellow"), ("female", None): ("gal", "lass", "madam"),
     (None, None): ("passer-by", "subject", "figure"),
-    ("male", "child"): ("schoolboy", "lad of primary-school age"),
-    ("female", "child"): ("schoolgirl", "lass of primary-school age"),
+    ("male", "child"): ("schoolboy", "nipper"),
+    ("female", "child"): ("schoolgirl", "wee lassie"),
     (None, "child"): ("youngster", "minor"),
-    ("male", "young"): ("lad", "twentysomething bloke"), ("female", "young"): ("twentysomething gal", "young lass"),
+    ("male", "young"): ("lad", "twentysomething bloke"), ("female", "young"): ("twentysomething gal", "lassie"),
     (None, "young"): ("twentysomething", "adolescent"),
     ("male", "middle_aged"): ("fortysomething bloke", "chap in midlife"),
     ("female", "middle_aged"): ("fortysomething gal", "madam in midlife"),
@@ -55,22 +55,22 @@ _NOUNS: dict[tuple[str | None, str | None], tuple[str, ...]] = {
 }
 _HEIGHT = {"short": ("petite", "diminutive"), "average": ("mid-stature",), "tall": ("lanky", "towering")}
 _PHYSIQUE = {"slim": ("wiry", "willowy"), "average": ("regular-framed",), "heavy": ("portly", "burly")}
-_SKIN = {"light": ("porcelain", "rosy"), "medium": ("olive", "bronzed"), "dark": ("deep umber", "ebony")}
+_SKIN = {"light": ("porcelain", "rosy"), "medium": ("tawny", "bronzed"), "dark": ("deep umber", "ebony")}
 _HAIRSTYLE = {"bald": "a bare scalp", "short": "{c}clipped locks", "medium": "{c}collar-grazing locks",
               "long": "{c}flowing locks", "ponytail": "{c}locks in a pigtail", "bun": "{c}locks in a topknot"}
-_TOP = {"t_shirt": ("crewneck", "jersey top"), "shirt": ("oxford", "flannel"), "blouse": ("tunic", "chemise"),
+_TOP = {"t_shirt": ("crewneck", "jersey"), "shirt": ("oxford", "flannel"), "blouse": ("tunic", "chemise"),
         "sweater": ("knitwear", "turtleneck"), "hoodie": ("hoody", "zip-up hoody"),
         "jacket": ("anorak", "cagoule", "puffer"), "coat": ("mackintosh", "greatcoat", "duffel"),
         "vest": ("singlet", "camisole"), "dress": ("frock", "gown")}
 _TOP_LENGTH = {"sleeveless": "arms bare", "short_sleeve": "forearms showing",
                "long_sleeve": "arms covered to the wrist"}
 _BOTTOM = {"trousers": ("joggers", "khakis", "cargos"), "jeans": ("denim", "dungarees"),
-           "shorts": ("bermudas", "cut-offs"), "skirt": ("kilt", "wrap"), "leggings": ("lycra", "jeggings")}
+           "shorts": ("bermudas", "hotpants"), "skirt": ("kilt", "wrap"), "leggings": ("lycra", "jeggings")}
 _BOTTOM_LENGTH = {"short": "mid-thigh", "knee": "kneecap-grazing", "long": "floor-grazing"}
 _SHOES = {"sneakers": ("plimsolls", "kicks"), "boots": ("wellies", "galoshes"), "sandals": ("espadrilles", "thongs"),
           "leather_shoes": ("brogues", "oxfords"), "high_heels": ("stilettos", "pumps"),
           "slippers": ("house mules", "moccasins")}
-_HAT = {"cap": ("snapback",), "beanie": ("toque", "bobble hat"), "brimmed_hat": ("trilby", "panama"),
+_HAT = {"cap": ("snapback",), "beanie": ("toque", "tuque"), "brimmed_hat": ("trilby", "panama"),
         "helmet": ("hardhat", "crash lid"), "hood": ("cowl",)}
 _CARRY = {"backpack": ("knapsack", "daypack"), "handbag": ("clutch", "pocketbook"),
           "shoulder_bag": ("sling pouch", "musette"), "suitcase": ("valise", "piece of luggage"),
@@ -146,7 +146,7 @@ def paraphrase(attributes: Mapping[str, str], keys: Iterable[str] | None = None,
         parts.append("topped with " + _a_garment(stated, "hat_type", "hat_color", _HAT, "headpiece", rng))
     top = _garment(stated, "top_type", "top_color", _TOP, "upper garment", rng)
     if top or "top_length" in stated:
-        phrase = f"clad in {_a(top)}" if top else "dressed"
+        phrase = f"clad in {_a(top)}" if top else "garbed"
         if "top_length" in stated:
             phrase += f" ({_TOP_LENGTH[stated['top_length']]})"
         parts.append(phrase)
