@@ -421,7 +421,7 @@ def anytime(model, bench, batch_size: int = 64, progress: ProgressFn = no_progre
     if not model.config.scenarios.enabled:
         raise EvaluationError(
             "the anytime protocol needs scenario tokens, and this model has none "
-            f"(config {model.config.name!r}: scenarios.enabled is false)"
+            f"(config {model.config.name!r}: scenarios.enabled is false; `lineup checkpoint info` says why)"
         )
     query, gallery = bench["query"], bench["gallery"]
     _require(query, "query images", bench)
