@@ -115,9 +115,14 @@ def test_paraphrased_and_handwritten_texts(built):
     world, _, _ = built
     data = load_benchmark(world / "benchmarks", "granularity")
     paraphrases = [q["paraphrase"] for q in data["queries"]]
-    assert all(isinstance(p, str) and p for p in paraphrases)
-    assert not set(paraphrases) & {q["text"] for q in data["queries"]}
-    assert len(set(paraphrases)) == len(paraphrases)
+    reframed = [q["reframed"] for q in data["queries"]]
+    assert all(isinstance(p, str) and p for p in paraphrases + reframed)
+    assert not set(paraphrases + reframed) & {q["text"] for q in data["queries"]}
+    assert len(set(paraphrases)) == len(set(reframed)) == len(paraphrases)
+    for q in data["queries"]:  # plain words: every stated colour is named as the ontology names it
+        for key in ("top_color", "bottom_color"):
+            if key in q["attributes"]:
+                assert q["attributes"][key] in q["reframed"] and q["attributes"][key] not in q["paraphrase"]
     gallery = data["gallery"]
     handwritten = data["handwritten"]
     assert len(handwritten) > 400 and any(q["relevant"] for q in handwritten)

@@ -54,6 +54,16 @@ def test_only_the_asked_keys_are_described():
                                                                                 random.Random(7))
 
 
+def test_canonical_words_keep_the_frames_and_name_values_plainly():
+    attributes = {**outfits(1)[0], "gender": "female", "top_type": "t_shirt", "top_color": "red", "hat_type": "none"}
+    text = paraphrase(attributes, ["gender", "top_type", "top_color", "hat_type"], random.Random(4), "canonical")
+    assert "woman" in text and "red t-shirt" in text and "no hat" in text and "clad in" in text
+    held_out = paraphrase(attributes, ["gender", "top_type", "top_color", "hat_type"], random.Random(4))
+    assert "red" not in words(held_out) and "woman" not in words(held_out)
+    with pytest.raises(ParaphraseError, match="words must be one of"):
+        paraphrase(attributes, None, random.Random(0), "latin")
+
+
 def test_bad_requests_are_named():
     with pytest.raises(ParaphraseError, match="unknown attribute 'mood'"):
         paraphrase({"mood": "happy"})

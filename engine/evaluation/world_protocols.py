@@ -3,9 +3,9 @@ the model and a loaded benchmark and returning the protocol's part of the report
 
 - ``mg_separate`` (METHODS §1.2): every per-level query against the RGB HR gallery, each in the gallery
   view of its level; ``by`` the benchmark level; ``overall`` pooled over all queries. ``texts`` picks the
-  phrasings: ``generated`` (the training generator's), ``paraphrased`` (the same queries in held-out words,
-  plus the hand-written set) or ``both``; each set's block is in ``text_sets`` and ``overall``/``by`` are
-  the first set's.
+  phrasings: ``generated`` (the training generator's), ``paraphrased`` (the same queries in held-out words
+  and frames; in held-out frames with plain words, ``reframed``; and the hand-written set) or ``both``;
+  each set's block is in ``text_sets`` and ``overall``/``by`` are the first set's.
 - ``mg_progressive`` (METHODS §1.3): every 5-step chain with Top-k reduction ρ; the final list is scored
   against the last step's relevant set; ``steps`` the mean candidate counts and the share of final
   positives still candidates after each step; ``by`` the chain stopped after the step of each level
@@ -58,6 +58,7 @@ TEXT_CHOICES: tuple[str, ...] = ("generated", "paraphrased", "both")
 TEXT_SETS: dict[str, tuple[str, str]] = {
     "generated": ("queries", "text"),
     "paraphrased": ("queries", "paraphrase"),
+    "reframed": ("queries", "reframed"),
     "handwritten": ("handwritten", "text"),
 }
 
@@ -66,8 +67,8 @@ def text_sets(texts: str) -> list[str]:
     """The text sets a ``--texts`` choice evaluates, in report order."""
     if texts not in TEXT_CHOICES:
         raise EvaluationError(f"texts must be one of {list(TEXT_CHOICES)}, got {texts!r}")
-    return {"generated": ["generated"], "paraphrased": ["paraphrased", "handwritten"],
-            "both": ["generated", "paraphrased", "handwritten"]}[texts]
+    return {"generated": ["generated"], "paraphrased": ["paraphrased", "reframed", "handwritten"],
+            "both": ["generated", "paraphrased", "reframed", "handwritten"]}[texts]
 
 
 def _relevance_rule(bench: Mapping[str, Any]) -> str:

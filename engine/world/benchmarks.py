@@ -18,12 +18,13 @@ indices into the file's ``gallery``.
 
 - ``granularity.json`` (MG-Eval, METHODS §1.2–1.4): ``levels``; ``gallery`` = RGB HR items, each with its
   own (outfit) ``attributes``; ``queries`` = one per test identity and level
-  ``{"identity", "outfit", "source", "level", "text", "paraphrase", "attributes": {stated key: value},
-  "relevant"}`` where a gallery image is relevant iff its attributes contain every stated attribute-value
-  (cross-identity labels) and ``paraphrase`` states the same attributes in held-out words
-  (``engine.text.paraphrase``); ``handwritten`` = the shipped hand-written descriptions
-  (``resources/texts/handwritten_queries.jsonl``) as ``{"text", "level", "attributes", "relevant"}`` by the
-  same rule; ``chains`` = one 5-step progressive chain per test identity
+  ``{"identity", "outfit", "source", "level", "text", "paraphrase", "reframed", "attributes": {stated key:
+  value}, "relevant"}`` where a gallery image is relevant iff its attributes contain every stated
+  attribute-value (cross-identity labels); ``paraphrase`` states the same attributes in held-out words and
+  sentence frames, ``reframed`` in the held-out frames with plain value names (``engine.text.paraphrase``);
+  ``handwritten`` = the shipped hand-written descriptions (``resources/texts/handwritten_queries.jsonl``) as
+  ``{"text", "level", "attributes", "relevant"}`` by the same rule; ``chains`` = one 5-step progressive
+  chain per test identity
   ``{"identity", "outfit", "source", "steps": [{"level", "text", "attributes", "relevant"}]}``, nested
   (each step states a superset of the previous one). Texts come from ``engine.text.generator.query_chain``.
 - ``modalities.json`` (FlexiReID): ``modes`` = T, S, IR, T+S, T+IR, S+IR, T+S+IR; ``gallery`` = RGB HR
@@ -82,7 +83,7 @@ RELEVANCE: dict[str, str] = {
     "anytime": "identity by scenario: same-clothes (ST) positives share the query's outfit, changed-clothes "
                "(LT) positives are the query's identity in another outfit",
 }
-Paraphrase = Callable[[dict[str, str], list[str], random.Random], str]
+Paraphrase = Callable[[dict[str, str], list[str], random.Random, str], str]  # (attributes, keys, rng, words)
 
 QueryChain = Callable[[dict[str, str], random.Random], list[dict[str, Any]]]
 
@@ -298,8 +299,11 @@ def _granularity(samples: list[Sample], sources: dict[int, Sample], chain: Query
             if step is None:
                 missing_levels[level] += 1
                 continue
-            words = paraphrase(attrs, list(step["attributes"]), random.Random(f"{seed}:paraphrase:{identity}:{level}"))
-            queries.append({**head, **step, "paraphrase": words, "relevant": table.relevant(step["attributes"])})
+            keys = list(step["attributes"])
+            held_out = paraphrase(attrs, keys, random.Random(f"{seed}:paraphrase:{identity}:{level}"), "held_out")
+            reframed = paraphrase(attrs, keys, random.Random(f"{seed}:reframed:{identity}:{level}"), "canonical")
+            queries.append({**head, **step, "paraphrase": held_out, "reframed": reframed,
+                            "relevant": table.relevant(step["attributes"])})
         steps = _steps(chain, attrs, random.Random(f"{seed}:chain:{identity}"), identity)
         if len(steps) != CHAIN_STEPS:
             short_chains += 1
