@@ -268,6 +268,19 @@ def test_resume_keeps_the_recorded_config_when_the_config_file_changed(world, tm
     assert read_metadata(result.model_dir)["training"]["lr"] == 1e-3
 
 
+def test_a_run_recorded_before_the_new_keys_resumes_with_its_old_rules(world, tmp_path):
+    out = tmp_path / "run"
+    train(_options(world, out, tiny_run(epochs=1), max_minutes=0.0))
+    recorded = json.loads((out / "run.json").read_text())
+    for key in ("validation_seed", "low_resolution_reference", "text_positives"):
+        del recorded["training"][key]
+    (out / "run.json").write_text(json.dumps(recorded))
+    result = train(_options(world, out, tiny_run(epochs=1), resume=True))
+    assert result.status == "completed"
+    training = read_metadata(result.model_dir)["training"]
+    assert training["text_positives"] == "identity" and training["low_resolution_reference"] == "input"
+
+
 def test_cli_train_and_its_errors(world, tmp_path):
     from engine.cli import app
 
