@@ -35,6 +35,6 @@ default-checkpoint: $(STAMP)
 	test -f $(EVAL_WORLD)/world.json || $(LINEUP) world build --out $(EVAL_WORLD) --identities 500 --images-per-identity 10 --seed 777
 	$(LINEUP) train --config resources/runs/default_cpu.json --data world:$(TRAIN_WORLD) --out $(RUNS)/stage1 --seed 1001 $(call resume,$(RUNS)/stage1,)
 	$(LINEUP) train --config resources/runs/default_cpu_fusion.json --data world:$(TRAIN_WORLD) --out $(RUNS)/stage2 --seed 1002 $(call resume,$(RUNS)/stage2,--init $(RUNS)/stage1/model)
-	$(LINEUP) checkpoint export $(RUNS)/stage2/model $(SHIPPED) --fp16 --eval-report eval/
+	$(LINEUP) checkpoint export $(RUNS)/stage2/model $(SHIPPED) --fp16 --eval-report eval/ --components resources/runs/default_components.json
 	for protocol in mg-separate mg-progressive modes cross-res; do \
 	    $(LINEUP) eval --checkpoint $(SHIPPED) --world $(EVAL_WORLD) --protocol $$protocol --out $(SHIPPED)/eval/$$protocol.json || exit 1; done

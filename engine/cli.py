@@ -152,6 +152,8 @@ def evaluate_command(
     batch: int = typer.Option(64, "--batch", min=1, help="Images or texts per model call."),
     device: str = typer.Option(None, "--device", help="cpu, cuda, cuda:1 ... (default: CUDA when available)."),
     out: Path = typer.Option(None, "--out", help="Also write the JSON report to this file."),
+    texts: str = typer.Option("generated", "--texts",
+                              help="mg-separate: generated | paraphrased (held-out words + hand-written) | both."),
 ) -> None:
     """Evaluate a checkpoint: MG-Eval separate/progressive, query modes, cross-resolution, any-time, t2i."""
     from engine.atomic import atomic_write_json
@@ -165,12 +167,13 @@ def evaluate_command(
     if data is not None and data.lower().startswith("world:"):
         world, data = Path(data.partition(":")[2]), None  # the training command's spelling of a world
     try:
-        check_options(protocol, level, rho, batch)
+        check_options(protocol, level, rho, batch, texts)
         check_source(protocol, on_world=world is not None)
         source = world if world is not None else read_dataset_spec(data)
         model = load_model(checkpoint, device=device)
         with cli_progress(f"encoding ({protocol})") as progress:
-            report = evaluate(model, source, protocol, level=level, rho=rho, batch_size=batch, progress=progress)
+            report = evaluate(model, source, protocol, level=level, rho=rho, batch_size=batch, progress=progress,
+                              texts=texts)
     except (ValueError, OSError, RuntimeError) as exc:
         _fail(str(exc))
     if data is not None:
@@ -489,9 +492,11 @@ def checkpoint_info(
     path: Path = typer.Argument(None, help="Checkpoint folder (default: the shipped one)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Config, size, fingerprint, training command and evaluation report of a checkpoint."""
+    """Config, size, fingerprint, training command, evaluation report and the papers' components of a
+    checkpoint (which are on, and why the others are off)."""
     from engine.evaluation.sources import default_checkpoint
     from engine.models import load, model_fingerprint, read_metadata
+    from engine.models.components import components
 
     try:
         folder = default_checkpoint() if path is None else path
@@ -502,12 +507,20 @@ def checkpoint_info(
     info = {"path": str(folder), "config": model.config.name, "parameters": metadata.get("parameters"),
             "weights_dtype": metadata.get("weights_dtype", "float32"), "fingerprint": model_fingerprint(model),
             "training_command": metadata.get("training_command"), "eval_report": metadata.get("eval_report"),
-            "world": (metadata.get("data_fingerprint") or {}).get("world")}
+            "world": (metadata.get("data_fingerprint") or {}).get("world"),
+            "components": components(model.config, (metadata.get("components") or {}).get("off"))}
     if as_json:
         typer.echo(json.dumps(info))
-    else:
-        for key, value in info.items():
+        return
+    for key, value in info.items():
+        if key != "components":
             typer.echo(f"{key:>16}: {value}")
+    typer.echo("      components:")
+    for row in info["components"]:
+        state = "on " if row["on"] else "off"
+        typer.echo(f"    {state} {row['paper']:<9} {row['name']:<15} {row['what']}")
+        if not row["on"]:
+            typer.echo(f"{'':>34}why: {row['why_off'] or 'not recorded (checkpoint export --components FILE)'}")
 
 
 @checkpoint_app.command("export")
@@ -516,14 +529,26 @@ def checkpoint_export(
     destination: Path = typer.Argument(..., help="Where to write the copy (replaced atomically)."),
     fp16: bool = typer.Option(False, "--fp16", help="Store floating-point weights in float16 (half the size)."),
     eval_report: str = typer.Option(None, "--eval-report", help="Record this evaluation report path."),
+    components_file: Path = typer.Option(None, "--components",
+                                         help="JSON: component name → why it is off; recorded as the "
+                                              "checkpoint's components note."),
 ) -> None:
     """Copy a checkpoint (e.g. to ship it), optionally with fp16 weights; metadata is kept."""
     import torch
 
+    from engine.models import load
     from engine.models.checkpoint import export_checkpoint
+    from engine.models.components import component_note
 
     extra = {} if eval_report is None else {"eval_report": eval_report}
     try:
+        if components_file is not None:
+            try:
+                reasons = json.loads(components_file.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{components_file}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+            config = load(source, device="cpu").config
+            extra["components"] = component_note(config, reasons, str(components_file))
         out = export_checkpoint(source, destination, weights_dtype=torch.float16 if fp16 else None,
                                 extra_metadata=extra)
     except (ValueError, OSError) as exc:

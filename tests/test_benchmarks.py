@@ -12,6 +12,7 @@ from engine.ontology import ATTRIBUTE_KEYS, LEVELS, ONTOLOGY
 from engine.world.benchmarks import (
     BENCHMARKS,
     MODES,
+    RELEVANCE,
     SCENARIOS,
     anytime_masks,
     build_benchmarks,
@@ -79,7 +80,8 @@ def test_files_summary_and_loader(built):
     assert summary["identities"] == 4 and summary["out_dir"] == str(out)
     for name in BENCHMARKS:
         data = load_benchmark(out, name)
-        assert data["benchmark"] == name and data["version"] == 1 and data["identities"] == [0, 1, 2, 3]
+        assert data["benchmark"] == name and data["version"] == 2 and data["identities"] == [0, 1, 2, 3]
+        assert data["relevance"] == RELEVANCE[name]
         assert Path(data["world"]) == world.resolve()
     assert load_benchmark(out, "summary")["granularity"] == summary["granularity"]
     with pytest.raises(ValueError, match="unknown benchmark"):
@@ -109,6 +111,34 @@ def test_granularity_queries_and_cross_identity_relevance(built):
     assert matrix.shape == (20, 16) and matrix.sum() == sum(len(q["relevant"]) for q in data["queries"])
 
 
+def test_paraphrased_and_handwritten_texts(built):
+    world, _, _ = built
+    data = load_benchmark(world / "benchmarks", "granularity")
+    paraphrases = [q["paraphrase"] for q in data["queries"]]
+    reframed = [q["reframed"] for q in data["queries"]]
+    assert all(isinstance(p, str) and p for p in paraphrases + reframed)
+    assert not set(paraphrases + reframed) & {q["text"] for q in data["queries"]}
+    assert len(set(paraphrases)) == len(set(reframed)) == len(paraphrases)
+    for q in data["queries"]:  # plain words: every stated colour is named as the ontology names it
+        for key in ("top_color", "bottom_color"):
+            if key in q["attributes"]:
+                assert q["attributes"][key] in q["reframed"] and q["attributes"][key] not in q["paraphrase"]
+    gallery = data["gallery"]
+    handwritten = data["handwritten"]
+    assert len(handwritten) > 400 and any(q["relevant"] for q in handwritten)
+    for q in handwritten:
+        assert q["level"] == ONTOLOGY.level_of(len(q["attributes"]))
+        assert q["relevant"] == [j for j, g in enumerate(gallery)
+                                 if all(g["attributes"][k] == v for k, v in q["attributes"].items())]
+
+
+def test_handwritten_queries_outside_the_ontology_are_named(tmp_path):
+    write_world(tmp_path)
+    with pytest.raises(ValueError, match=r"hand-written query 0 .*top_color='teal' is not in the ontology"):
+        build_benchmarks(tmp_path, query_chain=fake_chain,
+                         handwritten=[{"text": "a teal top", "attributes": {"top_color": "teal"}}])
+
+
 def test_progressive_chains_are_nested(built):
     world, _, _ = built
     data = load_benchmark(world / "benchmarks", "granularity")
@@ -132,21 +162,37 @@ def test_modalities(built):
     for q in data["queries"]:
         assert q["sketch"]["modality"] == "sketch" and q["ir"]["modality"] == "ir"
         assert q["sketch"]["identity"] == q["ir"]["identity"] == q["identity"]
-        assert q["ir"]["outfit"] == q["outfit"] and q["ir"]["resolution"] == "HR"
-        assert q["text"] == f"UF of {q['identity']}/{q['outfit']}" and q["text_level"] == "UF"
-        assert q["relevant"] == [j for j, g in enumerate(gallery) if g["identity"] == q["identity"]]
+        # text, sketch and IR show one outfit: the only one with a sketch
+        assert q["sketch"]["outfit"] == q["ir"]["outfit"] == q["outfit"] == 0 and q["ir"]["resolution"] == "HR"
+        assert q["text"] == f"UF of {q['identity']}/0" and q["text_level"] == "UF"
+        assert q["attributes"] == _attributes(q["identity"], 0)
+        assert q["relevant"] == [j for j, g in enumerate(gallery) if (g["identity"], g["outfit"]) == (q["identity"], 0)]
+        assert len(q["relevant"]) == 2
         assert (world / q["sketch"]["image"]).is_file()
+    assert all(g["attributes"] == _attributes(g["identity"], g["outfit"]) for g in gallery)
 
 
 def test_cross_resolution(built):
     world, records, summary = built
     data = load_benchmark(world / "benchmarks", "cross_resolution")
-    assert summary["cross_resolution"]["gallery_per_resolution"] == {"HR": 16, "mild": 8, "mid": 0, "ultra": 8}
-    assert len(data["gallery"]) == sum(r["modality"] == "rgb" for r in records)
+    # every level holds the same 16 RGB HR images (the world's own 8 mild and 8 ultra images are not used)
+    assert summary["cross_resolution"]["gallery_per_resolution"] == {"HR": 16, "mild": 16, "mid": 16, "ultra": 16}
+    gallery = data["gallery"]
+    hr_ids = [r["id"] for r in records if r["modality"] == "rgb" and r["resolution"] == "HR"]
+    sizes = {"HR": (8, 4), "mild": (4, 2), "mid": (2, 1), "ultra": (1, 1)}
+    for level in sizes:
+        items = [g for g in gallery if g["resolution"] == level]
+        assert [g["source_id"] for g in items] == hr_ids
+        for g in items:
+            image = cv2.imread(str(Path(data["world"]) / g["image"]))
+            assert image.shape[:2] == sizes[level]
+            assert g["id"] == (g["source_id"] if level == "HR" else f"{g['source_id']}@{level}")
     assert len(data["queries"]) == 4
     for q in data["queries"]:
-        assert {data["gallery"][j]["identity"] for j in q["relevant"]} == {q["identity"]}
-        assert len(q["relevant"]) == 8
+        positives = {(gallery[j]["identity"], gallery[j]["outfit"]) for j in q["relevant"]}
+        assert positives == {(q["identity"], q["outfit"])}  # the query's outfit, never the other one
+        assert len(q["relevant"]) == 2 * len(sizes)
+    assert sorted(gallery[j]["source_id"] for j in data["mixed"]) == sorted(hr_ids)
 
 
 def test_anytime_split_and_counts(built):

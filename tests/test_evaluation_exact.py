@@ -40,10 +40,20 @@ def test_perfect_encoder_is_perfect_on_every_mode(world, fusion):
     assert report["fusion"] == fusion if fusion != "none" else report["fusion"].startswith("none")
 
 
-def test_perfect_encoder_on_cross_resolution_and_anytime(world):
+def test_identity_encoder_on_outfit_level_cross_resolution_and_anytime(world):
     model = perfect_model(world)
     cross = evaluate(model, world, "cross-res")
-    assert cross["by"]["ultra"]["R@1"] == cross["mixed"]["mAP"] == cross["overall"]["mAP"] == 1.0
+    assert cross["relevance"].startswith("outfit")
+    # the double tells identities apart but not outfits: per level every image of the person ties at the top,
+    # outfit 0's two images first (gallery order); a query about outfit 1 finds its two at ranks 3 and 4
+    queries = world_benchmark(world, "cross_resolution")[0]["queries"]
+    first_outfit = sum(q["outfit"] == 0 for q in queries)
+    assert 0 < first_outfit < len(queries)
+    expected_map = (first_outfit + (len(queries) - first_outfit) * (1 / 3 + 2 / 4) / 2) / len(queries)
+    for block in (*cross["by"].values(), cross["mixed"]):
+        assert block["R@1"] == pytest.approx(first_outfit / len(queries))
+        assert block["mAP"] == pytest.approx(expected_map)
+    assert cross["gallery_per_resolution"] == {"HR": 20, "mild": 20, "mid": 20, "ultra": 20}
     anytime = evaluate(model, world, "anytime")
     assert anytime["by"]["DT-ST"]["R@1"] == anytime["by"]["AD-LT"]["mAP"] == 1.0
     assert anytime["by"]["any-time"] == {"score": 1.0, "R@1": 1.0, "mAP": 1.0}

@@ -86,9 +86,13 @@ def test_world_protocol_reports(model, world, protocol):
         counts = [(s["candidates_before"], s["candidates_after"]) for s in report["steps"]]
         assert counts == [(16, 8), (8, 4), (4, 2), (2, 1), (1, 1)]  # 4 identities × 2 outfits × 2 RGB HR
     if protocol == "modes":
-        assert report["fusion"] == "cmqf"
+        assert report["fusion"] == "cmqf" and report["relevance"].startswith("outfit")
+        assert set(report["oracle"]["by"]) == {"T", "S", "IR"}
+        for block in report["oracle"]["by"].values():
+            check_block(block)
     if protocol == "cross-res":
-        assert report["gallery_per_resolution"] == {"HR": 16, "mild": 8, "mid": 8, "ultra": 8}
+        assert report["gallery_per_resolution"] == {"HR": 16, "mild": 16, "mid": 16, "ultra": 16}
+        assert report["relevance"].startswith("outfit")
         check_block(report["mixed"])
 
 
@@ -122,6 +126,25 @@ def test_benchmarks_are_built_on_demand_and_rebuilt_when_stale(model, tmp_path):
     write_world(tmp_path, identities=3)  # the manifest changes, so its hash does
     again = evaluate(model, f"world:{tmp_path}", "cross-res")
     assert again["source"]["benchmarks_built_now"] and again["queries"] == 3
+
+
+def test_mg_separate_text_sets(model, world):
+    both = evaluate(model, world, "mg-separate", texts="both")
+    assert both["texts"] == "both"
+    assert list(both["text_sets"]) == ["generated", "paraphrased", "reframed", "handwritten"]
+    generated = evaluate(model, world, "mg-separate")
+    assert "text_sets" not in generated and both["overall"] == generated["overall"]
+    assert both["text_sets"]["generated"]["overall"] == generated["overall"]
+    assert both["text_sets"]["paraphrased"]["queries"] == generated["queries"]
+    assert both["text_sets"]["paraphrased"]["overall"] != generated["overall"]  # other words, other vectors
+    held_out = evaluate(model, world, "mg-separate", texts="paraphrased")
+    assert held_out["overall"] == both["text_sets"]["paraphrased"]["overall"]
+    for part in both["text_sets"].values():
+        check_block(part["overall"])
+    with pytest.raises(ValueError, match="texts must be one of"):
+        evaluate(model, world, "mg-separate", texts="poems")
+    with pytest.raises(ValueError, match="--texts paraphrased is a choice of the mg-separate protocol"):
+        evaluate(model, world, "modes", texts="paraphrased")
 
 
 # ------------------------------------------------------------------------------------------------- CLI
@@ -189,3 +212,13 @@ def test_cli_errors(world, tmp_path, monkeypatch):
     assert both.exit_code == 2 and "exactly one of --world" in both.output
     wrong = runner.invoke(app, ["eval", "--data", f"world:{world}", "--protocol", "t2i"])
     assert wrong.exit_code == 2 and "runs on a real dataset" in wrong.output
+
+
+def test_cli_anytime_without_scenario_tokens_is_a_named_error(world, tmp_path):
+    checkpoint = save(create({**TINY, "scenarios": {"enabled": False}}, device="cpu"), tmp_path / "no-scenarios")
+    result = CliRunner().invoke(
+        app,
+        ["eval", "--checkpoint", str(checkpoint), "--world", str(world), "--protocol", "anytime", "--device", "cpu"],
+    )
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "the anytime protocol needs scenario tokens" in result.output and "tiny-eval" in result.output

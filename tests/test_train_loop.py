@@ -91,6 +91,46 @@ def _step_losses(out: Path) -> list[tuple[int, float, dict]]:
     return [(r["global_step"], r["loss"], r["terms"]) for r in records if r["event"] == "step"]
 
 
+def test_a_second_stage_validates_on_the_first_stages_identities(world, tmp_path):
+    run = tiny_run(epochs=1, steps_per_epoch=1, validation_identities=3)
+    first = train(_options(world, tmp_path / "stage1", run=run))  # seed 5
+    recorded = read_metadata(first.model_dir)
+    held_out = recorded["validation_identities"]
+    assert len(held_out) == 3 and recorded["validation_seed"] == 5 and recorded["validation_origin"] == "seed 5"
+    start = json.loads((tmp_path / "stage1" / "log.jsonl").read_text().splitlines()[0])
+    assert start["validation_identities"] == held_out
+    second = train(TrainOptions(config=run, data=f"world:{world}", out=tmp_path / "stage2", seed=6, command="test",
+                                init=first.model_dir))
+    stage2 = read_metadata(second.model_dir)
+    assert stage2["validation_identities"] == held_out and stage2["validation_seed"] == 5
+    assert stage2["validation_origin"] == str(first.model_dir)
+
+
+def test_validation_seed_pins_the_held_out_draw(world):
+    from engine.train.data import HeldOut, build_training_data
+    from engine.train.trainer import resolve_run_config
+
+    config = resolve_run_config(_options(world, Path("unused"))).model
+
+    def held_out(seed, **kwargs):
+        data = build_training_data(f"world:{world}", config, seed=seed, validation_identities=3,
+                                   queries_per_identity=1, identities_per_batch=2, **kwargs)
+        return data.validation_identities, data
+
+    by_run_seed = {seed: held_out(seed)[0] for seed in (5, 6, 7)}
+    assert len({tuple(ids) for ids in by_run_seed.values()}) > 1  # the old rule: each stage its own people
+    assert {tuple(held_out(seed, validation_seed=5)[0]) for seed in (5, 6, 7)} == {tuple(by_run_seed[5])}
+    ids, data = held_out(6)
+    other = HeldOut((0, 1), 5, "0" * 64, "elsewhere")  # recorded on other data: not reused, said so
+    notes = []
+    assert build_training_data(f"world:{world}", config, seed=6, validation_identities=3, queries_per_identity=1,
+                               identities_per_batch=2, held_out=other, status=notes.append
+                               ).validation_identities == ids
+    assert any("elsewhere was trained on other data" in note for note in notes)
+    same = HeldOut((0, 1), 5, data.fingerprint["content_sha256"], "stage one")
+    assert held_out(6, held_out=same)[0] == [0, 1]
+
+
 def test_repeated_steps_on_one_batch_reduce_the_loss(world, tmp_path):
     trainer = Trainer.prepare(_options(world, tmp_path / "run", tiny_run(lr=3e-3, warmup_epochs=0.0)))
     indices = next(iter(trainer.sampler.epoch(0)))
@@ -226,6 +266,19 @@ def test_resume_keeps_the_recorded_config_when_the_config_file_changed(world, tm
     assert not any("resuming with the recorded one" in n for n in notes), notes
     assert load(result.model_dir, device="cpu").config.vision.width == 32
     assert read_metadata(result.model_dir)["training"]["lr"] == 1e-3
+
+
+def test_a_run_recorded_before_the_new_keys_resumes_with_its_old_rules(world, tmp_path):
+    out = tmp_path / "run"
+    train(_options(world, out, tiny_run(epochs=1), max_minutes=0.0))
+    recorded = json.loads((out / "run.json").read_text())
+    for key in ("validation_seed", "low_resolution_reference", "text_positives"):
+        del recorded["training"][key]
+    (out / "run.json").write_text(json.dumps(recorded))
+    result = train(_options(world, out, tiny_run(epochs=1), resume=True))
+    assert result.status == "completed"
+    training = read_metadata(result.model_dir)["training"]
+    assert training["text_positives"] == "identity" and training["low_resolution_reference"] == "input"
 
 
 def test_cli_train_and_its_errors(world, tmp_path):

@@ -44,8 +44,8 @@ def _merge(base: dict, extra: dict) -> dict:
     return out
 
 
-def _step_outputs(world: Path, overrides: dict, data_spec: str | None = None, seed: int = 0):
-    run = load_run_config(tiny_run(overrides))
+def _step_outputs(world: Path, overrides: dict, data_spec: str | None = None, seed: int = 0, **training):
+    run = load_run_config(tiny_run(overrides, **training))
     data = build_training_data(data_spec or f"world:{world}", run.model, seed=seed, validation_identities=2,
                                queries_per_identity=1, identities_per_batch=2)
     config = run.model
@@ -86,15 +86,43 @@ def test_sdm_uses_the_hr_view_and_the_lr_terms_the_refined_view(world):
     from engine.losses.sdm import sdm_loss
 
     tau = 0.02
-    expected = sdm_loss(outputs["text_embeds"], outputs["image_embeds_hr"], batch.labels, tau)
+    expected = sdm_loss(outputs["text_embeds"], outputs["image_embeds_hr"], batch.match_labels, tau)
     assert torch.allclose(losses.terms["sdm"], expected)
-    low = sdm_loss(outputs["text_embeds"], outputs["image_embeds_refined"], batch.labels, tau)
+    low = sdm_loss(outputs["text_embeds"], outputs["image_embeds_refined"], batch.match_labels, tau)
     assert torch.allclose(losses.terms["sdm_low_resolution"], low)
     assert len(outputs["fused"]) == 7  # every query mode: text, sketch and IR are all present
 
 
+def test_text_matches_follow_the_outfit_rule(world):
+    _, batch, outputs, losses, data, _ = _step_outputs(world, {})
+    from engine.losses.sdm import sdm_loss
+
+    items = [data.pairs[i] for i in range(6)]
+    assert batch.match_labels.tolist() == [item.clothing for item in items]
+    assert len({(i.label, i.clothing) for i in items}) > len({i.label for i in items})  # two outfits of one person
+    by_identity = sdm_loss(outputs["text_embeds"], outputs["image_embeds_hr"], batch.labels, 0.02)
+    assert not torch.allclose(losses.terms["sdm"], by_identity)
+    _, legacy, _, _, _, _ = _step_outputs(world, {}, text_positives="identity")
+    assert torch.equal(legacy.match_labels, legacy.labels)
+
+
+def test_low_resolution_views_at_the_world_sizes(world):
+    _, _, _, _, _, builder = _step_outputs(world, {})
+    hr = torch.rand(4, 3, 96, 48)
+    resolution = torch.tensor([0, 1, 2, 3])  # hr, mild, mid, ultra
+    source = torch.tensor([[256, 128]] * 4)
+    views = builder.low_resolution_views(hr, resolution, source)
+    assert torch.equal(views[0], hr[0]) and torch.equal(views[1], hr[1])  # 128×64 is above the 96×48 input
+    for row, small in ((2, (64, 32)), (3, (32, 16))):
+        down = torch.nn.functional.interpolate(hr[row:row + 1], size=small, mode="area")
+        up = torch.nn.functional.interpolate(down, size=(96, 48), mode="bicubic", align_corners=False)
+        assert torch.allclose(views[row], up[0])
+    by_input = builder.low_resolution_views(hr, resolution)  # the earlier rule: ×2 of the input already blurs
+    assert not torch.allclose(by_input[1], hr[1])
+
+
 def test_batch_inputs_for_every_component(world):
-    config, batch, _, _, data, builder = _step_outputs(world, {})
+    config, batch, _, _, data, builder = _step_outputs(world, {}, low_resolution_reference="input")
     assert batch.images.shape == batch.hr_images.shape == (6, 3, 32, 16)
     assert batch.sketch.shape == batch.ir.shape == (6, 3, 32, 16)
     # LR views: the HR rows equal their HR image, the others were down- and up-sampled
@@ -178,3 +206,20 @@ def test_captioned_data_uses_captions_with_parsed_levels(world, tmp_path):
     assert len(set(levels)) >= 4  # the UC…UF descriptions parse to different levels
     assert sum(p.caption_levels[-1] >= p.caption_levels[0] for p in data.pairs) == len(data.pairs)
     assert "all" in data.validation.queries
+
+
+def test_validation_counts_matches_by_the_runs_rule(world):
+    from engine.train.validate import evaluate as validate
+
+    config, _, _, _, data, builder = _step_outputs(world, {})
+    validation = data.validation
+    assert validation.gallery_outfits.shape == validation.gallery_identities.shape
+    for level, (texts, identities) in validation.queries.items():
+        assert validation.query_outfits[level].shape == identities.shape == (len(texts),)
+    model = create(config, device="cpu")
+    by_outfit = validate(model, validation, builder)
+    legacy = BatchBuilder(data, config, builder.training.replace(text_positives="identity"), model.tokenizer)
+    by_identity = validate(model, validation, legacy)
+    assert set(by_outfit) == set(by_identity) == {"UF", "UC"}
+    # the same ranking scored against fewer positives: never more of them in the list, so mAP differs
+    assert any(by_outfit[lv]["mAP"] != by_identity[lv]["mAP"] for lv in by_outfit)

@@ -20,6 +20,7 @@ from engine.evaluation.errors import EvaluationError
 from engine.evaluation.levels import LEVEL_MODES
 from engine.evaluation.sources import is_dataset_spec, read_dataset_spec, world_benchmark
 from engine.evaluation.t2i import text_to_image
+from engine.evaluation.world_protocols import TEXT_CHOICES
 from engine.progress import ProgressFn, no_progress
 
 #: world protocol → the benchmark file it reads
@@ -39,10 +40,14 @@ def default_level(protocol: str) -> str:
     return "auto" if protocol in DATASET_PROTOCOLS else "given"
 
 
-def check_options(protocol: str, level: str | None, rho: float, batch_size: int) -> str:
+def check_options(protocol: str, level: str | None, rho: float, batch_size: int, texts: str = "generated") -> str:
     """Validate the options; returns the level mode to use."""
     if protocol not in PROTOCOLS:
         raise EvaluationError(f"unknown protocol {protocol!r}; protocols: {list(PROTOCOLS)}")
+    if texts not in TEXT_CHOICES:
+        raise EvaluationError(f"texts must be one of {list(TEXT_CHOICES)}, got {texts!r}")
+    if texts != "generated" and protocol != "mg-separate":
+        raise EvaluationError(f"--texts {texts} is a choice of the mg-separate protocol, not of {protocol!r}")
     if level is not None and level not in LEVEL_MODES:
         raise EvaluationError(f"level must be one of {list(LEVEL_MODES)}, got {level!r}")
     if not 0 < rho <= 1:
@@ -89,9 +94,10 @@ def evaluate_benchmark(
     rho: float = 0.5,
     batch_size: int = 64,
     progress: ProgressFn = no_progress,
+    texts: str = "generated",
 ) -> dict[str, Any]:
     """Run a world protocol on an already loaded benchmark (``engine.world.benchmarks.load_benchmark``)."""
-    level = check_options(protocol, level, rho, batch_size)
+    level = check_options(protocol, level, rho, batch_size, texts)
     check_source(protocol, on_world=True)
     expected = WORLD_PROTOCOLS[protocol]
     if benchmark.get("benchmark") != expected:
@@ -100,7 +106,7 @@ def evaluate_benchmark(
         )
     with _eval_mode(model):
         if protocol == "mg-separate":
-            part = world_protocols.mg_separate(model, benchmark, level, batch_size, progress)
+            part = world_protocols.mg_separate(model, benchmark, level, batch_size, progress, texts)
         elif protocol == "mg-progressive":
             part = world_protocols.mg_progressive(model, benchmark, level, rho, batch_size, progress)
         elif protocol == "modes":
@@ -124,15 +130,17 @@ def evaluate(
     benchmarks_dir: Path | str | None = None,
     seed: int = 0,
     progress: ProgressFn = no_progress,
+    texts: str = "generated",
 ) -> dict[str, Any]:
     """Evaluate ``model`` with ``protocol`` on a world folder or a real dataset.
 
     ``source``: a world folder (world protocols; benchmark files built on demand in ``benchmarks_dir``,
     default WORLD/benchmarks, with ``seed``), a ``READER:PATH`` string or a ``DatasetIndex`` (``t2i`` on
     ``split``). ``level``: ``given`` or ``auto`` (default per protocol, see ``default_level``); ``rho`` the
-    progressive keep rate; ``progress(done, total)`` is called while images are encoded.
+    progressive keep rate; ``texts`` the mg-separate text sets (``generated``, ``paraphrased``, ``both``);
+    ``progress(done, total)`` is called while images are encoded.
     """
-    level = check_options(protocol, level, rho, batch_size)
+    level = check_options(protocol, level, rho, batch_size, texts)
     if isinstance(source, DatasetIndex) or (isinstance(source, str) and is_dataset_spec(source)):
         check_source(protocol, on_world=False)
         dataset = source if isinstance(source, DatasetIndex) else read_dataset_spec(source)
@@ -145,7 +153,7 @@ def evaluate(
         source = source.partition(":")[2]  # the world reader's READER:PATH spelling
     benchmark, built = world_benchmark(Path(source), WORLD_PROTOCOLS[protocol], benchmarks_dir, seed)
     report = evaluate_benchmark(
-        model, benchmark, protocol, level=level, rho=rho, batch_size=batch_size, progress=progress
+        model, benchmark, protocol, level=level, rho=rho, batch_size=batch_size, progress=progress, texts=texts
     )
     described = {
         "world": benchmark["world"],

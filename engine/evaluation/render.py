@@ -56,13 +56,41 @@ def steps_table(steps: list[dict[str, Any]]) -> Table:
     return table
 
 
+def text_sets_table(sets: dict[str, Any]) -> Table:
+    """mg-separate per text set: R@1 and mAP (×100) by level and overall."""
+    levels = list(next(iter(sets.values()))["by"])
+    table = Table(title="text sets: R@1 / mAP", title_justify="left")
+    for name in ("texts", *levels, "overall", "queries"):
+        table.add_column(name, justify="right")
+    for name, part in sets.items():
+        cells = [f"{_cell(b.get('R@1'))} / {_cell(b.get('mAP'))}" for b in (*part["by"].values(), part["overall"])]
+        table.add_row(name, *cells, str(part["queries"]))
+    return table
+
+
+def oracle_table(oracle: dict[str, Any], by: dict[str, Any]) -> Table:
+    """The attribute oracle's R@1 and mAP per single mode beside the model's."""
+    table = Table(title="attribute oracle (the ceiling of each query modality)", title_justify="left")
+    for name in ("mode", "oracle R@1", "oracle mAP", "model R@1", "model R@1 / oracle R@1"):
+        table.add_column(name, justify="right")
+    for mode, block in oracle["by"].items():
+        model = by.get(mode, {}).get("R@1")
+        ratio = "-" if model is None or not block.get("R@1") else f"{model / block['R@1']:.2f}"
+        table.add_row(mode, _cell(block.get("R@1")), _cell(block.get("mAP")), _cell(model), ratio)
+    return table
+
+
 def render(report: dict[str, Any], console: Console | None = None) -> None:
     """Print ``report`` as tables plus its settings and notes."""
     console = console or Console()
     parts: list[Any] = [metrics_table(report)]
+    if report.get("text_sets"):
+        parts.append(text_sets_table(report["text_sets"]))
+    if report.get("oracle"):
+        parts.append(oracle_table(report["oracle"], report["by"]))
     if report.get("steps"):
         parts.append(steps_table(report["steps"]))
-    settings = [f"{k}: {report[k]}" for k in ("level", "rho", "fusion", "queries", "gallery") if k in report]
+    settings = [f"{k}: {report[k]}" for k in ("level", "texts", "rho", "fusion", "queries", "gallery") if k in report]
     if "level_accuracy" in report:
         settings.append(f"level classifier accuracy: {_cell(report['level_accuracy'])}%")
     if settings:
@@ -72,6 +100,8 @@ def render(report: dict[str, Any], console: Console | None = None) -> None:
         parts.append(
             Text("mixed-resolution gallery: " + "  ".join(f"{k} {_cell(mixed.get(k))}" for k in SUMMARY_KEYS))
         )
+    if report.get("relevance"):
+        parts.append(Text(f"relevance: {report['relevance']}", style="dim"))
     for note in report.get("notes", []):
         parts.append(Text(f"note: {note}", style="yellow"))
     console.print(Group(*parts))

@@ -2,21 +2,27 @@
 the model and a loaded benchmark and returning the protocol's part of the report.
 
 - ``mg_separate`` (METHODS §1.2): every per-level query against the RGB HR gallery, each in the gallery
-  view of its level; ``by`` the benchmark level; ``overall`` pooled over all queries.
+  view of its level; ``by`` the benchmark level; ``overall`` pooled over all queries. ``texts`` picks the
+  phrasings: ``generated`` (the training generator's), ``paraphrased`` (the same queries in held-out words
+  and frames; in held-out frames with plain words, ``reframed``; and the hand-written set) or ``both``;
+  each set's block is in ``text_sets`` and ``overall``/``by`` are the first set's.
 - ``mg_progressive`` (METHODS §1.3): every 5-step chain with Top-k reduction ρ; the final list is scored
   against the last step's relevant set; ``steps`` the mean candidate counts and the share of final
   positives still candidates after each step; ``by`` the chain stopped after the step of each level
   (scored against that step's relevant set), so ``by`` of the last level equals ``overall``.
 - ``modes`` (FlexiReID, METHODS §4): the seven query modes against the RGB HR gallery via ``model.fuse``;
   a model without fusion uses its plain encoders for T, S and IR and the normalised mean of their unit
-  vectors for combined modes (said in ``fusion``); ``overall`` pooled over all (query, mode) pairs.
+  vectors for combined modes (said in ``fusion``); ``overall`` pooled over all (query, mode) pairs;
+  ``oracle`` the attribute oracle's ceiling per single mode (``engine.evaluation.oracle``).
 - ``cross_resolution`` (CRST): text queries; ``by`` a gallery of one resolution level each, every item
-  encoded with its own resolution label; ``overall`` pooled over the four; ``mixed`` all levels at once.
+  encoded with its own resolution label (the same images at every level); ``overall`` pooled over the
+  four; ``mixed`` one gallery of every image at a seeded level.
 - ``anytime`` (Uni-AT, METHODS §3): ``encode_reid`` per scenario with ``anytime_masks``; ``overall`` the
   mean of the six scenario blocks; ``by["any-time"]`` = {"score": mean of the six R@1 and the six mAP,
   "R@1": mean R@1, "mAP": mean mAP}.
 
-Gallery images are encoded once per view they need; vectors never leave the CPU as more than Q×G floats.
+Every report states its benchmark's relevance rule (``relevance``). Gallery images are encoded once per
+view they need; vectors never leave the CPU as more than Q×G floats.
 """
 
 from __future__ import annotations
@@ -38,14 +44,39 @@ from engine.evaluation.encoding import (
 )
 from engine.evaluation.errors import EvaluationError
 from engine.evaluation.levels import gallery_views, image_query_level, query_levels, similarity_by_level
+from engine.evaluation.oracle import attribute_oracle
 from engine.evaluation.scoring import ScoredQueries, block, empty_metrics, mean_of_groups, pooled, score
 from engine.metrics.progressive import evaluate_progressive
 from engine.ontology import LEVELS
 from engine.progress import ProgressFn, no_progress
-from engine.world.benchmarks import MODES, SCENARIOS, anytime_masks, relevance_matrix
+from engine.world.benchmarks import MODES, RELEVANCE, SCENARIOS, anytime_masks, relevance_matrix
 
 Report = dict[str, Any]
 WORLD_RESOLUTIONS: tuple[str, ...] = ("HR", "mild", "mid", "ultra")
+TEXT_CHOICES: tuple[str, ...] = ("generated", "paraphrased", "both")
+#: text set → (benchmark list, field holding the text)
+TEXT_SETS: dict[str, tuple[str, str]] = {
+    "generated": ("queries", "text"),
+    "paraphrased": ("queries", "paraphrase"),
+    "reframed": ("queries", "reframed"),
+    "handwritten": ("handwritten", "text"),
+}
+
+
+def text_sets(texts: str) -> list[str]:
+    """The text sets a ``--texts`` choice evaluates, in report order."""
+    if texts not in TEXT_CHOICES:
+        raise EvaluationError(f"texts must be one of {list(TEXT_CHOICES)}, got {texts!r}")
+    return {"generated": ["generated"], "paraphrased": ["paraphrased", "reframed", "handwritten"],
+            "both": ["generated", "paraphrased", "reframed", "handwritten"]}[texts]
+
+
+def _relevance_rule(bench: Mapping[str, Any]) -> str:
+    """The rule the benchmark file states, else (a benchmark assembled in memory) its kind's rule."""
+    rule = bench.get("relevance", RELEVANCE.get(bench.get("benchmark")))
+    if not isinstance(rule, str):
+        raise EvaluationError(f"benchmark {bench.get('benchmark')!r} of {bench.get('world')} states no relevance rule")
+    return rule
 
 
 def _paths(bench: Mapping[str, Any], items: Sequence[Mapping[str, Any]]) -> list[Path]:
@@ -85,33 +116,74 @@ def _rgb_gallery(
 
 
 def mg_separate(
-    model, bench, level: str = "given", batch_size: int = 64, progress: ProgressFn = no_progress
+    model,
+    bench,
+    level: str = "given",
+    batch_size: int = 64,
+    progress: ProgressFn = no_progress,
+    texts: str = "generated",
 ) -> Report:
-    """Separate granularity assessment (METHODS §1.2) on ``granularity.json``."""
-    queries = bench["queries"]
-    _require(queries, "queries", bench)
+    """Separate granularity assessment (METHODS §1.2) on ``granularity.json``, for each text set asked."""
+    rule = _relevance_rule(bench)
+    sets = text_sets(texts)
+    _require(bench["queries"], "queries", bench)
+    blocks: dict[str, Report] = {}
+    notes: list[str] = []
+    views: dict[str, torch.Tensor] = {}
+    for name in sets:
+        field, key = TEXT_SETS[name]
+        queries = bench.get(field)
+        if queries is None or any(key not in q for q in queries):
+            raise EvaluationError(
+                f"benchmark of {bench.get('world')} has no {name} texts; rebuild it (lineup world benchmarks)"
+            )
+        part, part_notes = _separate_block(model, bench, queries, key, level, batch_size, progress, views)
+        blocks[name] = part
+        notes += [f"{name} texts: {note}" for note in part_notes] if len(sets) > 1 else part_notes
+    first = blocks[sets[0]]
+    report: Report = {
+        "level": level,
+        "texts": texts,
+        "relevance": rule,
+        "queries": first["queries"],
+        "gallery": len(bench["gallery"]),
+        "overall": first["overall"],
+        "by": first["by"],
+        "notes": notes,
+    }
+    if len(sets) > 1 or sets[0] != "generated":
+        report["text_sets"] = blocks
+    if "level_accuracy" in first:
+        report["level_accuracy"] = first["level_accuracy"]
+    return report
+
+
+def _separate_block(
+    model, bench, queries, key: str, level: str, batch_size: int, progress: ProgressFn, views: dict
+) -> tuple[Report, list[str]]:
+    """(``{"queries", "overall", "by"[, "level_accuracy"]}``, notes) of one text set; ``views`` caches the
+    gallery views between sets."""
     given = [q["level"] for q in queries]
-    texts = encode_texts(model, [q["text"] for q in queries], batch_size)
+    texts = encode_texts(model, [q[key] for q in queries], batch_size)
     used, notes = query_levels(given, texts.level_logits, level, image_query_level(model))
-    views = _rgb_gallery(model, bench, set(used), batch_size, progress)
+    missing = set(used) - set(views)
+    if missing:
+        views.update(_rgb_gallery(model, bench, missing, batch_size, progress))
     similarity = similarity_by_level(texts.vectors, used, views)
-    relevance = relevance_matrix(bench)
+    relevance = relevance_matrix(bench, queries)
     groups: dict[str, ScoredQueries] = {}
     for lv in LEVELS:
         rows = [i for i, g in enumerate(given) if g == lv]
         if rows:
             groups[lv] = score(similarity[rows], relevance[rows])
-    report: Report = {
-        "level": level,
+    part: Report = {
         "queries": len(queries),
-        "gallery": len(bench["gallery"]),
         "overall": pooled(list(groups.values())),
         "by": {lv: block(groups[lv]) if lv in groups else empty_metrics() for lv in LEVELS},
-        "notes": notes + _text_notes(texts.truncated_batches),
     }
     if level == "auto" and texts.level_logits is not None:
-        report["level_accuracy"] = float(np.mean([u == g for u, g in zip(used, given, strict=True)]))
-    return report
+        part["level_accuracy"] = float(np.mean([u == g for u, g in zip(used, given, strict=True)]))
+    return part, notes + _text_notes(texts.truncated_batches)
 
 
 # ----------------------------------------------------------------------------------- MG-Eval progressive
@@ -153,6 +225,7 @@ def mg_progressive(
         by[keys[j]] = block(partial)
     report: Report = {
         "level": level,
+        "relevance": _relevance_rule(bench),
         "rho": rho,
         "queries": len(chains),
         "gallery": len(bench["gallery"]),
@@ -211,7 +284,9 @@ def _step_summary(
 def modes(
     model, bench, level: str = "given", batch_size: int = 64, progress: ProgressFn = no_progress
 ) -> Report:
-    """The seven query modes of FlexiReID on ``modalities.json`` (RGB HR gallery, same-identity positives)."""
+    """The seven query modes of FlexiReID on ``modalities.json`` (RGB HR gallery, same-outfit positives),
+    with the attribute oracle's ceiling for T, S and IR."""
+    rule = _relevance_rule(bench)
     queries = bench["queries"]
     _require(queries, "queries", bench)
     texts = encode_texts(model, [q["text"] for q in queries], batch_size)
@@ -246,11 +321,13 @@ def modes(
         groups[mode] = score(similarity_by_level(vectors[mode], mode_levels, views), relevance)
     return {
         "level": level,
+        "relevance": rule,
         "fusion": fusion,
         "queries": len(queries),
         "gallery": len(bench["gallery"]),
         "overall": pooled(list(groups.values())),
         "by": {mode: block(groups[mode]) for mode in MODES},
+        "oracle": attribute_oracle(bench, relevance),
         "notes": notes + _text_notes(texts.truncated_batches),
     }
 
@@ -307,6 +384,7 @@ def cross_resolution(
     model, bench, level: str = "given", batch_size: int = 64, progress: ProgressFn = no_progress
 ) -> Report:
     """CRST text-to-image retrieval per gallery resolution on ``cross_resolution.json``."""
+    rule = _relevance_rule(bench)
     queries, gallery = bench["queries"], bench["gallery"]
     _require(queries, "queries", bench)
     texts = encode_texts(model, [q["text"] for q in queries], batch_size)
@@ -322,14 +400,16 @@ def cross_resolution(
         columns = np.flatnonzero(labels == resolution)
         if columns.size:
             groups[resolution] = score(similarity[:, columns], relevance[:, columns])
+    mixed = np.asarray(bench["mixed"], dtype=np.int64)
     return {
         "level": level,
+        "relevance": rule,
         "queries": len(queries),
         "gallery": len(gallery),
         "gallery_per_resolution": {r: int((labels == r).sum()) for r in WORLD_RESOLUTIONS},
         "overall": pooled(list(groups.values())),
         "by": {r: block(groups[r]) if r in groups else empty_metrics() for r in WORLD_RESOLUTIONS},
-        "mixed": block(score(similarity, relevance)),
+        "mixed": block(score(similarity[:, mixed], relevance[:, mixed])),
         "notes": notes + _text_notes(texts.truncated_batches),
     }
 
@@ -342,7 +422,7 @@ def anytime(model, bench, batch_size: int = 64, progress: ProgressFn = no_progre
     if not model.config.scenarios.enabled:
         raise EvaluationError(
             "the anytime protocol needs scenario tokens, and this model has none "
-            f"(config {model.config.name!r}: scenarios.enabled is false)"
+            f"(config {model.config.name!r}: scenarios.enabled is false; `lineup checkpoint info` says why)"
         )
     query, gallery = bench["query"], bench["gallery"]
     _require(query, "query images", bench)
@@ -379,7 +459,8 @@ def anytime(model, bench, batch_size: int = 64, progress: ProgressFn = no_progre
         "R@1": overall["R@1"],
         "mAP": overall["mAP"],
     }
-    return {"queries": len(query), "gallery": len(gallery), "overall": overall, "by": by, "notes": notes}
+    return {"relevance": _relevance_rule(bench), "queries": len(query), "gallery": len(gallery),
+            "overall": overall, "by": by, "notes": notes}
 
 
 def _reid_vectors(

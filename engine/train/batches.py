@@ -2,10 +2,17 @@
 enabled components need (``PersonSearchModel.forward_train``), plus the labels the losses read.
 
 - Images come from the uint8 cache, normalised, then augmented (METHODS §1.7) with the step's generator.
+- Text–image matches (``match_labels``): with ``text_positives = "outfit"`` a text matches the images of
+  its person in the outfit it describes (the clothing id), as the evaluation counts them; with
+  ``"identity"`` every image of the person.
 - CRST (METHODS §2): each pair gets a resolution r uniform over HR, mild, mid, ultra; its view is the
   augmented HR image downsampled ×2/×4/×8 (area) and upsampled back (bicubic); the HR image goes in as
-  ``hr_images``; masked token ids follow the policy π_r of ``engine.losses.crst.resolution_masking``.
-- FlexiReID (METHODS §4): one sketch and one IR image of the pair's identity (same outfit when there is one).
+  ``hr_images``. With ``low_resolution_reference = "source"`` the factors divide the image file's own
+  size (a 256×128 world image: 128×64, 64×32, 32×16, the sizes the world's mild, mid and ultra images
+  have), capped at the model's input size; with ``"input"`` they divide the input size. Masked token ids
+  follow the policy π_r of ``engine.losses.crst.resolution_masking``.
+- FlexiReID (METHODS §4): one sketch and one IR image of the pair's identity (same outfit when there is
+  one; for sketches only under the outfit rule, as before otherwise).
 - Uni-AT (METHODS §3): RGB and IR re-id images of the batch identities with person and clothing ids.
 - CMAM: the wrong levels g' for GCR (METHODS §1.8) and the attribute codes PCIA needs (METHODS §1.7).
 """
@@ -40,6 +47,7 @@ class Batch:
     token_ids: torch.Tensor
     levels: torch.Tensor
     labels: torch.Tensor  # training identity per pair
+    match_labels: torch.Tensor  # what a text matches: clothing id (outfit rule) or the identity
     resolution: torch.Tensor
     query_codes: torch.Tensor  # [B, 18] value codes of what each text states (−1 unstated)
     fine_codes: torch.Tensor  # [B, 18] value codes of each image's full attribute set
@@ -111,17 +119,28 @@ class BatchBuilder:
             x = self.image_augment(x, generator)
         return x
 
-    def low_resolution_views(self, hr: torch.Tensor, resolution: torch.Tensor) -> torch.Tensor:
-        """Each row downsampled by its resolution's factor (area) and upsampled back (bicubic)."""
+    def low_resolution_views(self, hr: torch.Tensor, resolution: torch.Tensor,
+                             source_sizes: torch.Tensor | None = None) -> torch.Tensor:
+        """Each row downsampled by its resolution's factor (area) and upsampled back (bicubic); the factor
+        divides ``source_sizes`` (each row's file size, capped at the input size) when given, else the
+        input size."""
         out = hr.clone()
-        size = hr.shape[-2:]
+        size = tuple(hr.shape[-2:])
         for index, factor in enumerate(self.training.low_resolution_factors, start=1):
             rows = (resolution == index).nonzero().squeeze(1)
             if rows.numel() == 0:
                 continue
-            small_size = (max(1, size[0] // factor), max(1, size[1] // factor))
-            small = F.interpolate(hr.index_select(0, rows), size=small_size, mode="area")
-            out[rows] = F.interpolate(small, size=size, mode="bicubic", align_corners=False)
+            if source_sizes is None:
+                targets = [(max(1, size[0] // factor), max(1, size[1] // factor))] * rows.numel()
+            else:
+                targets = [(max(1, min(size[0], int(h) // factor)), max(1, min(size[1], int(w) // factor)))
+                           for h, w in source_sizes.index_select(0, rows).tolist()]
+            for small_size in sorted(set(targets)):
+                group = rows[[k for k, t in enumerate(targets) if t == small_size]]
+                if small_size == size:
+                    continue  # the level's size is at least the input size: the view is the HR image
+                small = F.interpolate(hr.index_select(0, group), size=small_size, mode="area")
+                out[group] = F.interpolate(small, size=size, mode="bicubic", align_corners=False)
         return out
 
     # -------------------------------------------------------------------------------------------- batch
@@ -131,6 +150,8 @@ class BatchBuilder:
         texts = [d.text for d in drawn]
         levels = torch.tensor([d.level for d in drawn], dtype=torch.long)
         labels = torch.tensor([item.label for item in items], dtype=torch.long)
+        by_outfit = self.training.text_positives == "outfit"
+        match_labels = torch.tensor([item.clothing for item in items], dtype=torch.long) if by_outfit else labels
         query_codes = torch.tensor([encode_attributes(d.stated) for d in drawn], dtype=torch.long)
         fine = [item.attributes if item.attributes is not None else _richest(item) for item in items]
         fine_codes = torch.tensor([encode_attributes(a) for a in fine], dtype=torch.long)
@@ -146,12 +167,16 @@ class BatchBuilder:
         if self.needs.low_resolution_views:
             resolution = torch.randint(0, len(RESOLUTIONS), (len(items),), generator=generator)
             hr_images = images
-            images = self.low_resolution_views(hr_images, resolution)
+            sizes = None
+            if self.training.low_resolution_reference == "source" and self.data.source_sizes is not None:
+                sizes = self.data.source_sizes.index_select(0, torch.as_tensor(rows, dtype=torch.long))
+            images = self.low_resolution_views(hr_images, resolution, sizes)
         else:
             resolution = torch.tensor([item.resolution for item in items], dtype=torch.long)
 
         batch = Batch(
-            images=images, token_ids=ids, levels=levels, labels=labels, resolution=resolution,
+            images=images, token_ids=ids, levels=levels, labels=labels, match_labels=match_labels,
+            resolution=resolution,
             query_codes=query_codes, fine_codes=fine_codes,
             text_attribute_targets=_codes_to_targets(query_codes),
             image_attribute_targets=_codes_to_targets(fine_codes) if world else None,
@@ -175,7 +200,15 @@ class BatchBuilder:
                           generator: torch.Generator) -> None:
         labels = [item.label for item in items]
         if all(self.data.sketch_rows.get(label) for label in labels):
-            batch.sketch = self.images([rng.choice(self.data.sketch_rows[label]) for label in labels], generator)
+            rows = []
+            for item in items:
+                candidates = self.data.sketch_rows[item.label]
+                same_outfit = [r for r, clothing in candidates if clothing == item.clothing]
+                if self.training.text_positives == "outfit" and same_outfit:
+                    rows.append(rng.choice(same_outfit))
+                else:
+                    rows.append(rng.choice(candidates)[0])
+            batch.sketch = self.images(rows, generator)
         if all(self.data.ir_rows.get(label) for label in labels):
             rows = []
             for item in items:

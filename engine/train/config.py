@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import types
 import typing
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,12 +50,18 @@ class TrainConfig:
     grad_clip: float = 5.0  # max global gradient norm (0 = off)
     checkpoint_every: int = 200  # steps between checkpoints (and at every epoch end)
     validation_identities: int = 50  # held-out identities (never trained on); 0 = no validation
+    validation_seed: int | None = None  # seed of the held-out draw; None = the run's seed. A run started with
+    # --init from a checkpoint trained on the same data holds out that checkpoint's identities instead
     validation_queries_per_identity: int = 2  # text queries per held-out identity and level
     level_sizes: str = "range"  # world texts: "range" = uniform count within the level, "upper" = its maximum
     text_augment: float = 0.5  # share of texts that get the METHODS §1.7 word masking/replacement/removal
     text_pick: float = 0.2  # per-word pick probability of that augmentation
     image_augment: bool = True  # flip, pad + crop, random erasing (METHODS §1.7)
     low_resolution_factors: tuple[int, ...] = (2, 4, 8)  # CRST views: mild, mid, ultra LR
+    low_resolution_reference: str = "source"  # factors divide the image's own size ("source": the world's
+    # mild/mid/ultra sizes, as evaluated) or the model's input size ("input", the earlier behaviour)
+    text_positives: str = "outfit"  # text–image matches: same identity and outfit ("outfit", the rule the
+    # evaluation states for text) or any image of the identity ("identity", the earlier behaviour)
     reid_samples_per_modality: int = 2  # Uni-AT: RGB and IR images per batch identity
     threads: int = 0  # torch CPU threads; 0 = all cores
 
@@ -117,6 +124,10 @@ class TrainConfig:
         need(len(self.low_resolution_factors) == 3 and all(f >= 2 for f in self.low_resolution_factors),
              "'low_resolution_factors' needs three factors ≥ 2 (mild, mid, ultra LR)")
         need(self.reid_samples_per_modality >= 1, "'reid_samples_per_modality' must be ≥ 1")
+        need(self.low_resolution_reference in ("source", "input"),
+             f"'low_resolution_reference' must be 'source' or 'input', got {self.low_resolution_reference!r}")
+        need(self.text_positives in ("outfit", "identity"),
+             f"'text_positives' must be 'outfit' or 'identity', got {self.text_positives!r}")
         need(self.threads >= 0, "'threads' must be ≥ 0")
 
 
@@ -126,6 +137,11 @@ def _plain(value: Any) -> Any:
 
 def _coerce(value: Any, kind: Any, where: str) -> Any:
     origin = typing.get_origin(kind)
+    if origin in (typing.Union, types.UnionType):
+        others = [arg for arg in typing.get_args(kind) if arg is not type(None)]
+        if value is None and len(others) < len(typing.get_args(kind)):
+            return None
+        return _coerce(value, others[0], where)
     if origin is tuple:
         if not isinstance(value, list | tuple):
             raise TrainConfigError(f"{where} must be a list, got {value!r}")

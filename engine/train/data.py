@@ -2,6 +2,11 @@
 text–image pairs with their identity labels, the sketch/IR/re-id images per identity, the held-out
 validation identities, and a fingerprint of the data for the checkpoint metadata.
 
+Held-out identities are drawn with ``validation_seed``, or taken from ``HeldOut`` (the identities a
+checkpoint trained on the same data held out, so that a second stage validates on the same people);
+either way they are recorded in ``TrainingData.validation_identities``. The cache also keeps each image's
+size on disk (``source_sizes``) so that low-resolution views can be made at the world's own sizes.
+
 World data (``world:DIR``) keeps each image's attributes, so fresh descriptions can be generated per step
 (see ``engine.train.texts``). Captioned datasets (CUHK-PEDES, …) keep their captions and the level and
 attributes ``engine.text.parser`` reads from each caption. Images are decoded once (progress reported)
@@ -58,6 +63,18 @@ class ValidationSet:
     gallery_rows: torch.Tensor  # [G] rows of the image cache
     gallery_identities: np.ndarray  # [G]
     queries: dict[str, tuple[list[str], np.ndarray]]  # level name → (texts, identity per text)
+    gallery_outfits: np.ndarray | None = None  # [G] outfit of each gallery image (-1 unknown)
+    query_outfits: dict[str, np.ndarray] = field(default_factory=dict)  # level → outfit each text describes
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """Validation identities recorded by an earlier run (its checkpoint metadata) on data with this hash."""
+
+    identities: tuple[int, ...]
+    seed: int  # the seed their validation texts were drawn with
+    content_sha256: str
+    where: str  # the checkpoint they come from, for messages
 
 
 @dataclass
@@ -66,19 +83,23 @@ class TrainingData:
     paths: list[Path]  # image file of every cache row
     image_size: tuple[int, int]  # (H, W) of the cache
     pairs: list[PairItem]
-    sketch_rows: dict[int, list[int]] = field(default_factory=dict)  # label → rows
+    sketch_rows: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # label → (row, clothing)
     ir_rows: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # label → (row, clothing)
     rgb_rows: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # label → (row, clothing)
     clothing_person: torch.Tensor = field(default_factory=lambda: torch.zeros(0, dtype=torch.long))
     vocabulary: list[str] = field(default_factory=list)
     validation: ValidationSet | None = None
     fingerprint: dict[str, Any] = field(default_factory=dict)
+    validation_identities: list[int] = field(default_factory=list)  # held out (original identity ids)
+    validation_origin: str = ""  # how they were chosen ("seed N" or the checkpoint they come from)
+    validation_seed: int = 0  # the seed their validation texts were drawn with
     images: torch.Tensor | None = None  # uint8 [R, 3, H, W] once ``load_images`` ran
+    source_sizes: torch.Tensor | None = None  # int [R, 2]: (height, width) of each image file
 
     def load_images(self, progress: ProgressFn = no_progress) -> None:
         """Decode every image once into the in-memory cache."""
         if self.images is None:
-            self.images = decode_images(self.paths, self.image_size, progress)
+            self.images, self.source_sizes = decode_images_with_sizes(self.paths, self.image_size, progress)
 
     @property
     def num_identities(self) -> int:
@@ -165,14 +186,22 @@ def data_fingerprint(spec: str, index: DatasetIndex) -> dict[str, Any]:
 
 def decode_images(paths: list[Path], size: tuple[int, int], progress: ProgressFn = no_progress) -> torch.Tensor:
     """Decode ``paths`` as RGB and resize to ``size`` (H, W): uint8 tensor [N, 3, H, W]."""
+    return decode_images_with_sizes(paths, size, progress)[0]
+
+
+def decode_images_with_sizes(paths: list[Path], size: tuple[int, int],
+                             progress: ProgressFn = no_progress) -> tuple[torch.Tensor, torch.Tensor]:
+    """(``decode_images``, int tensor [N, 2] of each file's own (height, width))."""
     height, width = size
     out = torch.empty((len(paths), 3, height, width), dtype=torch.uint8)
+    sizes = torch.empty((len(paths), 2), dtype=torch.long)
     progress(0, len(paths))
     for i, path in enumerate(paths):
         try:
             image = read_image(path)
         except ImageInputError as exc:
             raise TrainingDataError(f"cannot decode image {path}: {exc.reason}") from None
+        sizes[i] = torch.tensor(image.shape[:2])
         image = cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
         if image.shape[:2] != (height, width):
             shrink = image.shape[0] >= height and image.shape[1] >= width
@@ -180,7 +209,7 @@ def decode_images(paths: list[Path], size: tuple[int, int], progress: ProgressFn
         out[i] = torch.from_numpy(np.ascontiguousarray(image.transpose(2, 0, 1)))
         if (i + 1) % 256 == 0 or i + 1 == len(paths):
             progress(i + 1, len(paths))
-    return out
+    return out, sizes
 
 
 # ------------------------------------------------------------------------------------------- building
@@ -207,9 +236,12 @@ def build_training_data(
     queries_per_identity: int,
     identities_per_batch: int,
     status: Callable[[str], None] = lambda message: None,
+    validation_seed: int | None = None,
+    held_out: HeldOut | None = None,
 ) -> TrainingData:
-    """Read ``spec`` and hold out ``validation_identities`` identities; the images are decoded later by
-    ``TrainingData.load_images`` (so a bad output folder fails before the slow part)."""
+    """Read ``spec`` and hold out ``validation_identities`` identities drawn with ``validation_seed``
+    (default ``seed``), or ``held_out``'s identities when it was recorded on the same data; the images are
+    decoded later by ``TrainingData.load_images`` (so a bad output folder fails before the slow part)."""
     index = read_training_index(spec)
     fingerprint = data_fingerprint(spec, index)
     samples = [s for s in index.samples if s.split == "train"] if "train" in index.splits else list(index.samples)
@@ -226,7 +258,17 @@ def build_training_data(
     if not rgb:
         raise TrainingDataError(f"data {spec!r} has no RGB images with attributes or captions to pair with text")
     identities = sorted({s.identity for s in rgb})
-    train_ids, val_ids = _split_identities(identities, validation_identities, seed, identities_per_batch)
+    draw_seed = seed if validation_seed is None else validation_seed
+    origin = f"seed {draw_seed}"
+    if held_out is not None and held_out.content_sha256 == fingerprint["content_sha256"]:
+        val_ids = set(held_out.identities) & set(identities)
+        train_ids = set(identities) - val_ids
+        origin, draw_seed = held_out.where, held_out.seed
+        status(f"holding out the {len(val_ids)} validation identities recorded in {held_out.where}")
+    else:
+        if held_out is not None:
+            status(f"note: {held_out.where} was trained on other data; its validation identities are not reused")
+        train_ids, val_ids = _split_identities(identities, validation_identities, draw_seed, identities_per_batch)
     if len(train_ids) < identities_per_batch:
         raise TrainingDataError(
             f"data {spec!r} has {len(train_ids)} training identities, fewer than identities_per_batch "
@@ -265,14 +307,14 @@ def build_training_data(
         pairs.append(item)
         rgb_rows.setdefault(label, []).append((item.row, item.clothing))
 
-    sketch_rows: dict[int, list[int]] = {}
+    sketch_rows: dict[int, list[tuple[int, int]]] = {}
     ir_rows: dict[int, list[tuple[int, int]]] = {}
     if needs.query_images or needs.reid:
         for s in samples:
             if s.identity not in label_of:
                 continue
             if s.modality == "sketch" and needs.query_images:
-                sketch_rows.setdefault(label_of[s.identity], []).append(row(s.image))
+                sketch_rows.setdefault(label_of[s.identity], []).append((row(s.image), clothing(s)))
             elif s.modality == "ir":
                 ir_rows.setdefault(label_of[s.identity], []).append((row(s.image), clothing(s)))
     if needs.query_images and not (sketch_rows or ir_rows):
@@ -286,10 +328,13 @@ def build_training_data(
     if val_ids:
         gallery = [s for s in rgb if s.identity in val_ids]
         val_rows = [row(s.image) for s in gallery]
+        queries, query_outfits = _validation_queries(gallery, kind, parsed, draw_seed, queries_per_identity)
         validation = ValidationSet(
             gallery_rows=torch.tensor(val_rows, dtype=torch.long),
             gallery_identities=np.array([s.identity for s in gallery]),
-            queries=_validation_queries(gallery, kind, parsed, seed, queries_per_identity),
+            queries=queries,
+            gallery_outfits=np.array([-1 if s.outfit is None else s.outfit for s in gallery]),
+            query_outfits=query_outfits,
         )
 
     clothing_person = torch.zeros(len(clothing_of), dtype=torch.long)
@@ -300,7 +345,9 @@ def build_training_data(
     return TrainingData(kind=kind, paths=paths, image_size=tuple(config.vision.image_size), pairs=pairs,
                         sketch_rows=sketch_rows, ir_rows=ir_rows,
                         rgb_rows=rgb_rows, clothing_person=clothing_person, vocabulary=_vocabulary(texts),
-                        validation=validation, fingerprint=fingerprint)
+                        validation=validation, fingerprint=fingerprint,
+                        validation_identities=sorted(val_ids), validation_origin=origin,
+                        validation_seed=draw_seed)
 
 
 def _parse_captions(samples: list[Sample], status: Callable[[str], None]) -> dict[str, tuple[int, dict[str, str]]]:
@@ -321,9 +368,10 @@ def _parse_captions(samples: list[Sample], status: Callable[[str], None]) -> dic
 
 def _validation_queries(
     gallery: list[Sample], kind: str, parsed: dict[str, tuple[int, dict[str, str]]], seed: int, per_identity: int
-) -> dict[str, tuple[list[str], np.ndarray]]:
-    """World: ``per_identity`` fresh UF and UC descriptions per held-out identity (fixed seed). Captioned:
-    up to ``per_identity`` captions per identity, grouped by parsed level ("all" holds every one)."""
+) -> tuple[dict[str, tuple[list[str], np.ndarray]], dict[str, np.ndarray]]:
+    """(queries, outfit each query describes). World: ``per_identity`` fresh UF and UC descriptions per
+    held-out identity (fixed seed). Captioned: up to ``per_identity`` captions per identity, grouped by
+    parsed level ("all" holds every one)."""
     from engine.text.generator import describe, nested_key_subsets
 
     by_identity: dict[int, list[Sample]] = {}
@@ -331,6 +379,7 @@ def _validation_queries(
         by_identity.setdefault(s.identity, []).append(s)
     rng = random.Random(f"lineup-validation-text:{seed}")
     queries: dict[str, tuple[list[str], list[int]]] = {}
+    outfits: dict[str, list[int]] = {}
     for identity in sorted(by_identity):
         chosen = [by_identity[identity][k % len(by_identity[identity])] for k in range(per_identity)]
         for sample in chosen:
@@ -341,10 +390,13 @@ def _validation_queries(
                     texts, ids = queries.setdefault(level, ([], []))
                     texts.append(describe(attributes, keys, rng))
                     ids.append(identity)
+                    outfits.setdefault(level, []).append(-1 if sample.outfit is None else sample.outfit)
             else:
                 caption = sample.captions[rng.randrange(len(sample.captions))]
                 for level in ("all", LEVELS[parsed[caption][0]]):
                     texts, ids = queries.setdefault(level, ([], []))
                     texts.append(caption)
                     ids.append(identity)
-    return {level: (texts, np.array(ids)) for level, (texts, ids) in queries.items()}
+                    outfits.setdefault(level, []).append(-1 if sample.outfit is None else sample.outfit)
+    return ({level: (texts, np.array(ids)) for level, (texts, ids) in queries.items()},
+            {level: np.array(values) for level, values in outfits.items()})

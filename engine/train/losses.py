@@ -70,7 +70,7 @@ def compose_losses(
     """Named losses and the weighted total for one step (see the module docstring for each term)."""
     w = config.losses
     tau = w.temperature
-    labels = batch.labels
+    labels = batch.match_labels  # text–image terms follow the run's matching rule (clothing id or identity)
     text = outputs["text_embeds"]
     image_clean = outputs.get("image_embeds_hr", outputs["image_embeds"])
     terms: dict[str, torch.Tensor] = {}

@@ -33,6 +33,10 @@ STATE_FILE = "training_state.pt"
 LOG_FILE = "log.jsonl"
 #: training settings that do not change what is computed (left out of the run's identity)
 NON_IDENTITY_TRAINING_KEYS = ("threads", "checkpoint_every")
+#: Training keys added after runs were recorded without them, and the behaviour those runs had.
+LEGACY_TRAINING_VALUES: dict[str, Any] = {
+    "validation_seed": None, "low_resolution_reference": "input", "text_positives": "identity",
+}
 
 
 def _umask() -> int:
@@ -81,9 +85,12 @@ class RunFolder:
         if not self.run_file.is_file():
             return None
         try:
-            return json.loads(self.run_file.read_text(encoding="utf-8"))
+            stored = json.loads(self.run_file.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise RunFolderError(f"{self.run_file} is not valid JSON ({exc})") from None
+        if isinstance(stored, dict) and isinstance(stored.get("training"), dict):
+            stored["training"] = {**LEGACY_TRAINING_VALUES, **stored["training"]}  # a run recorded before them
+        return stored
 
     def prepare(self, identity: dict[str, Any], resume: bool) -> None:
         """Check the folder against this run; create it (fresh run) or confirm it can be resumed."""

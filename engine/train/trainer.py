@@ -29,7 +29,7 @@ from engine.models.checkpoint import warm_start
 from engine.progress import ProgressFn, no_progress
 from engine.train.batches import BatchBuilder
 from engine.train.config import RunConfig, TrainConfig, load_run_config
-from engine.train.data import DataNeeds, TrainingData, build_training_data
+from engine.train.data import DataNeeds, HeldOut, TrainingData, build_training_data
 from engine.train.losses import compose_losses
 from engine.train.optim import build_optimizer, build_scheduler
 from engine.train.state import (
@@ -134,6 +134,27 @@ def _recorded_run(folder: RunFolder, current: RunConfig, options: TrainOptions,
     return RunConfig(model, training, str(folder.run_file))
 
 
+def _recorded_held_out(options: TrainOptions, folder: RunFolder) -> HeldOut | None:
+    """The validation identities to keep: on resume those of the run's own checkpoint, on a warm start those
+    of the ``--init`` checkpoint (used only when it was trained on the same data); None when not recorded."""
+    from engine.models import read_metadata
+
+    source = folder.model_dir if options.resume else options.init
+    if source is None or not Path(source).is_dir():
+        return None
+    try:
+        metadata = read_metadata(source)
+    except (OSError, ValueError):
+        return None
+    identities = metadata.get("validation_identities")
+    content = (metadata.get("data_fingerprint") or {}).get("content_sha256")
+    if not isinstance(identities, list) or not identities or not content:
+        return None
+    seed = metadata.get("validation_seed")
+    return HeldOut(tuple(int(i) for i in identities), int(seed if seed is not None else metadata.get("seed", 0)),
+                   content, str(source))
+
+
 class Trainer:
     """One run; ``run()`` trains until done or out of time. Build with ``Trainer.prepare``."""
 
@@ -178,7 +199,8 @@ class Trainer:
         data = build_training_data(
             options.data, run.model, seed=options.seed, validation_identities=training.validation_identities,
             queries_per_identity=training.validation_queries_per_identity,
-            identities_per_batch=training.identities_per_batch, status=echo)
+            identities_per_batch=training.identities_per_batch, status=echo,
+            validation_seed=training.validation_seed, held_out=_recorded_held_out(options, folder))
         run = _size_identity_heads(run, data, echo)
         folder.prepare(run_identity(run.model.to_dict(), training.to_dict(), data.fingerprint, options.seed),
                        options.resume)
@@ -198,6 +220,8 @@ class Trainer:
                                "config": run.model.name, "training": training.to_dict(),
                                "steps_per_epoch": trainer.steps_per_epoch, "device": str(model.device),
                                "pairs": len(data.pairs), "identities": data.num_identities,
+                               "validation_identities": data.validation_identities,
+                               "validation_origin": data.validation_origin,
                                "init": None if warm is None else {
                                    "checkpoint": str(warm.path), "scope": options.init_scope,
                                    "loaded": len(warm.loaded), "new": warm.new}})
@@ -228,6 +252,9 @@ class Trainer:
             "step_in_epoch": self.step,
             "global_step": self.global_step,
             "validation": self.last_validation,
+            "validation_identities": self.data.validation_identities,
+            "validation_seed": self.data.validation_seed,
+            "validation_origin": self.data.validation_origin,
         }
         save(self.model, self.folder.model_dir, extra_metadata=metadata)
         self.folder.save_state({

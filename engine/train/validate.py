@@ -1,7 +1,8 @@
 """Per-epoch validation on held-out identities: text→image R@1 and mAP per query level (METHODS §5).
 
 Each level's queries search the gallery view of that level (one view per level with granularity
-experts); a gallery image is relevant when its identity is the query's. Metrics from
+experts); a gallery image is relevant by the run's ``text_positives`` rule, as training counts matches:
+its identity and outfit are the query's ("outfit"), or its identity is ("identity"). Metrics from
 ``engine.metrics.retrieval``, as fractions in [0, 1].
 """
 
@@ -35,6 +36,10 @@ def evaluate(model: PersonSearchModel, validation: ValidationSet, builder: Batch
             text = torch.cat([model.encode_text(texts[i:i + BATCH])[0] for i in range(0, len(texts), BATCH)])
             similarity = (text @ views[view].t()).cpu().numpy()
             relevance = identities[:, None] == validation.gallery_identities[None, :]
+            outfits = validation.query_outfits.get(level)
+            if builder.training.text_positives == "outfit" and outfits is not None and (
+                    validation.gallery_outfits is not None):
+                relevance &= outfits[:, None] == validation.gallery_outfits[None, :]
             report = evaluate_retrieval(similarity, relevance).as_dict(ks=(1, 5))
             results[level] = {"R@1": report["R@1"], "R@5": report["R@5"], "mAP": report["mAP"],
                               "queries": report["queries"]}

@@ -8,37 +8,44 @@ training), or a seeded sample of ``max_identities`` of them. Every choice is see
 identity, so a rebuild gives identical files. Per identity one *source* image is drawn among its RGB HR
 images; its attributes and descriptions drive that identity's text queries.
 
-JSON schema (version 1). Every file holds the header
-``{"benchmark": name, "version": 1, "world": <world folder relative to the benchmark folder>,
-"manifest_sha256": str, "seed": int, "identities": [int]}``; ``load_benchmark`` turns ``world`` into an
-absolute path. Image paths (``image``) are relative to the world folder. An *item* is
+JSON schema (version 2). Every file holds the header
+``{"benchmark": name, "version": 2, "world": <world folder relative to the benchmark folder>,
+"manifest_sha256": str, "seed": int, "identities": [int], "relevance": str}``; ``relevance`` states the one
+rule by which that benchmark's ``relevant`` lists were made (``RELEVANCE``); ``load_benchmark`` turns
+``world`` into an absolute path. Image paths (``image``) are relative to the world folder. An *item* is
 ``{"id", "image", "identity", "outfit", "camera", "modality", "resolution"}``. ``relevant`` lists
 indices into the file's ``gallery``.
 
 - ``granularity.json`` (MG-Eval, METHODS §1.2–1.4): ``levels``; ``gallery`` = RGB HR items, each with its
   own (outfit) ``attributes``; ``queries`` = one per test identity and level
-  ``{"identity", "outfit", "source", "level", "text", "attributes": {stated key: value}, "relevant"}``
-  where a gallery image is relevant iff its attributes contain every stated attribute-value
-  (cross-identity labels); ``chains`` = one 5-step progressive chain per test identity
+  ``{"identity", "outfit", "source", "level", "text", "paraphrase", "reframed", "attributes": {stated key:
+  value}, "relevant"}`` where a gallery image is relevant iff its attributes contain every stated
+  attribute-value (cross-identity labels); ``paraphrase`` states the same attributes in held-out words and
+  sentence frames, ``reframed`` in the held-out frames with plain value names (``engine.text.paraphrase``);
+  ``handwritten`` = the shipped hand-written descriptions (``resources/texts/handwritten_queries.jsonl``) as
+  ``{"text", "level", "attributes", "relevant"}`` by the same rule; ``chains`` = one 5-step progressive
+  chain per test identity
   ``{"identity", "outfit", "source", "steps": [{"level", "text", "attributes", "relevant"}]}``, nested
   (each step states a superset of the previous one). Texts come from ``engine.text.generator.query_chain``.
 - ``modalities.json`` (FlexiReID): ``modes`` = T, S, IR, T+S, T+IR, S+IR, T+S+IR; ``gallery`` = RGB HR
-  items; ``queries`` = one per test identity ``{"identity", "outfit", "text", "text_level", "source",
-  "sketch": item, "ir": item, "relevant"}`` with relevant = same identity. Sketch and IR are drawn from
-  the source's outfit when the identity has one there (HR preferred). Identities without a sketch or an
-  IR image are skipped (counted in the summary).
-- ``cross_resolution.json`` (CRST): ``resolutions``; ``gallery`` = RGB items of every resolution (each item
-  carries its ``resolution``); ``queries`` = one per test identity ``{"identity", "outfit", "text",
-  "text_level", "source", "relevant"}`` (finest description of the source, relevant = same identity).
+  items with their ``attributes``; ``queries`` = one per test identity ``{"identity", "outfit", "text",
+  "text_level", "source", "attributes", "sketch": item, "ir": item, "relevant"}``: the sketch, the IR image
+  and the text's source all show one outfit (the sketch's; HR preferred), ``attributes`` are that outfit's,
+  and relevant = the identity's gallery images in that outfit. Identities without a sketch, or without an
+  IR or RGB HR image of a sketch's outfit, are skipped (counted in the summary).
+- ``cross_resolution.json`` (CRST): ``resolutions``; ``gallery`` = every RGB HR image at each of the four
+  levels (HR: the world's file; mild, mid, ultra: that image area-downsampled by the world's factors ×2,
+  ×4, ×8, written under ``cross_resolution/LEVEL/`` beside the benchmark files, item ``id`` ``ID@LEVEL``,
+  ``source_id`` the HR image), so every level holds the same people, outfits and count; ``mixed`` = one
+  gallery index per HR image at a seeded level; ``queries`` = one per test identity ``{"identity",
+  "outfit", "text", "text_level", "source", "relevant"}`` (finest description of the source, relevant =
+  the identity's images in the source's outfit, at every level).
 - ``anytime.json`` (Uni-AT): ``scenarios``; ``query`` and ``gallery`` = HR RGB and IR items. Each
   (identity, modality, outfit) group is ordered by (camera, id) and every other image, from a seeded
   start, goes to the query side (``n // 2`` of ``n``; a single image stays in the gallery), so query and
   gallery images of a group tend to come from different cameras. ``counts`` = per scenario the queries
   kept, valid pairs and positive pairs. The evaluator applies ``anytime_masks(query, gallery, scenario)``.
 - ``summary.json``: the counts ``build_benchmarks`` returns.
-
-Positives for ``modalities`` and ``cross_resolution`` are same-identity (the datasets' convention); items
-carry ``outfit`` so a stricter same-outfit rule can be derived.
 """
 
 from __future__ import annotations
@@ -51,19 +58,32 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import cv2
 import numpy as np
 
-from engine.atomic import atomic_write_json
+from engine.atomic import atomic_target, atomic_write_json
 from engine.data.readers.records import Sample
 from engine.data.readers.world import RESOLUTIONS, manifest_path, read_world
 from engine.hashing import sha256_file
 from engine.ontology import ATTRIBUTE_KEYS, LEVELS, ONTOLOGY
+from engine.world.modalities import RESOLUTIONS as RESOLUTION_SIZES
 
-VERSION = 1
+VERSION = 2
 BENCHMARKS: tuple[str, ...] = ("granularity", "modalities", "cross_resolution", "anytime")
 SCENARIOS: tuple[str, ...] = ("DT-ST", "DT-LT", "NT-ST", "NT-LT", "AD-ST", "AD-LT")
 MODES: tuple[str, ...] = ("T", "S", "IR", "T+S", "T+IR", "S+IR", "T+S+IR")
 CHAIN_STEPS = 5
+JPEG_QUALITY = 92  # the world's own (engine.world.build)
+#: The one relevance rule of each benchmark, written into its file and carried into its reports.
+RELEVANCE: dict[str, str] = {
+    "granularity": "attributes: a gallery image is relevant iff its outfit's attributes contain every "
+                   "attribute-value the query states (any identity)",
+    "modalities": "outfit: the query's identity in the outfit its text, sketch and IR image show",
+    "cross_resolution": "outfit: the query's identity in the outfit its text describes, at every resolution",
+    "anytime": "identity by scenario: same-clothes (ST) positives share the query's outfit, changed-clothes "
+               "(LT) positives are the query's identity in another outfit",
+}
+Paraphrase = Callable[[dict[str, str], list[str], random.Random, str], str]  # (attributes, keys, rng, words)
 
 QueryChain = Callable[[dict[str, str], random.Random], list[dict[str, Any]]]
 
@@ -191,6 +211,44 @@ def _default_chain() -> QueryChain:
     return query_chain
 
 
+def _default_paraphrase() -> Paraphrase:
+    from engine.text.paraphrase import paraphrase
+
+    return paraphrase
+
+
+def shipped_handwritten_queries() -> list[dict[str, Any]]:
+    """The hand-written descriptions with their attribute labels (``resources/texts``), in file order."""
+    from engine.resources import resource_path
+
+    path = resource_path("texts", "handwritten_queries.jsonl")
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path} line {n}: invalid JSON ({exc.msg})") from None
+        if not isinstance(record, dict) or not isinstance(record.get("text"), str) or not record.get("attributes"):
+            raise ValueError(f"{path} line {n}: expected an object with a text and its attributes")
+        out.append({"text": record["text"], "attributes": dict(record["attributes"])})
+    return out
+
+
+def _handwritten(rows: Sequence[Mapping[str, Any]], table: AttributeTable) -> list[dict[str, Any]]:
+    out = []
+    for n, row in enumerate(rows):
+        attributes = dict(row["attributes"])
+        for key, value in attributes.items():
+            if key not in ATTRIBUTE_KEYS or value not in ONTOLOGY.attributes[key]:
+                raise ValueError(f"hand-written query {n} ({row['text'][:40]!r}): {key}={value!r} is not in the "
+                                 "ontology")
+        out.append({"text": row["text"], "level": ONTOLOGY.level_of(len(attributes)), "attributes": attributes,
+                    "relevant": table.relevant(attributes)})
+    return out
+
+
 # ---------------------------------------------------------------------------------------- builders
 
 def _item(sample: Sample) -> dict[str, Any]:
@@ -221,9 +279,10 @@ def _pick(candidates: list[Sample], outfit: int | None, rng: random.Random) -> S
     return rng.choice(pool)
 
 
-def _granularity(samples: list[Sample], sources: dict[int, Sample], chain: QueryChain,
-                 seed: int) -> tuple[dict, dict]:
-    """(file body, counts) of the granularity benchmark: per-level queries and progressive chains."""
+def _granularity(samples: list[Sample], sources: dict[int, Sample], chain: QueryChain, paraphrase: Paraphrase,
+                 handwritten: Sequence[Mapping[str, Any]], seed: int) -> tuple[dict, dict]:
+    """(file body, counts) of the granularity benchmark: per-level queries (generated and paraphrased),
+    the hand-written queries and progressive chains."""
     gallery = [s for s in samples if _is_rgb_hr(s)]
     table = AttributeTable([s.extra["attributes"] for s in gallery])
     queries, chains = [], []
@@ -240,7 +299,11 @@ def _granularity(samples: list[Sample], sources: dict[int, Sample], chain: Query
             if step is None:
                 missing_levels[level] += 1
                 continue
-            queries.append({**head, **step, "relevant": table.relevant(step["attributes"])})
+            keys = list(step["attributes"])
+            held_out = paraphrase(attrs, keys, random.Random(f"{seed}:paraphrase:{identity}:{level}"), "held_out")
+            reframed = paraphrase(attrs, keys, random.Random(f"{seed}:reframed:{identity}:{level}"), "canonical")
+            queries.append({**head, **step, "paraphrase": held_out, "reframed": reframed,
+                            "relevant": table.relevant(step["attributes"])})
         steps = _steps(chain, attrs, random.Random(f"{seed}:chain:{identity}"), identity)
         if len(steps) != CHAIN_STEPS:
             short_chains += 1
@@ -248,54 +311,96 @@ def _granularity(samples: list[Sample], sources: dict[int, Sample], chain: Query
         chains.append({**head, "steps": [{**step, "relevant": table.relevant(step["attributes"])} for step in steps]})
     data = {"levels": list(LEVELS),
             "gallery": [{**_item(s), "attributes": s.extra["attributes"]} for s in gallery],
-            "queries": queries, "chains": chains}
+            "queries": queries, "handwritten": _handwritten(handwritten, table), "chains": chains}
     summary = {"gallery": len(gallery), "queries": len(queries),
+               "handwritten_with_relevant": sum(bool(q["relevant"]) for q in data["handwritten"]),
                "queries_per_level": {lv: sum(q["level"] == lv for q in queries) for lv in LEVELS},
                "chains": len(chains), "missing_levels": dict(missing_levels), "short_chains": short_chains}
     return data, summary
 
 
-def _positions(gallery: list[Sample]) -> dict[int, list[int]]:
-    out: dict[int, list[int]] = {}
+def _outfit_positions(gallery: list[Sample]) -> dict[tuple[int, int | None], list[int]]:
+    out: dict[tuple[int, int | None], list[int]] = {}
     for j, sample in enumerate(gallery):
-        out.setdefault(sample.identity, []).append(j)
+        out.setdefault((sample.identity, sample.outfit), []).append(j)
     return out
 
 
-def _modalities(samples: list[Sample], sources: dict[int, Sample], seed: int) -> tuple[dict, dict]:
-    """(file body, counts) of the modalities benchmark: text, sketch and IR per identity, RGB gallery."""
+def _modalities(samples: list[Sample], seed: int) -> tuple[dict, dict]:
+    """(file body, counts) of the modalities benchmark: text, sketch and IR of one outfit per identity."""
     gallery = [s for s in samples if _is_rgb_hr(s)]
-    positions = _positions(gallery)
+    positions = _outfit_positions(gallery)
     by_identity: dict[int, dict[str, list[Sample]]] = {}
     for s in samples:
         by_identity.setdefault(s.identity, {}).setdefault(s.modality, []).append(s)
     queries, skipped = [], Counter()
-    for identity, source in sorted(sources.items()):
+    for identity in sorted(by_identity):
         rng = random.Random(f"{seed}:modalities:{identity}")
-        sketch = _pick(by_identity[identity].get("sketch", []), source.outfit, rng)
-        ir = _pick(by_identity[identity].get("ir", []), source.outfit, rng)
-        if sketch is None or ir is None:
-            skipped["no_sketch" if sketch is None else "no_ir"] += 1
+        shots = by_identity[identity]
+        outfits = sorted({s.outfit for s in shots.get("sketch", [])}, key=lambda o: -1 if o is None else o)
+        if not outfits:
+            skipped["no_sketch"] += 1
             continue
+        usable = [o for o in outfits if any(s.outfit == o for s in shots.get("ir", []))]
+        usable = [o for o in usable if any(s.outfit == o and _is_rgb_hr(s) for s in shots.get("rgb", []))]
+        if not usable:
+            has_ir = any(s.outfit in outfits for s in shots.get("ir", []))
+            skipped["no_ir" if not has_ir else "no_rgb_hr"] += 1
+            continue
+        outfit = rng.choice(usable)
+        sketch = _pick([s for s in shots["sketch"] if s.outfit == outfit], outfit, rng)
+        ir = _pick([s for s in shots["ir"] if s.outfit == outfit], outfit, rng)
+        source = rng.choice(sorted((s for s in shots["rgb"] if s.outfit == outfit and _is_rgb_hr(s)),
+                                   key=lambda s: s.extra["id"]))
         level, text = _finest(source)
-        queries.append({"identity": identity, "outfit": source.outfit, "text": text, "text_level": level,
-                        "source": source.extra["id"], "sketch": _item(sketch), "ir": _item(ir),
-                        "relevant": positions.get(identity, [])})
-    data = {"modes": list(MODES), "gallery": [_item(s) for s in gallery], "queries": queries}
+        queries.append({"identity": identity, "outfit": outfit, "text": text, "text_level": level,
+                        "source": source.extra["id"], "attributes": source.extra["attributes"],
+                        "sketch": _item(sketch), "ir": _item(ir), "relevant": positions[(identity, outfit)]})
+    data = {"modes": list(MODES), "gallery": [{**_item(s), "attributes": s.extra["attributes"]} for s in gallery],
+            "queries": queries}
     return data, {"gallery": len(gallery), "queries": len(queries), "skipped_identities": dict(skipped)}
 
 
-def _cross_resolution(samples: list[Sample], sources: dict[int, Sample]) -> tuple[dict, dict]:
-    """(file body, counts) of the cross-resolution benchmark: text queries, RGB gallery of all resolutions."""
-    gallery = [s for s in samples if s.modality == "rgb"]
-    positions = _positions(gallery)
+def _low_resolution_copy(source: Path, target: Path, level: str) -> None:
+    """Area-downsample an HR image by the world's factor for ``level`` and write it (JPEG q92 or PNG)."""
+    image = cv2.imread(str(source), cv2.IMREAD_COLOR)
+    if image is None:
+        raise ValueError(f"world image cannot be read (missing or not an image): {source}")
+    (hr_h, hr_w), (lv_h, lv_w) = RESOLUTION_SIZES["HR"], RESOLUTION_SIZES[level]
+    size = (max(1, round(image.shape[1] * lv_w / hr_w)), max(1, round(image.shape[0] * lv_h / hr_h)))
+    small = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+    params = [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY] if target.suffix.lower() in (".jpg", ".jpeg") else []
+    with atomic_target(target, suffix=target.suffix) as tmp:
+        if not cv2.imwrite(str(tmp), small, params):
+            raise OSError(f"cannot write {target}")
+
+
+def _cross_resolution(samples: list[Sample], sources: dict[int, Sample], world_root: Path, out_dir: Path,
+                      seed: int) -> tuple[dict, dict]:
+    """(file body, counts) of the cross-resolution benchmark: every RGB HR image at each level, text queries."""
+    hr = [s for s in samples if _is_rgb_hr(s)]
+    gallery: list[dict[str, Any]] = []
+    for level in RESOLUTIONS:
+        for s in hr:
+            item = {**_item(s), "resolution": level, "source_id": s.extra["id"]}
+            if level != "HR":
+                target = out_dir / "cross_resolution" / level / f"{s.extra['id']}{Path(s.image).suffix}"
+                _low_resolution_copy(Path(s.image), target, level)
+                item["id"] = f"{s.extra['id']}@{level}"
+                item["image"] = os.path.relpath(target.resolve(), world_root.resolve())
+            gallery.append(item)
+    positions: dict[tuple[int, int | None], list[int]] = {}
+    for j, item in enumerate(gallery):
+        positions.setdefault((item["identity"], item["outfit"]), []).append(j)
+    mixed = [RESOLUTIONS.index(random.Random(f"{seed}:mixed:{s.extra['id']}").choice(RESOLUTIONS)) * len(hr) + i
+             for i, s in enumerate(hr)]
     queries = []
     for identity, source in sorted(sources.items()):
         level, text = _finest(source)
         queries.append({"identity": identity, "outfit": source.outfit, "text": text, "text_level": level,
-                        "source": source.extra["id"], "relevant": positions.get(identity, [])})
-    data = {"resolutions": list(RESOLUTIONS), "gallery": [_item(s) for s in gallery], "queries": queries}
-    per_resolution = {r: sum(s.extra["resolution"] == r for s in gallery) for r in RESOLUTIONS}
+                        "source": source.extra["id"], "relevant": positions.get((identity, source.outfit), [])})
+    data = {"resolutions": list(RESOLUTIONS), "gallery": gallery, "mixed": mixed, "queries": queries}
+    per_resolution = {r: sum(item["resolution"] == r for item in gallery) for r in RESOLUTIONS}
     return data, {"gallery": len(gallery), "gallery_per_resolution": per_resolution, "queries": len(queries)}
 
 
@@ -313,14 +418,21 @@ def _anytime(samples: list[Sample], seed: int) -> tuple[dict, dict]:
 
 
 def build_benchmarks(world_dir: Path, out_dir: Path | None = None, seed: int = 0, *,
-                     max_identities: int | None = None, query_chain: QueryChain | None = None) -> dict:
-    """Build the four benchmark files from a world; returns the summary counts (also ``summary.json``)."""
+                     max_identities: int | None = None, query_chain: QueryChain | None = None,
+                     paraphrase: Paraphrase | None = None,
+                     handwritten: Sequence[Mapping[str, Any]] | None = None) -> dict:
+    """Build the four benchmark files from a world; returns the summary counts (also ``summary.json``).
+
+    ``query_chain`` and ``paraphrase`` default to ``engine.text.generator.query_chain`` and
+    ``engine.text.paraphrase.paraphrase``; ``handwritten`` to ``shipped_handwritten_queries()``."""
     world_dir = Path(world_dir)
     world = read_world(world_dir)
     if not world.samples:
         raise ValueError(f"world {world_dir} has no images")
     out_dir = Path(out_dir) if out_dir is not None else world_dir / "benchmarks"
     chain = query_chain if query_chain is not None else _default_chain()
+    paraphrase = paraphrase if paraphrase is not None else _default_paraphrase()
+    handwritten = shipped_handwritten_queries() if handwritten is None else handwritten
     identities = list(world.identities)
     if max_identities is not None:
         if max_identities < 1:
@@ -338,14 +450,14 @@ def build_benchmarks(world_dir: Path, out_dir: Path | None = None, seed: int = 0
     manifest = manifest_path(world_dir)
     header = {"version": VERSION, "world": os.path.relpath(manifest.parent.resolve(), out_dir.resolve()),
               "manifest_sha256": sha256_file(manifest), "seed": seed, "identities": identities}
-    built = {"granularity": _granularity(samples, sources, chain, seed),
-             "modalities": _modalities(samples, sources, seed),
-             "cross_resolution": _cross_resolution(samples, sources),
+    built = {"granularity": _granularity(samples, sources, chain, paraphrase, handwritten, seed),
+             "modalities": _modalities(samples, seed),
+             "cross_resolution": _cross_resolution(samples, sources, manifest.parent, out_dir, seed),
              "anytime": _anytime(samples, seed)}
     summary: dict[str, Any] = {"out_dir": str(out_dir), "seed": seed, "identities": len(identities),
                                "identities_without_rgb_hr": len(identities) - len(sources)}
     for name, (data, counts) in built.items():
-        atomic_write_json(out_dir / f"{name}.json", {"benchmark": name, **header, **data})
+        atomic_write_json(out_dir / f"{name}.json", {"benchmark": name, **header, "relevance": RELEVANCE[name], **data})
         summary[name] = counts
     atomic_write_json(out_dir / "summary.json", {"benchmark": "summary", **header, **summary}, indent=2)
     return summary
