@@ -55,6 +55,7 @@ HOG_WINDOW_HEIGHT = 128
 HOG_WINDOW_WIDTH = 64
 HOG_MAX_UPSCALED_ROWS = 1080
 HOG_MARGIN = (0.15, 0.05)  # fraction of the window's width / height around the person, each side
+MAX_CLASSES = 1000  # more classes than this means the output was read in the wrong layout
 ONNX_LAYOUTS: tuple[str, ...] = ("yolo", "yolov8", "ssd", "yolox")
 
 
@@ -244,6 +245,7 @@ class OnnxDetector:
         self.min_score = float(min_score)
         self.nms_iou = float(nms_iou)
         self.swap_rb = bool(swap_rb)
+        self.detect(np.zeros((self.input_size[1], self.input_size[0], 3), np.uint8))  # a wrong layout fails here
 
     def settings(self) -> dict[str, Any]:
         from engine.hashing import sha256_file
@@ -284,6 +286,9 @@ class OnnxDetector:
         if self.layout == "yolov8":
             if output.ndim != 3 or shape[0] != 1 or shape[1] < 5:
                 raise DetectorError(f"{self.path}: layout 'yolov8' expects output [1, 4 + C, N], got {list(shape)}")
+            if shape[1] - 4 > MAX_CLASSES:
+                raise DetectorError(f"{self.path}: output {list(shape)} read as [1, 4 + C, N] gives {shape[1] - 4} "
+                                    "classes, so it is not the 'yolov8' layout; try --onnx-layout yolo or yolox")
             rows = output[0].T
             classes = rows.shape[1] - 4
             self._check_class(classes)
@@ -292,6 +297,14 @@ class OnnxDetector:
             rows = output[0] if output.ndim == 3 and shape[0] == 1 else output
             if rows.ndim != 2 or rows.shape[1] < 5:
                 raise DetectorError(f"{self.path}: layout 'yolo' expects output [1, N, 5 + C], got {list(shape)}")
+            if rows.shape[1] - 5 > MAX_CLASSES:
+                raise DetectorError(f"{self.path}: output {list(shape)} read as [1, N, 5 + C] gives "
+                                    f"{rows.shape[1] - 5} classes, so it is not the 'yolo' layout; try "
+                                    "--onnx-layout yolov8")
+            if rows.shape[0] == grid_cells(self.input_size):
+                raise DetectorError(f"{self.path}: output {list(shape)} has one row per grid cell of strides 8, 16 "
+                                    "and 32 (raw grid offsets, no anchors): that is the 'yolox' layout; use "
+                                    "--onnx-layout yolox")
             classes = rows.shape[1] - 5
             if classes:
                 self._check_class(classes)
@@ -303,6 +316,12 @@ class OnnxDetector:
         if self.person_class >= classes:
             raise DetectorError(f"{self.path}: person_class is {self.person_class} but the output has {classes} "
                                 "classes")
+
+
+def grid_cells(input_size: tuple[int, int], strides: tuple[int, ...] = (8, 16, 32)) -> int:
+    """Rows of an anchor-free (YOLOX) output for an input (W, H): one per cell of each stride's grid."""
+    width, height = input_size
+    return sum((width // s) * (height // s) for s in strides)
 
 
 def parse_size(text: str) -> tuple[int, int]:
