@@ -64,7 +64,7 @@ DEFAULT_SIZE = (1500, 950)
 MINIMUM_SIZE = (1000, 600)
 #: Shares of the width for the left, centre and right columns.
 COLUMN_SHARES = (0.27, 0.43, 0.30)
-LEFT_MIN_WIDTH, CENTRE_MIN_WIDTH, RIGHT_MIN_WIDTH = 250, 300, 280
+CENTRE_MIN_WIDTH = 300
 #: Shares of the left column's height (query, steps/notes) and of the right one's (detail, plot).
 LEFT_SHARES, RIGHT_SHARES = (0.6, 0.4), (0.52, 0.48)
 #: How long an information message stays in the status bar (ms).
@@ -191,7 +191,7 @@ class MainWindow(QMainWindow):
         self.detail_scroll.setWidget(self.detail)
         self.detail_scroll.setWidgetResizable(True)
         self.detail_scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.detail_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.detail_scroll.setMinimumHeight(140)
 
         self.left = QSplitter(Qt.Orientation.Vertical)
         self.left.addWidget(self.query_panel)
@@ -200,10 +200,9 @@ class MainWindow(QMainWindow):
         self.right.addWidget(self.detail_scroll)
         self.right.addWidget(self.distribution)
         self.columns = QSplitter(Qt.Orientation.Horizontal)
-        for widget, width in ((self.left, LEFT_MIN_WIDTH), (self.results, CENTRE_MIN_WIDTH),
-                              (self.right, RIGHT_MIN_WIDTH)):
+        for widget in (self.left, self.results, self.right):
             self.columns.addWidget(widget)
-            widget.setMinimumWidth(width)
+        self.results.setMinimumWidth(CENTRE_MIN_WIDTH)  # room for two thumbnails; the side columns size to content
         self.columns.setStretchFactor(1, 1)
         for splitter in (self.left, self.right, self.columns):
             splitter.setChildrenCollapsible(False)
@@ -353,8 +352,9 @@ class MainWindow(QMainWindow):
         panel.search_requested.connect(state.search)
         panel.cancel_requested.connect(state.cancel)
         timeline.step_selected.connect(state.select_step)
-        timeline.undo_requested.connect(state.undo_step)
-        timeline.branch_requested.connect(state.branch_from)
+        timeline.undo_requested.connect(self.undo_step)
+        timeline.branch_requested.connect(self.branch_from)
+        state.step_recorded.connect(self._step_recorded)
         results.marks_changed.connect(self._mark)
         results.filters_changed.connect(self._set_filters)
         results.current_changed.connect(self._show_item)
@@ -376,6 +376,29 @@ class MainWindow(QMainWindow):
         state.error.connect(self.show_error)
         state.message.connect(self.show_message)
         panel.error.connect(lambda text: self.statusBar().showMessage(text, MESSAGE_MS))
+
+    def undo_step(self) -> bool:
+        head = self.state.head_step_id
+        label = None if head is None else self.step_label(head)
+        if not self.state.undo_step():
+            return False
+        self.show_message(f"Step {label} undone (kept in the case, greyed). {self.timeline.next_step_text()}")
+        return True
+
+    def branch_from(self, step_id: int | None) -> bool:
+        """"Branch here": the next step continues from ``step_id``; says so at once."""
+        if not self.state.branch_from(step_id):
+            return False
+        where = "the whole gallery" if step_id is None else f"step {self.step_label(step_id)}"
+        self.show_message(f"Branch from {where}: the next search starts a new branch there; the later steps "
+                          f"are kept")
+        return True
+
+    def _step_recorded(self, step_id: int) -> None:
+        step = self.state.step_state(step_id)
+        if step is not None:
+            self.show_message(f"Step {self.step_label(step_id)}: {step.candidates_before:,} → "
+                              f"{step.candidates_after:,} candidates in {step.seconds or 0:.2f} s")
 
     def _mark(self, item_ids: list, mark: str) -> None:
         self.state.mark_many(list(item_ids), mark)
@@ -670,7 +693,7 @@ class MainWindow(QMainWindow):
         if step_id is None or self.state.step_result(step_id) is None:
             self.show_error("Choose a step searched in this session to apply a cut to")
             return None
-        rule = KeepRule("threshold", round(float(threshold), 3))
+        rule = KeepRule("threshold", float(threshold))
         below = self.state.confirmed_below(step_id, rule)
         if below:
             choice = self.ask_confirmed_cut(below, rule)

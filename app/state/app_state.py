@@ -410,7 +410,7 @@ class AppState(QObject):
             self.error.emit(f"Step {step.seq} was undone: branch from its parent to search it again")
             return None
         try:
-            query = replace(result.query, rho=None, k=None, threshold=None, **rule.query_arguments())
+            query = replace(result.query, **({"rho": None, "k": None, "threshold": None} | rule.query_arguments()))
         except QueryInputError as exc:
             self._report(exc)
             return None

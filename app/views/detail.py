@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.views.flow_layout import FlowLayout
 from app.views.results_model import CLEAR, CONFIRMED, MARK_COLORS, REJECTED, format_score, format_time
 from app.views.thumbnails import read_image, to_qimage
 from engine.hashing import sha256_file
@@ -262,6 +263,7 @@ class DetailPane(QWidget):
         title_font.setBold(True)
         self.title.setFont(title_font)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # a long id never widens
         self.mark_chip = QLabel(self)
         self.mark_chip.setContentsMargins(8, 2, 8, 2)
 
@@ -323,11 +325,9 @@ class DetailPane(QWidget):
         facts.addLayout(form)
         facts.addStretch(1)
         top.addLayout(facts, 1)
-        buttons = QHBoxLayout()
-        for button in (self.confirm_button, self.reject_button, self.clear_button):
+        buttons = FlowLayout(spacing=6)  # wraps in a narrow pane: "Clear mark" never leaves the screen
+        for button in (self.confirm_button, self.reject_button, self.clear_button, self.similar_button):
             buttons.addWidget(button)
-        buttons.addStretch(1)
-        buttons.addWidget(self.similar_button)
         rule = QFrame(self)
         rule.setFrameShape(QFrame.Shape.HLine)
         rule.setFrameShadow(QFrame.Shadow.Sunken)

@@ -163,6 +163,7 @@ class DistributionPanel(QWidget):
 
         self.empty_label = QLabel("No step yet.\nThe score distribution of the current step appears here.", self)
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_label.setWordWrap(True)
         self.empty_label.setEnabled(False)
         body = QWidget(self)
         rows = QVBoxLayout(body)

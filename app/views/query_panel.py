@@ -177,7 +177,7 @@ class LevelMeter(QWidget):
         self._count = 0
         self._level: str | None = None
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.setMinimumWidth(200)
+        self.setMinimumWidth(160)
 
     @property
     def count(self) -> int:
@@ -599,7 +599,7 @@ class QueryPanel(QWidget):
         self.body_scroll.setWidget(body)
         self.body_scroll.setWidgetResizable(True)
         self.body_scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.body_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.body_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.footer = QWidget()
         footer_layout = QVBoxLayout(self.footer)
         footer_layout.setContentsMargins(12, 6, 12, 10)
