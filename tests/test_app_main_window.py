@@ -375,3 +375,28 @@ def test_notes_show_in_the_notes_panel(qtbot, window):
     window.add_note("second note")
     assert window.notes.texts() == ["first sighting at gate 4", "second note"]
     assert "2 notes" in window.case_label.text()
+
+
+def test_f_finds_similar_from_the_grid_and_from_the_detail_pane(qtbot, window):
+    state = window.state
+    window.new_case("Find similar")
+    first = run_step(qtbot, window, STEPS[0])
+    window.show()
+    qtbot.waitExposed(window)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=2000)
+    kept = state.step_state(first).kept_ids
+    window.results.select_item(kept[1])
+    window.results.grid.setFocus()
+    with qtbot.waitSignal(state.step_recorded, timeout=WAIT) as blocker:
+        qtbot.keyClick(window.results.grid, Qt.Key.Key_F)
+    qtbot.waitUntil(lambda: not state.busy, timeout=WAIT)
+    assert state.step_state(blocker.args[0]).example_item == kept[1]
+    item = state.step_state(blocker.args[0]).kept_ids[2]
+    window.results.select_item(item)
+    qtbot.waitUntil(lambda: window.detail.item_id() == item, timeout=WAIT)
+    window.detail.confirm_button.setFocus()
+    with qtbot.waitSignal(state.step_recorded, timeout=WAIT) as blocker:
+        qtbot.keyClick(window.detail.confirm_button, Qt.Key.Key_F)
+    qtbot.waitUntil(lambda: not state.busy, timeout=WAIT)
+    assert state.step_state(blocker.args[0]).example_item == item

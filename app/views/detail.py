@@ -237,7 +237,8 @@ def split_hash(digest: str) -> str:
 class DetailPane(QWidget):
     """One item in full. Setters: ``set_item``, ``set_explanation``, ``set_mark``, ``clear``. Signals:
     ``marks_changed(ids, mark)`` (same form as ``ResultsView.marks_changed``), ``find_similar_requested(id)``,
-    ``loaded(status)`` when the crop and source frame have been read. Keys while the pane has focus: C, R, U, F."""
+    ``loaded(status)`` when the crop and source frame have been read. Keys while the pane has focus: C, R, U (F is
+    the main window's Find similar, which takes the pane's item when the pane has focus)."""
 
     marks_changed = Signal(list, str)
     find_similar_requested = Signal(str)
@@ -309,8 +310,9 @@ class DetailPane(QWidget):
         self.reject_button.clicked.connect(lambda: self._request_mark(REJECTED))
         self.clear_button.clicked.connect(lambda: self._request_mark(CLEAR))
         self.similar_button.clicked.connect(self._find_similar)
+        # F is the window's "Find similar" action (one shortcut for the grid, the pane and the menu)
         for key, slot in (("C", lambda: self._request_mark(CONFIRMED)), ("R", lambda: self._request_mark(REJECTED)),
-                          ("U", lambda: self._request_mark(CLEAR)), ("F", self._find_similar)):
+                          ("U", lambda: self._request_mark(CLEAR))):
             shortcut = QShortcut(QKeySequence(key), self)
             shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             shortcut.activated.connect(slot)
