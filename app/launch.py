@@ -50,6 +50,25 @@ def open_latest_case(state, fallback_title: str) -> int | None:
     return state.new_case(fallback_title)
 
 
+def open_remembered_case(state, settings, fallback) -> int | None:
+    """Open the case remembered in ``settings`` ("case/last") when the store still has it, else ``fallback()``."""
+    remembered = None if settings is None else settings.value("case/last")
+    try:
+        wanted = None if remembered is None else int(remembered)
+    except (TypeError, ValueError):
+        wanted = None
+    if wanted is not None and any(case.id == wanted for case in state.cases()) and state.open_case(wanted):
+        return wanted
+    return fallback()
+
+
+def window_settings(folder: Path):
+    """The window's remembered layout and last case (an INI file in ``folder``)."""
+    from PySide6.QtCore import QSettings
+
+    return QSettings(str(folder / "window.ini"), QSettings.Format.IniFormat)
+
+
 def start_demo(window, models):
     """Open the cached demo gallery, or prepare it behind a cancellable progress dialog (in a worker)."""
     from PySide6.QtCore import Qt
@@ -115,7 +134,10 @@ def launch(db: str | Path | None = None, gallery: str | Path | None = None,
     state = AppState()
     path, why_not = resolve_checkpoint(checkpoint)
     models = None if path is None else CheckpointModels(path, device=None)
-    window = MainWindow(state, models)
+    from engine.demo import data_dir
+
+    settings = window_settings(data_dir())
+    window = MainWindow(state, models, settings=settings)
     window.show()
     director = None
     if script is not None:
@@ -131,10 +153,10 @@ def launch(db: str | Path | None = None, gallery: str | Path | None = None,
     if director is not None:
         director.start()
     if gallery is not None:
-        open_latest_case(state, "Investigation")
+        open_remembered_case(state, settings, lambda: open_latest_case(state, "Investigation"))
         window.open_gallery(gallery)
     else:
-        open_or_create_case(state, DEMO_CASE_TITLE)
+        open_remembered_case(state, settings, lambda: open_or_create_case(state, DEMO_CASE_TITLE))
         if models is None:
             window.show_notice(why_not)
         else:

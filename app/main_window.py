@@ -1,5 +1,10 @@
-"""The main window (DESIGN "The app"): query panel and step timeline on the left, the results grid in the
-centre, the detail pane over the distribution panel on the right, a status bar with progress and cancel.
+"""The main window (DESIGN "The app"): query panel over the step timeline and the case's notes on the left, the
+results grid in the centre, the detail pane over the distribution panel on the right, the open case named
+above them and a status bar with progress and cancel.
+
+The window fits a 1366×768 screen and works up to 4K: it opens at a size taken from the screen, its minimum
+size (``MINIMUM_SIZE``) is fixed and never grows with content (panes scroll, toolbars wrap, labels elide),
+and with ``settings`` it remembers its geometry, its splitters and the last case opened.
 
 The window holds no case data: it wires the views to one ``AppState`` (views report, the state acts and
 emits, views follow). Errors arrive as ``AppState.error`` sentences and are shown in a dismissible banner
@@ -10,45 +15,58 @@ progress bar and cancel button.
 from __future__ import annotations
 
 import contextlib
+import html
 import math
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QFileDialog,
     QFrame,
     QHBoxLayout,
     QInputDialog,
     QLabel,
     QMainWindow,
+    QMessageBox,
     QProgressBar,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSplitter,
+    QTabWidget,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from app.state import AppState
+from app.state import AppState, KeepRule
+from app.views.case_list import choose_case
 from app.views.detail import DetailPane
 from app.views.distribution import DistributionPanel
+from app.views.export_dialog import ask_export
+from app.views.notes_panel import NotesPanel
 from app.views.query_panel import QueryPanel
 from app.views.results import ResultsView
 from app.views.results_model import ResultSet
+from app.views.shortcuts_sheet import WIDGET_KEYS, ShortcutsSheet, action_rows
 from app.views.timeline import StepTimeline
-from app.workers import Job, WorkerHandle, cancel_all, preload_worker_modules, run_in_worker
+from app.workers import Job, WorkerHandle, cancel_all, describe_error, preload_worker_modules, run_in_worker
 from engine.attributes.ranking import explanation_line
 from engine.search import QueryInputError
 
 DEFAULT_SIZE = (1500, 950)
-#: Left, centre, right column widths at the default size.
-COLUMN_SIZES = (390, 680, 430)
-LEFT_MIN_WIDTH = 320
+#: The window's minimum: fits a 1366×768 screen with a task bar; content never raises it.
+MINIMUM_SIZE = (1000, 600)
+#: Shares of the width for the left, centre and right columns.
+COLUMN_SHARES = (0.27, 0.43, 0.30)
+CENTRE_MIN_WIDTH = 300
+#: Shares of the left column's height (query, steps/notes) and of the right one's (detail, plot).
+LEFT_SHARES, RIGHT_SHARES = (0.6, 0.4), (0.52, 0.48)
 #: How long an information message stays in the status bar (ms).
 MESSAGE_MS = 8000
 #: Results whose tooltip explains their score (the best ones; the detail pane explains any selected item).
@@ -133,19 +151,25 @@ class MainWindow(QMainWindow):
     Gallery menu and for ingest; without it only find-similar works on a newly opened gallery."""
 
     def __init__(self, state: AppState, models: CheckpointModels | None = None,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, *, settings: QSettings | None = None) -> None:
         super().__init__(parent)
         preload_worker_modules()
         self.state = state
         self.models = models
+        self.settings = settings
         self._scores: dict[str, float] = {}
         self._step_result = None
         self._ingest: WorkerHandle | None = None
+        self._shown_case_id: int | None = None
+        #: Asked when a cut would fall above confirmed items: (items, rule) -> "keep" | "clear" | "cancel".
+        self.ask_confirmed_cut: Callable[[list[tuple[str, float]], KeepRule], str] = self._ask_confirmed_cut
         self._build_views()
         self._build_status_bar()
         self._build_menus()
         self._connect()
-        self.resize(*DEFAULT_SIZE)
+        self.setMinimumSize(*MINIMUM_SIZE)
+        self.fit_to_screen()
+        self._restore_layout()
         self._refresh_title()
         self._refresh_search_available()
         self._show_step(state.selected_step_id)
@@ -155,31 +179,36 @@ class MainWindow(QMainWindow):
     def _build_views(self) -> None:
         self.query_panel = QueryPanel()
         self.timeline = StepTimeline()
+        self.notes = NotesPanel()
         self.results = ResultsView()
         self.detail = DetailPane()
         self.distribution = DistributionPanel()
         self.banner = Banner()
+        self.case_label = QLabel()
+        self.case_label.setTextFormat(Qt.TextFormat.RichText)
+        self.case_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.case_label.setContentsMargins(4, 0, 4, 0)
 
-        query_scroll = QScrollArea()
-        query_scroll.setWidget(self.query_panel)
-        query_scroll.setWidgetResizable(True)
-        query_scroll.setFrameShape(QFrame.Shape.NoFrame)
-        query_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        query_scroll.setMinimumWidth(LEFT_MIN_WIDTH)
-        self.timeline.setMinimumWidth(LEFT_MIN_WIDTH)
+        self.side_tabs = QTabWidget()
+        self.side_tabs.setDocumentMode(True)
+        self.side_tabs.addTab(self.timeline, "Steps")
+        self.side_tabs.addTab(self.notes, "Notes")
+        self.detail_scroll = QScrollArea()
+        self.detail_scroll.setWidget(self.detail)
+        self.detail_scroll.setWidgetResizable(True)
+        self.detail_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.detail_scroll.setMinimumHeight(140)
 
         self.left = QSplitter(Qt.Orientation.Vertical)
-        self.left.addWidget(query_scroll)
-        self.left.addWidget(self.timeline)
-        self.left.setSizes([560, 330])
+        self.left.addWidget(self.query_panel)
+        self.left.addWidget(self.side_tabs)
         self.right = QSplitter(Qt.Orientation.Vertical)
-        self.right.addWidget(self.detail)
+        self.right.addWidget(self.detail_scroll)
         self.right.addWidget(self.distribution)
-        self.right.setSizes([520, 370])
         self.columns = QSplitter(Qt.Orientation.Horizontal)
         for widget in (self.left, self.results, self.right):
             self.columns.addWidget(widget)
-        self.columns.setSizes(list(COLUMN_SIZES))
+        self.results.setMinimumWidth(CENTRE_MIN_WIDTH)  # room for two thumbnails; the side columns size to content
         self.columns.setStretchFactor(1, 1)
         for splitter in (self.left, self.right, self.columns):
             splitter.setChildrenCollapsible(False)
@@ -187,8 +216,9 @@ class MainWindow(QMainWindow):
 
         central = QWidget()
         layout = QVBoxLayout(central)
-        layout.setContentsMargins(6, 6, 6, 0)
-        layout.setSpacing(6)
+        layout.setContentsMargins(6, 4, 6, 0)
+        layout.setSpacing(4)
+        layout.addWidget(self.case_label)
         layout.addWidget(self.banner)
         layout.addWidget(self.columns, 1)
         self.setCentralWidget(central)
@@ -214,6 +244,10 @@ class MainWindow(QMainWindow):
         self.rename_case_action = self._action(case, "&Rename case…", self.rename_case, "F2")
         self.note_action = self._action(case, "Add &note…", self.add_note, "Ctrl+Shift+N")
         case.addSeparator()
+        self.export_action = self._action(case, "&Export report…", self.export_report, "Ctrl+E")
+        self.export_action.setToolTip("Write the case report (PDF or HTML, faces optionally blurred) with its "
+                                      "manifest (Ctrl+E)")
+        case.addSeparator()
         self._action(case, "&Quit", self.close, QKeySequence.StandardKey.Quit)
 
         gallery = menu.addMenu("&Gallery")
@@ -226,8 +260,10 @@ class MainWindow(QMainWindow):
         search.addAction(self.timeline.undo_action)
         search.addAction(self.timeline.branch_action)
         self.find_similar_action = self._action(search, "Find &similar to the selected item",
-                                                self.find_similar_selected, "Shift+F")
-        self.find_similar_action.setToolTip("Next step ranks by likeness to the selected item (F in the grid)")
+                                                self.find_similar_selected, "F")
+        self.find_similar_action.setToolTip("Next step ranks by likeness to the selected item (F)")
+        self.results.addAction(self.find_similar_action)
+        self.detail.similar_button.setText("Find similar  (F)")
         self.target_action = self._action(search, "Ground-truth &identity…", self.choose_target_identity)
         self.target_action.setToolTip("Trainers: score the next steps against a known identity of a built world")
         search.addSeparator()
@@ -235,11 +271,17 @@ class MainWindow(QMainWindow):
         self.cancel_action = self._action(search, "&Cancel running job", self.cancel_job, "Esc")
 
         view = menu.addMenu("&View")
-        self._action(view, "Focus &query", self.query_panel.text_edit.setFocus, "Ctrl+L")
-        self._action(view, "Focus &results", self.results.setFocus, "Ctrl+R")
+        focus_query = self._action(view, "Focus &query", self.query_panel.text_edit.setFocus, "Ctrl+1")
+        focus_query.setShortcuts([QKeySequence("Ctrl+1"), QKeySequence("Ctrl+L")])
+        self._action(view, "Focus &results", self.results.grid.setFocus, "Ctrl+2")
+        self._action(view, "Focus s&teps", self._focus_steps, "Ctrl+3")
+        self._action(view, "&Notes", self._show_notes, "Ctrl+4")
         self._action(view, "Whole &gallery (before step 1)", lambda: self.state.select_step(None), "Ctrl+Home")
         self._action(view, "&Dismiss message", self.banner.hide, "Ctrl+D")
         self._action(view, "Reset &layout", self.reset_layout)
+
+        help_menu = menu.addMenu("&Help")
+        self.shortcuts_action = self._action(help_menu, "&Keyboard shortcuts…", self.show_shortcuts, "F1")
 
     def _action(self, menu, text: str, slot: Callable[[], object], shortcut=None) -> QAction:
         action = QAction(text, self)
@@ -249,10 +291,66 @@ class MainWindow(QMainWindow):
         menu.addAction(action)
         return action
 
+    def shortcut_rows(self) -> list[tuple[str, str]]:
+        """Every shortcut of the menus, then the keys focused widgets answer to (the shortcuts sheet)."""
+        actions = [action for top in self.menuBar().actions() for action in top.menu().actions()]
+        return action_rows(actions) + list(WIDGET_KEYS)
+
+    def show_shortcuts(self) -> ShortcutsSheet:
+        sheet = ShortcutsSheet(self.shortcut_rows(), self)
+        sheet.setModal(False)
+        sheet.show()
+        return sheet
+
+    def _focus_steps(self) -> None:
+        self.side_tabs.setCurrentWidget(self.timeline)
+        self.timeline.list.setFocus()
+
+    def _show_notes(self) -> None:
+        self.side_tabs.setCurrentWidget(self.notes)
+        self.notes.list.setFocus()
+
+    # ------------------------------------------------------------------------------------------ sizes
+
+    def fit_to_screen(self) -> None:
+        """Open at the default size, shrunk to the screen's free area (never below the minimum it allows)."""
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        width, height = DEFAULT_SIZE
+        if screen is not None:
+            free = screen.availableGeometry()
+            width, height = min(width, free.width() - 16), min(height, free.height() - 40)
+            self.setMinimumSize(min(MINIMUM_SIZE[0], free.width()), min(MINIMUM_SIZE[1], free.height()))
+        self.resize(max(width, self.minimumWidth()), max(height, self.minimumHeight()))
+        self.reset_layout()
+
     def reset_layout(self) -> None:
-        self.columns.setSizes(list(COLUMN_SIZES))
-        self.left.setSizes([560, 330])
-        self.right.setSizes([520, 370])
+        """Column and pane sizes as shares of the window."""
+        width = max(self.width(), self.minimumWidth())
+        height = max(self.height(), self.minimumHeight())
+        self.columns.setSizes([round(width * share) for share in COLUMN_SHARES])
+        self.left.setSizes([round(height * share) for share in LEFT_SHARES])
+        self.right.setSizes([round(height * share) for share in RIGHT_SHARES])
+
+    def _restore_layout(self) -> None:
+        if self.settings is None:
+            return
+        geometry = self.settings.value("window/geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        for name, splitter in (("columns", self.columns), ("left", self.left), ("right", self.right)):
+            saved = self.settings.value(f"window/{name}")
+            if saved is not None:
+                splitter.restoreState(saved)
+
+    def _save_layout(self) -> None:
+        if self.settings is None:
+            return
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        for name, splitter in (("columns", self.columns), ("left", self.left), ("right", self.right)):
+            self.settings.setValue(f"window/{name}", splitter.saveState())
+        if self.state.case_id is not None:
+            self.settings.setValue("case/last", self.state.case_id)
+        self.settings.sync()
 
     # ------------------------------------------------------------------------------------------ wiring
 
@@ -261,8 +359,9 @@ class MainWindow(QMainWindow):
         panel.search_requested.connect(state.search)
         panel.cancel_requested.connect(state.cancel)
         timeline.step_selected.connect(state.select_step)
-        timeline.undo_requested.connect(state.undo_step)
-        timeline.branch_requested.connect(state.branch_from)
+        timeline.undo_requested.connect(self.undo_step)
+        timeline.branch_requested.connect(self.branch_from)
+        state.step_recorded.connect(self._step_recorded)
         results.marks_changed.connect(self._mark)
         results.filters_changed.connect(self._set_filters)
         results.current_changed.connect(self._show_item)
@@ -270,8 +369,10 @@ class MainWindow(QMainWindow):
         results.find_similar_requested.connect(state.find_similar)
         self.detail.marks_changed.connect(self._mark)
         self.detail.find_similar_requested.connect(state.find_similar)
+        # a dragged cut is a preview; only "Apply cut to this step" acts, on that step (never the next one's rule)
         self.distribution.threshold_changed.connect(results.set_preview_threshold)
-        self.distribution.threshold_released.connect(panel.set_threshold)
+        self.distribution.apply_requested.connect(self.apply_cut)
+        self.notes.add_requested.connect(self.add_note)
 
         state.case_changed.connect(self._case_changed)
         state.gallery_changed.connect(self._gallery_changed)
@@ -282,6 +383,29 @@ class MainWindow(QMainWindow):
         state.error.connect(self.show_error)
         state.message.connect(self.show_message)
         panel.error.connect(lambda text: self.statusBar().showMessage(text, MESSAGE_MS))
+
+    def undo_step(self) -> bool:
+        head = self.state.head_step_id
+        label = None if head is None else self.step_label(head)
+        if not self.state.undo_step():
+            return False
+        self.show_message(f"Step {label} undone (kept in the case, greyed). {self.timeline.next_step_text()}")
+        return True
+
+    def branch_from(self, step_id: int | None) -> bool:
+        """"Branch here": the next step continues from ``step_id``; says so at once."""
+        if not self.state.branch_from(step_id):
+            return False
+        where = "the whole gallery" if step_id is None else f"step {self.step_label(step_id)}"
+        self.show_message(f"Branch from {where}: the next search starts a new branch there; the later steps "
+                          f"are kept")
+        return True
+
+    def _step_recorded(self, step_id: int) -> None:
+        step = self.state.step_state(step_id)
+        if step is not None:
+            self.show_message(f"Step {self.step_label(step_id)}: {step.candidates_before:,} → "
+                              f"{step.candidates_after:,} candidates in {step.seconds or 0:.2f} s")
 
     def _mark(self, item_ids: list, mark: str) -> None:
         self.state.mark_many(list(item_ids), mark)
@@ -295,12 +419,29 @@ class MainWindow(QMainWindow):
         gallery = self.state.gallery
         self.timeline.set_case(case, None if gallery is None else len(gallery))
         self.timeline.set_selected(self.state.selected_step_id)
+        self.notes.set_case(case, self.step_label)
+        case_id = None if case is None else case.case.id
+        if case_id != self._shown_case_id:  # a case was opened: put its last description back, remember it
+            self._shown_case_id = case_id
+            head = None if case is None or case.case.head_step_id is None else self.state.step_state(
+                case.case.head_step_id)
+            self.query_panel.set_query_text(None if head is None else head.query_text)
+            if case_id is not None and self.settings is not None:
+                self.settings.setValue("case/last", case_id)
         self._refresh_title()
         self._refresh_search_available()
+
+    def step_label(self, step_id: int | None) -> str:
+        """The step's label as the timeline shows it ("3", "3a"; "0" for the start)."""
+        for row in self.timeline.rows():
+            if row.step_id == step_id:
+                return row.label
+        return str(step_id)
 
     def _gallery_changed(self, gallery) -> None:
         self._case_changed(self.state.case)
         self._show_step(self.state.selected_step_id)
+        self.query_panel.set_token_counter(_token_counter(self.state.encoder))
 
     def _marks_changed(self, marks: dict) -> None:
         self.results.set_mark_map(marks)
@@ -329,10 +470,14 @@ class MainWindow(QMainWindow):
         result = self.state.step_result(step_id)
         self._step_result = result
         stored = None if step_id is None else self.state.step_state(step_id)
+        self.distribution.set_can_apply(result is not None and stored is not None and not stored.undone)
         if result is not None:
             lines = {item: explanation_line(e) for item, e in result.explanations(EXPLAINED_ITEMS).items()}
             self._set_results(ResultSet.from_step(result, gallery, lines))
             self.distribution.set_step(result, self._confirmed())
+            if stored is not None:
+                self.distribution.title.setText(self.distribution.title.text().replace(
+                    f"Step {result.index + 1} ", f"Step {self.step_label(step_id)} ", 1))
             self.results.set_preview_threshold(None)
         elif stored is not None and stored.gallery_id == self.state.gallery_id:
             kept = list(stored.kept_ids)
@@ -341,14 +486,15 @@ class MainWindow(QMainWindow):
             if kept:
                 self.distribution.set_scores(scores, len(kept), keep_rule=stored.keep_rule,
                                              keep_value=stored.keep_value,
-                                             title=f"Step {stored.seq} · kept items as stored (re-run the "
-                                                   f"case for every candidate's score)")
+                                             title=f"Step {self.step_label(step_id)} · kept items as stored "
+                                                   f"(re-run the case for every candidate's score)")
             else:
                 self.distribution.clear()
         elif stored is not None:
             self._set_results(ResultSet.empty())
             self.distribution.clear()
-            self.show_message(f"Step {stored.seq} was searched on another gallery: open it to see its items")
+            self.show_message(f"Step {self.step_label(step_id)} was searched on another gallery: open it to see its "
+                              f"items")
         else:
             ids = gallery.ids
             self._set_results(ResultSet.from_ids(gallery, ids, np.full(len(ids), math.nan)))
@@ -373,6 +519,19 @@ class MainWindow(QMainWindow):
                 self.detail.set_explanation(result.explain(item_id))
 
     def _refresh_title(self) -> None:
+        case = self.state.case
+        if case is None:
+            self.case_label.setText("<span style='color:#6b7280'>No case open — Case → New case or Open case"
+                                    "</span>")
+        else:
+            summary = case.case
+            steps = sum(1 for step in case.steps if not step.undone)
+            status = "" if summary.status == "open" else f" · <b style='color:#b45309'>{summary.status}</b>"
+            gallery = self.state.gallery
+            where = "" if gallery is None else f" · gallery {Path(gallery.root).name}"
+            self.case_label.setText(f"<b>Case: {html.escape(summary.title)}</b>{status} · "
+                                    f"{steps} step{'s' if steps != 1 else ''} · {len(case.notes)} "
+                                    f"note{'s' if len(case.notes) != 1 else ''}{html.escape(where)}")
         parts = ["Lineup"]
         case = self.state.case
         parts.append("no case open" if case is None else f"Case: {case.case.title}"
@@ -395,7 +554,7 @@ class MainWindow(QMainWindow):
             reason = "Ingest is running: wait for it or cancel it"
         self.query_panel.set_search_available(not reason, reason)
         has_case = state.case is not None
-        for action in (self.rename_case_action, self.note_action):
+        for action in (self.rename_case_action, self.note_action, self.export_action):
             action.setEnabled(has_case)
 
     # ------------------------------------------------------------------------------------------ jobs
@@ -464,11 +623,9 @@ class MainWindow(QMainWindow):
             if not cases:
                 self.show_error("The case database has no cases yet: create one with Case → New case")
                 return False
-            labels = [f"#{c.id}  {c.title}  ({c.step_count} steps, {c.status})" for c in cases]
-            label, ok = QInputDialog.getItem(self, "Open case", "Case:", labels, 0, False)
-            if not ok:
+            case_id = choose_case(cases, self.state.case_id, self)
+            if case_id is None:
                 return False
-            case_id = cases[labels.index(label)].id
         if not self.state.open_case(case_id):
             return False
         self.restore_if_needed()
@@ -508,6 +665,74 @@ class MainWindow(QMainWindow):
             return None
         return self.state.add_note(text.strip(), item_id=item_id, step_id=self.state.selected_step_id)
 
+    def export_report(self, path: str | Path | None = None, blur_faces: bool | None = None):
+        """Write the open case's report (PDF or HTML by the file's ending) and its manifest; asks where (and
+        whether to blur faces) when not told. Returns the ``ReportResult`` or None."""
+        state = self.state
+        if state.case is None or state.store is None:
+            self.show_error("Open or create a case first")
+            return None
+        if path is None:
+            safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in state.case.case.title).strip("-")
+            answer = ask_export(Path.home() / f"{safe or 'case'}-report.pdf", self)
+            if answer is None:
+                return None
+            path, chosen_blur = answer
+            blur_faces = chosen_blur if blur_faces is None else blur_faces
+        from app.report import export_report
+
+        QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        try:
+            result = export_report(state.store.path, state.case_id, path, blur_faces=bool(blur_faces))
+        except (ValueError, OSError) as exc:
+            self.show_error(f"The report could not be written: {describe_error(exc)}")
+            return None
+        finally:
+            QGuiApplication.restoreOverrideCursor()
+        pages = "" if result.pages is None else f", {result.pages} pages"
+        self.show_notice(f"Report written: {result.report_path}{pages} (manifest {result.manifest_path.name}; "
+                         f"check it with `lineup report verify`)")
+        return result
+
+    def apply_cut(self, threshold: float) -> WorkerHandle | None:
+        """Run the shown step again keeping scores ≥ ``threshold`` (the cut dragged on its plot). A cut above
+        confirmed items asks first: keep them (confirmed items are always kept), clear their marks, or cancel."""
+        step_id = self.state.selected_step_id
+        if step_id is None or self.state.step_result(step_id) is None:
+            self.show_error("Choose a step searched in this session to apply a cut to")
+            return None
+        rule = KeepRule("threshold", float(threshold))
+        below = self.state.confirmed_below(step_id, rule)
+        if below:
+            choice = self.ask_confirmed_cut(below, rule)
+            if choice == "cancel":
+                self.distribution.reset_cut()
+                self.results.set_preview_threshold(None)
+                return None
+            if choice == "clear" and not self.state.mark_many([item for item, _ in below], "cleared"):
+                return None
+        label = self.step_label(step_id)
+        handle = self.state.rerun_with_keep(step_id, rule)
+        if handle is not None:
+            self.show_message(f"Step {label} runs again keeping {rule.describe()}; the next step keeps its own rule")
+        return handle
+
+    def _ask_confirmed_cut(self, below: list[tuple[str, float]], rule: KeepRule) -> str:
+        names = ", ".join(f"{item} ({score:.3f})" for item, score in below[:5])
+        more = f" and {len(below) - 5} more" if len(below) > 5 else ""
+        box = QMessageBox(QMessageBox.Icon.Warning, "Confirmed items below the cut",
+                          f"{rule.describe().capitalize()} falls above {len(below)} confirmed "
+                          f"item{'s' if len(below) != 1 else ''}: {names}{more}.", parent=self)
+        box.setInformativeText("Confirmed items are kept whatever the rule. Keep them, or clear their marks so "
+                               "the cut drops them?")
+        keep = box.addButton("Keep confirmed items", QMessageBox.ButtonRole.AcceptRole)
+        clear = box.addButton("Clear their marks and cut them", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(keep)
+        box.exec()
+        clicked = box.clickedButton()
+        return "keep" if clicked is keep else "clear" if clicked is clear else "cancel"
+
     def choose_target_identity(self, identity: str | None = None) -> bool:
         """Ask for (or take) the ground-truth identity; an empty answer clears it."""
         if identity is None:
@@ -519,7 +744,8 @@ class MainWindow(QMainWindow):
         return self.state.set_target_identity(identity.strip() or None)
 
     def find_similar_selected(self) -> None:
-        item_id = self.results.current_id() or self.detail.item_id()
+        in_detail = self.detail.isAncestorOf(QApplication.focusWidget()) if QApplication.focusWidget() else False
+        item_id = (self.detail.item_id() if in_detail else None) or self.results.current_id() or self.detail.item_id()
         if not item_id:
             self.show_error("Select an item in the results first")
             return
@@ -598,6 +824,7 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------------------------------ closing
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API
+        self._save_layout()
         if self._ingest is not None:
             self._ingest.cancel()
         self.state.close()
@@ -605,3 +832,11 @@ class MainWindow(QMainWindow):
         self.detail.wait(2000)
         super().closeEvent(event)
 
+
+
+def _token_counter(encoder) -> Callable[[str], tuple[int, int]] | None:
+    """(tokens, context length) of a text with the encoder's model tokenizer, or None without one."""
+    tokenizer = getattr(getattr(encoder, "model", None), "tokenizer", None)
+    if tokenizer is None:
+        return None
+    return lambda text: (tokenizer.lengths([text])[0], tokenizer.context_length)

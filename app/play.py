@@ -177,6 +177,9 @@ class ScriptPlayer(QObject):
             raise PlayError(panel.search_button.toolTip() or "searching is not available")
         self._steps_before = self._step_count()
         panel.search_button.click()
+        if not panel.warning_box.isHidden():  # a scripted query is meant as written: say why, then run it
+            self.window.show_message(f"Script step run as written: {panel.warning.text()}")
+            panel.run_anyway_button.click()
         return True
 
     def _visible_ids(self) -> list[str]:

@@ -8,9 +8,11 @@ from __future__ import annotations
 import math
 
 import pytest
+from PySide6.QtCore import QPoint, QRect, QSettings, Qt
+from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QWidget
 
-from app.main_window import CheckpointModels, MainWindow
-from app.state import AppState
+from app.main_window import MINIMUM_SIZE, CheckpointModels, MainWindow
+from app.state import AppState, KeepRule
 from engine.gallery import Gallery
 
 WAIT = 20_000
@@ -57,12 +59,13 @@ def run_step(qtbot, window, text):
 
 
 def test_the_window_lays_out_every_panel(window):
-    assert window.width() >= 1400 and window.height() >= 900
+    assert window.width() >= window.minimumWidth() and window.height() >= window.minimumHeight()
     assert [window.columns.widget(i) for i in range(3)] == [window.left, window.results, window.right]
-    assert window.right.widget(0) is window.detail and window.right.widget(1) is window.distribution
+    assert window.right.widget(0) is window.detail_scroll and window.right.widget(1) is window.distribution
+    assert window.detail_scroll.widget() is window.detail
     assert "Gallery: gallery (24 items)" in window.windowTitle()
     menus = [action.text() for action in window.menuBar().actions()]
-    assert menus == ["&Case", "&Gallery", "&Search", "&View"]
+    assert menus == ["&Case", "&Gallery", "&Search", "&View", "&Help"]
     assert not window.query_panel.search_action.isEnabled()  # no case yet
     assert window.results.model.rowCount() == 24  # the whole gallery, before any step
 
@@ -108,6 +111,8 @@ def test_progressive_steps_survive_closing_and_reopening(qtbot, window, tmp_path
     assert again.case.active_path == tuple(step_ids)
     assert again.marks == {chosen: "confirmed"}
     assert again.selected_step_id == step_ids[-1]
+    assert reopened.query_panel.text() == STEPS[-1]  # the last description is back in the panel
+    assert "Case: Red jacket, platform 2" in reopened.case_label.text()
     assert again.step_result(step_ids[-1]) is not None  # re-run in a worker on reopening
     assert reopened.results.select_item(chosen)
     assert reopened.banner.text() == ""
@@ -179,3 +184,247 @@ def test_a_folder_of_person_crops_is_ingested_one_item_per_image(qtbot, tmp_path
     added = [state.gallery.item(row) for row in range(before, before + 3)]
     assert {item.box for item in added} == {(0.0, 0.0, 40.0, 96.0)} and {item.camera for item in added} == {"crops"}
     window.close()
+
+
+# ------------------------------------------------------------------------------------------ laptop screens
+
+
+def _inside_a_scroll_area(widget: QWidget, window: QWidget) -> bool:
+    parent = widget.parentWidget()
+    while parent is not None and parent is not window:
+        if isinstance(parent, QAbstractScrollArea):
+            return True
+        parent = parent.parentWidget()
+    return False
+
+
+def clipped_widgets(window: QWidget) -> list[str]:
+    """Visible widgets (outside scrolling areas) that reach past the window, or are squeezed below their
+    minimum: what would be cut off on screen."""
+    bounds = window.rect()
+    problems = []
+    for widget in window.findChildren(QWidget):
+        if not widget.isVisibleTo(window) or widget.isWindow() or _inside_a_scroll_area(widget, window):
+            continue
+        rect = QRect(widget.mapTo(window, QPoint(0, 0)), widget.size())
+        if not bounds.contains(rect):
+            problems.append(f"{type(widget).__name__} {widget.objectName()!r} at {rect} outside {bounds}")
+        hint = widget.minimumSizeHint()
+        if widget.layout() is not None and hint.isValid() and widget.width() + 1 < min(hint.width(), 10_000):
+            problems.append(f"{type(widget).__name__} {widget.objectName()!r} {widget.width()} px wide, needs "
+                            f"{hint.width()}")
+    return problems
+
+
+def settle(qtbot, window):
+    QApplication.processEvents()
+    qtbot.wait(20)
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
+def test_the_window_fits_a_laptop_screen_and_its_minimum_never_grows(qtbot, window, size):
+    width, height = size
+    assert window.minimumSize().width() <= MINIMUM_SIZE[0] and window.minimumSize().height() <= MINIMUM_SIZE[1]
+    window.resize(width - 16, height - 40)  # the screen less a window frame and a task bar
+    window.show()
+    qtbot.waitExposed(window)
+    settle(qtbot, window)
+    minimum, hint = window.minimumSize(), window.minimumSizeHint()
+    assert hint.width() <= MINIMUM_SIZE[0] and hint.height() <= MINIMUM_SIZE[1]
+    assert clipped_widgets(window) == []
+    state = window.state
+    window.new_case("Laptop")
+    for text in STEPS:
+        run_step(qtbot, window, text)
+        settle(qtbot, window)
+        assert (window.minimumSize(), window.minimumSizeHint().width() <= MINIMUM_SIZE[0]) == (minimum, True)
+        assert clipped_widgets(window) == []
+    kept = state.step_state(state.head_step_id).kept_ids
+    window.results.select_item(kept[0])
+    window.results.grid.setFocus()
+    qtbot.keyClick(window.results.grid, Qt.Key.Key_C)
+    window.results.select_item(kept[1])
+    qtbot.keyClick(window.results.grid, Qt.Key.Key_R)
+    assert state.marks == {kept[0]: "confirmed", kept[1]: "rejected"}
+    window.add_note("seen at the gate")
+    window.query_panel.set_modalities(sketch=True, ir=True)
+    window.query_panel.set_text("a woman in a red jacket and blue jeans with a black backpack, white sneakers, "
+                                "a grey cap, long blonde hair, a silver watch and a brown belt")  # many chips
+    settle(qtbot, window)
+    assert window.minimumSize() == minimum and window.minimumSizeHint().width() <= MINIMUM_SIZE[0]
+    assert clipped_widgets(window) == []
+    for widget in (window.query_panel.search_button, window.query_panel.keep, window.query_panel.level_box,
+                   window.detail.clear_button, window.distribution.plot):
+        assert widget.isVisibleTo(window), widget
+        top_left = widget.mapTo(window, QPoint(0, 0))
+        assert window.rect().contains(QRect(top_left, widget.size())), widget
+    assert window.distribution.plot.height() >= 150
+
+
+def test_the_window_opens_inside_the_screen_and_remembers_its_splitters(qtbot, tmp_path, tiny_gallery):
+    settings = QSettings(str(tmp_path / "window.ini"), QSettings.Format.IniFormat)
+    state = AppState()
+    assert state.open_store(tmp_path / "cases.db")
+    window = MainWindow(state, tiny_gallery[1], settings=settings)
+    qtbot.addWidget(window)
+    free = window.screen().availableGeometry()
+    assert window.width() <= free.width() and window.height() <= free.height()
+    window.columns.setSizes([300, 200, 300])
+    sizes = window.columns.sizes()
+    window.new_case("Remembered")
+    window.close()
+    assert int(settings.value("case/last")) == state.case_id
+    again = MainWindow(AppState(), None, settings=settings)
+    qtbot.addWidget(again)
+    assert again.columns.sizes() == sizes
+    again.close()
+
+
+# ------------------------------------------------------------------------------------------ cut rules
+
+
+def drag_cut(window, value):
+    """What dragging the cut line does: live moves, then the release."""
+    line = window.distribution.cut_line
+    line.setValue(value)
+    line.sigPositionChangeFinished.emit(line)
+
+
+def timeline_counts(window, step_id):
+    return next(row.counts for row in window.timeline.rows() if row.step_id == step_id)
+
+
+def test_a_dragged_cut_is_a_preview_and_never_carries_to_the_next_step(qtbot, window):
+    state, panel = window.state, window.query_panel
+    window.new_case("Cut preview")
+    first = run_step(qtbot, window, STEPS[0])
+    scores = sorted(state.step_result(first).scores, reverse=True)
+    drag_cut(window, float(scores[2]))
+    header = window.results.count_label.text()
+    step = state.step_state(first)
+    # header and timeline agree on what the step kept; the preview is named apart
+    assert f"{step.candidates_after} kept by the step" in header and "would keep 3" in header
+    assert timeline_counts(window, first) == f"{step.candidates_before} → {step.candidates_after}"
+    assert panel.keep_rule() == KeepRule("rho", 0.5)  # the query panel's rule is untouched
+    assert window.distribution.apply_button.isEnabled()
+    second = run_step(qtbot, window, STEPS[1])
+    assert state.step_state(second).keep_rule == "rho"
+    assert state.step_state(second).candidates_after == math.ceil(0.5 * step.candidates_after)
+    assert "would keep" not in window.results.count_label.text()
+
+
+def test_apply_cut_reruns_that_step_only(qtbot, window):
+    state = window.state
+    window.new_case("Cut applied")
+    first = run_step(qtbot, window, STEPS[0])
+    cut = float(sorted(state.step_result(first).scores, reverse=True)[4])
+    drag_cut(window, cut)
+    with qtbot.waitSignal(state.step_recorded, timeout=WAIT) as blocker:
+        window.distribution.apply_button.click()
+    qtbot.waitUntil(lambda: not state.busy, timeout=WAIT)
+    redone = state.step_state(blocker.args[0])
+    assert (redone.keep_rule, redone.keep_value, redone.candidates_after) == ("threshold", pytest.approx(cut), 5)
+    assert redone.query_text == STEPS[0] and redone.parent_id is None
+    assert state.step_state(first).undone and state.head_step_id == redone.id
+    labels = {row.step_id: row.label for row in window.timeline.rows()}
+    assert labels[first] != labels[redone.id] and len(set(labels.values())) == len(labels)
+    after = run_step(qtbot, window, STEPS[1])
+    assert state.step_state(after).keep_rule == "rho" and state.step_state(after).candidates_after == 3
+
+
+def test_a_cut_above_a_confirmed_item_asks_and_keeps_it(qtbot, window):
+    state = window.state
+    window.new_case("Confirmed below the cut")
+    first = run_step(qtbot, window, STEPS[0])
+    ranked = state.step_result(first).top(12)
+    low_item, low_score = ranked[-1]
+    assert state.mark(low_item, "confirmed")
+    cut = ranked[1][1]
+    asked = []
+    window.ask_confirmed_cut = lambda below, rule: asked.append((below, rule)) or "cancel"
+    drag_cut(window, cut)
+    before = len(state.case.steps)
+    assert window.apply_cut(cut) is None
+    assert asked == [([(low_item, pytest.approx(low_score))], KeepRule("threshold", cut))]
+    assert len(state.case.steps) == before and not window.distribution.reset_button.isEnabled()
+    window.ask_confirmed_cut = lambda below, rule: "keep"
+    with qtbot.waitSignal(state.step_recorded, timeout=WAIT) as blocker:
+        assert window.apply_cut(cut) is not None
+    qtbot.waitUntil(lambda: not state.busy, timeout=WAIT)
+    kept = state.step_state(blocker.args[0]).kept_ids
+    assert low_item in kept and state.marks == {low_item: "confirmed"}
+    assert len(kept) == 3  # the two at or above the cut, and the confirmed one
+
+
+def test_the_step_timeline_labels_branches_uniquely_and_branch_here_says_so(qtbot, window):
+    state, timeline = window.state, window.timeline
+    window.new_case("Branches")
+    first, second, third = (run_step(qtbot, window, text) for text in STEPS)
+    order = [row.step_id for row in timeline.rows()]
+    assert timeline.next_label.text() == "Next step continues from step 3"
+    assert state.undo_step()
+    assert [row.step_id for row in timeline.rows()] == order  # undo moves no line
+    assert timeline.next_label.text() == "Next step continues from step 2"
+    timeline.set_selected(first)
+    timeline.branch_action.trigger()
+    assert timeline.next_label.text() == "Next step continues from step 1 as a new branch"
+    assert "branch" in window.statusBar().currentMessage().lower()
+    fourth = run_step(qtbot, window, STEPS[2])
+    rows = {row.step_id: row for row in timeline.rows()}
+    assert [rows[i].title for i in (first, second, third, fourth)] == ["Step 1", "Step 2", "Step 3", "Step 2a"]
+    assert rows[fourth].branch_of == "1" and window.distribution.title.text().startswith("Step 2a ")
+
+
+def test_export_report_from_the_case_menu(qtbot, window, tmp_path):
+    window.new_case("Exported")
+    run_step(qtbot, window, STEPS[0])
+    assert window.export_action.shortcut().toString() == "Ctrl+E"
+    result = window.export_report(tmp_path / "case.html", blur_faces=True)
+    assert result is not None and (tmp_path / "case.html").is_file() and result.manifest_path.is_file()
+    assert "Report written" in window.banner.text()
+    assert window.export_report(tmp_path / "missing" / "case.pdf", blur_faces=False) is None
+    assert "missing" in window.banner.text() and "Traceback" not in window.banner.text()
+
+
+def test_one_set_of_shortcuts_in_menus_buttons_and_the_sheet(qtbot, window):
+    rows = dict(window.shortcut_rows())
+    assert rows["F"].startswith("Find similar") and window.detail.similar_button.text().endswith("(F)")
+    assert "Ctrl+R" not in rows and rows["Ctrl+2"] == "Focus results"  # R rejects, nothing else
+    assert rows["Ctrl+Return or Ctrl+Enter"] == "Run search step" and "Enter" in rows and "Shift+Enter" in rows
+    assert "Ctrl+E" in rows and "F1" in rows
+    sheet = window.show_shortcuts()
+    assert sheet.rows() == window.shortcut_rows()
+    sheet.close()
+
+
+def test_notes_show_in_the_notes_panel(qtbot, window):
+    window.new_case("Notes")
+    window.add_note("first sighting at gate 4")
+    window.add_note("second note")
+    assert window.notes.texts() == ["first sighting at gate 4", "second note"]
+    assert "2 notes" in window.case_label.text()
+
+
+def test_f_finds_similar_from_the_grid_and_from_the_detail_pane(qtbot, window):
+    state = window.state
+    window.new_case("Find similar")
+    first = run_step(qtbot, window, STEPS[0])
+    window.show()
+    qtbot.waitExposed(window)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=2000)
+    kept = state.step_state(first).kept_ids
+    window.results.select_item(kept[1])
+    window.results.grid.setFocus()
+    with qtbot.waitSignal(state.step_recorded, timeout=WAIT) as blocker:
+        qtbot.keyClick(window.results.grid, Qt.Key.Key_F)
+    qtbot.waitUntil(lambda: not state.busy, timeout=WAIT)
+    assert state.step_state(blocker.args[0]).example_item == kept[1]
+    item = state.step_state(blocker.args[0]).kept_ids[2]
+    window.results.select_item(item)
+    qtbot.waitUntil(lambda: window.detail.item_id() == item, timeout=WAIT)
+    window.detail.confirm_button.setFocus()
+    with qtbot.waitSignal(state.step_recorded, timeout=WAIT) as blocker:
+        qtbot.keyClick(window.detail.confirm_button, Qt.Key.Key_F)
+    qtbot.waitUntil(lambda: not state.busy, timeout=WAIT)
+    assert state.step_state(blocker.args[0]).example_item == item

@@ -197,8 +197,68 @@ def test_an_unreadable_ir_file_becomes_a_message(qtbot, panel, tmp_path):
     with qtbot.waitSignal(panel.error, timeout=1000) as blocker:
         assert not panel.set_ir_image(broken)
     assert blocker.args[0].startswith(f"IR image file {broken} is not a readable image: not a decodable image")
-    assert panel.message.text() == blocker.args[0]
+    assert panel.ir_error.text() == blocker.args[0] and not panel.ir_error.isHidden()  # inline, under the zone
     assert panel.ir_zone.path is None
+
+
+def test_a_bad_ir_file_replaces_the_previous_image_and_a_good_one_clears_the_error(qtbot, panel, tmp_path):
+    cv2.imwrite(str(tmp_path / "night.png"), np.full((96, 48, 3), 90, dtype=np.uint8))
+    broken = tmp_path / "scan.jpg"
+    broken.write_bytes(b"not an image")
+    assert panel.set_ir_image(tmp_path / "night.png")
+    assert not panel.set_ir_image(broken)
+    assert panel.ir_zone.path is None and "scan.jpg" in panel.ir_error.text()  # the old image is not kept
+    assert panel.set_ir_image(tmp_path / "night.png") and panel.ir_error.isHidden()
+
+
+def test_enter_runs_the_step_and_shift_enter_starts_a_new_line(qtbot, panel):
+    panel.set_text("a man in a red jacket")
+    with qtbot.waitSignal(panel.search_requested, timeout=1000) as blocker:
+        qtbot.keyClick(panel.text_edit, Qt.Key.Key_Return)
+    assert blocker.args[0].text == "a man in a red jacket" and "\n" not in panel.text()
+    seen = []
+    panel.search_requested.connect(seen.append)
+    qtbot.keyClick(panel.text_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClicks(panel.text_edit, "black boots")
+    assert panel.text() == "a man in a red jacket\nblack boots" and seen == []
+    qtbot.keyClick(panel.text_edit, Qt.Key.Key_Enter, Qt.KeyboardModifier.KeypadModifier)
+    assert len(seen) == 1 and seen[0].text == "a man in a red jacket\nblack boots"
+
+
+def test_a_query_with_no_recognised_attribute_warns_before_running(qtbot, panel):
+    seen = []
+    panel.search_requested.connect(seen.append)
+    panel.set_text("qwerty zzz")
+    assert panel.request_search() is None and seen == []
+    assert not panel.warning_box.isHidden() and "No attribute is recognised" in panel.warning.text()
+    assert "qwerty zzz" in panel.warning.text()
+    panel.run_anyway_button.click()
+    assert [spec.text for spec in seen] == ["qwerty zzz"] and panel.warning_box.isHidden()
+    panel.set_text("qwerty zzz again")  # a new text is checked again; Enter twice runs it
+    qtbot.keyClick(panel.text_edit, Qt.Key.Key_Return)
+    assert len(seen) == 1 and not panel.warning_box.isHidden()
+    qtbot.keyClick(panel.text_edit, Qt.Key.Key_Return)
+    assert [spec.text for spec in seen] == ["qwerty zzz", "qwerty zzz again"]
+    panel.set_text("a man in a red jacket")
+    assert panel.request_search() is not None and panel.warning_box.isHidden()
+
+
+def test_a_description_longer_than_the_models_context_warns(qtbot, panel):
+    panel.set_token_counter(lambda text: (len(text.split()) + 2, 16))
+    panel.set_text("a man in a red jacket " * 3)
+    assert panel.request_search() is None
+    assert "20 tokens long" in panel.warning.text() and "first 16" in panel.warning.text()
+    panel.set_text("a man in a red jacket")
+    assert panel.request_search() is not None
+
+
+def test_the_level_follows_the_queries_own_modality(panel):
+    panel.set_text("a man in a red jacket, blue jeans and a cap")
+    assert panel.level_box.itemText(0).startswith("Auto (") and panel.level_box.isEnabled()
+    panel.set_modalities(text=False, sketch=True)
+    assert panel.level_box.itemText(0) == "None (image query)" and not panel.level_box.isEnabled()
+    panel.set_modalities(text=True)
+    assert panel.level_box.itemText(0).startswith("Auto (")
 
 
 def test_keep_rules_and_specs_check_their_values():

@@ -267,12 +267,13 @@ def test_preview_threshold_fades_what_a_threshold_would_drop(view, step):
     view.set_preview_threshold(cut)
     kept = [view.model.index(r).data(ResultsModel.KeptRole) for r in range(N)]
     assert sum(kept) == int((step.scores >= cut).sum()) == 6
-    assert "6 kept" in view.count_label.text()
+    # the header keeps the step's own count (as the timeline does) and names the preview apart
+    assert "10 kept by the step" in view.count_label.text() and "would keep 6" in view.count_label.text()
     view.set_preview_threshold(None)
     assert sum(view.model.index(r).data(ResultsModel.KeptRole) for r in range(N)) == 10
     view.set_preview_threshold(cut)
     view.set_results(view.model.results)  # a new step drops the preview
-    assert "10 kept" in view.count_label.text()
+    assert "10 kept" in view.count_label.text() and "would keep" not in view.count_label.text()
 
 
 def test_double_click_opens(qtbot, view):

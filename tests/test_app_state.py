@@ -139,8 +139,9 @@ def test_steps_narrow_undo_and_branch_follow_the_store(qtbot, state, store):
     assert case.step(fourth).parent_id == first and case.active_path == (first, fourth)
     assert case.step(fourth).candidates_before == math.ceil(0.5 * N)
     rows = timeline_rows(case, N)
-    assert [(r.step_id, r.lane) for r in rows] == [(None, 0), (first, 0), (second, 1), (third, 1),
-                                                   (fourth, 0)]
+    # creation order: the first line stays 1 → 2 → 3, the new step is a branch labelled 2a
+    assert [(r.step_id, r.lane, r.label) for r in rows] == [(None, 0, "0"), (first, 0, "1"), (fourth, 1, "2a"),
+                                                            (second, 0, "2"), (third, 0, "3")]
 
     assert state.branch_from(None)
     assert state.session.steps == ()

@@ -3,6 +3,7 @@ widget sends for clicks, buttons, shortcuts and its context menu."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -64,10 +65,12 @@ def timeline(qtbot):
     return timeline
 
 
-def test_rows_put_the_active_path_first_and_branches_under_their_fork():
+def test_rows_keep_creation_order_and_branches_get_unique_labels():
     rows = timeline_rows(branched_case(), 12000)
     assert [(r.step_id, r.lane, r.branch_of) for r in rows] == [
-        (None, 0, None), (1, 0, None), (2, 1, 1), (6, 2, 2), (3, 1, None), (4, 0, None), (5, 0, None)]
+        (None, 0, None), (1, 0, None), (4, 1, "1"), (5, 1, None), (2, 0, None), (6, 1, "2"), (3, 0, None)]
+    assert [r.title for r in rows] == ["Start", "Step 1", "Step 2a", "Step 3a", "Step 2", "Step 3b", "Step 3"]
+    assert len({r.label for r in rows}) == len(rows)
     assert [r.step_id for r in rows if r.active] == [None, 1, 4, 5]
     assert [r.step_id for r in rows if r.head] == [5] and [r.step_id for r in rows if r.undone] == [6]
     start, first = rows[0], rows[1]
@@ -81,11 +84,34 @@ def test_rows_put_the_active_path_first_and_branches_under_their_fork():
 
 def test_graph_lines_join_each_line_and_hang_branches_off_their_fork():
     cells = graph(timeline_rows(branched_case()))
-    # lane 0 (start → 1 → 4 → 5) runs through the branch rows 2, 6, 3
-    assert [(c.up, c.down) for c in cells] == [(False, True), (True, True), (False, True), (False, False),
-                                               (True, False), (True, True), (True, False)]
-    assert [c.elbow for c in cells] == [False, False, True, True, False, False, False]
-    assert [sorted(c.through) for c in cells] == [[], [], [0], [0, 1], [0], [], []]
+    # lane 0 (start → 1 → 2 → 3) runs through the branch rows 2a, 3a and 3b
+    assert [(c.up, c.down) for c in cells] == [(False, True), (True, True), (False, True), (True, False),
+                                               (True, True), (False, False), (True, False)]
+    assert [c.elbow for c in cells] == [False, False, True, False, False, True, False]
+    assert [sorted(c.through) for c in cells] == [[], [], [0], [0], [], [0], []]
+    # the active path start → 1 → 2a → 3a is the accent line; the first line below step 1 is not on it
+    assert [c.down_active for c in cells] == [True, False, True, False, False, False, False]
+    assert [sorted(c.through_active) for c in cells] == [[]] * 7
+
+
+def test_undo_and_branch_never_move_a_row_only_the_active_path():
+    case = branched_case()
+    before = [(r.step_id, r.lane, r.label) for r in timeline_rows(case)]
+    steps = [replace(s, undone_at=NOW) if s.id == 5 else s for s in case.steps]
+    undone = make_case(steps, head=4)  # step 3a undone: its parent 2a is the head
+    rows = timeline_rows(undone)
+    assert [(r.step_id, r.lane, r.label) for r in rows] == before
+    assert [r.step_id for r in rows if r.head] == [4] and [r.step_id for r in rows if r.active] == [None, 1, 4]
+    branched = make_case(case.steps, head=2)  # "branch here" on step 2
+    assert [(r.step_id, r.lane, r.label) for r in timeline_rows(branched)] == before
+
+
+def test_branch_here_says_where_the_next_step_continues(timeline):
+    assert timeline.next_label.text() == "Next step continues from step 3a"
+    timeline.set_case(make_case(branched_case().steps, head=2), 12000)
+    assert timeline.next_label.text() == "Next step continues from step 2 as a new branch"
+    timeline.set_case(make_case(branched_case().steps, head=None), 12000)
+    assert timeline.next_label.text() == "Next step searches the whole gallery"
 
 
 def test_query_summaries():
@@ -106,7 +132,8 @@ def test_the_widget_shows_one_row_per_step_and_selects_the_head(timeline):
 
 
 def test_clicking_a_row_selects_its_step(qtbot, timeline):
-    rect = timeline.list.visualItemRect(timeline.list.item(2))
+    row = [r.step_id for r in timeline.rows()].index(2)
+    rect = timeline.list.visualItemRect(timeline.list.item(row))
     with qtbot.waitSignal(timeline.step_selected, timeout=1000) as blocker:
         qtbot.mouseClick(timeline.list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert blocker.args == [2]

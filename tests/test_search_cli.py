@@ -167,19 +167,32 @@ def test_interactive_steps_undo_branch_marks_and_final(built):
     out = [json.loads(line) for line in result.stdout.splitlines()]
     step1, step2, undone, listed, step2b, branched, branches, rejected, step3, confirmed, final, switched, again = out
     assert (step1["candidates_before"], step1["candidates_after"]) == (24, 12)
-    assert undone == {"undone": 2, "steps": 1}
+    assert undone == {"undone": 2, "steps": 1, "top": step1["top"]}  # the list #R now refers to
     assert [s["step"] for s in listed["steps"]] == [1]
     assert step2b["step"] == 2 and step2b["candidates_before"] == 12 and step2b["top"] == step2["top"]
-    assert branched == {"branch": 2, "from_step": 1, "steps": 1}
+    assert branched == {"branch": 2, "from_step": 1, "steps": 1, "top": step1["top"]}
     assert [b["steps"] for b in branches["branches"]] == [2, 1]
-    assert rejected == {"rejected": step2b["top"][0]["id"]}
+    assert rejected == {"rejected": step1["top"][0]["id"]}  # rank 1 of the branch's step 1, on screen
     assert step3["step"] == 2 and step3["candidates_before"] == 11  # branch holds step 1; one item rejected
     assert rejected["rejected"] not in {i["id"] for i in step3["top"]}
     assert confirmed == {"confirmed": step3["top"][1]["id"]}
     assert final["final"][0]["id"] == confirmed["confirmed"] and final["final"][0]["confirmed"] is True
     assert len(final["final"]) == 3
-    assert switched == {"branch": 1, "steps": 2} and [s["step"] for s in again["steps"]] == [1, 2]
+    assert switched["branch"] == 1 and switched["steps"] == 2 and switched["top"] == step2b["top"]
+    assert [s["step"] for s in again["steps"]] == [1, 2]
     assert "unknown command ':bogus'" in result.stderr
+
+
+def test_interactive_rank_after_undo_refers_to_the_list_on_screen(built):
+    lines = "\n".join([TEXTS[0], TEXTS[1], ":undo", ":confirm #3", ":undo", ":confirm #1"]) + "\n"
+    result = search(built, "--interactive", "--json", stdin=lines)
+    assert result.exit_code == 0, result.output
+    step1, step2, undone, confirmed, undone_again = [json.loads(line) for line in result.stdout.splitlines()]
+    assert step1["top"] != step2["top"]
+    assert undone["top"] == step1["top"]
+    assert confirmed == {"confirmed": step1["top"][2]["id"]}  # rank 3 of step 1, not of the undone step 2
+    assert undone_again == {"undone": 1, "steps": 0, "top": []}
+    assert "the list on screen has ranks 1..0" in result.stderr  # nothing on screen after undoing every step
 
 
 def test_interactive_text_output_and_errors_keep_the_prompt_alive(built):

@@ -16,7 +16,7 @@ rebuilt by ``app.state.replay`` in a worker before the next search, or on ``rest
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -378,6 +378,44 @@ class AppState(QObject):
                               time_range=self._filters.time_range, **keep.query_arguments())
         except QueryInputError as exc:
             self._report(exc)
+            return None
+        return self.run_step(query)
+
+    def confirmed_below(self, step_id: int, rule: KeepRule) -> list[tuple[str, float]]:
+        """(item id, score) of the confirmed candidates of a step searched in this run that ``rule`` would cut
+        if they were not confirmed (the engine keeps confirmed items whatever the rule; this says which ones
+        only their mark keeps)."""
+        result = self.step_result(step_id)
+        if result is None or rule.kind != "threshold":
+            return []
+        confirmed = {item for item, mark in self.marks.items() if mark == "confirmed"}
+        below = [(result.item_ids[int(row)], float(score)) for row, score in zip(result.rows, result.scores,
+                                                                                 strict=True)
+                 if float(score) < rule.value and result.item_ids[int(row)] in confirmed]
+        return sorted(below, key=lambda pair: -pair[1])
+
+    def rerun_with_keep(self, step_id: int, rule: KeepRule) -> WorkerHandle | None:
+        """Run a step again with another keep rule (e.g. a cut dragged on its plot): the same query from the
+        same parent. The head step is undone and replaced; an earlier step gets a sibling branch. The rule
+        applies to that step only: the next step's keep rule is whatever the query panel says."""
+        if not self._ready_case() or not self._idle():
+            return None
+        step = self.step_state(step_id)
+        result = self.step_result(step_id)
+        if step is None or result is None:
+            self.error.emit("Only a step searched (or re-run) since the case was opened can be cut again: "
+                            "re-run the case's steps first (Search menu)")
+            return None
+        if step.undone:
+            self.error.emit(f"Step {step.seq} was undone: branch from its parent to search it again")
+            return None
+        try:
+            query = replace(result.query, **({"rho": None, "k": None, "threshold": None} | rule.query_arguments()))
+        except QueryInputError as exc:
+            self._report(exc)
+            return None
+        moved = self.undo_step() if step_id == self.head_step_id else self.branch_from(step.parent_id)
+        if not moved:
             return None
         return self.run_step(query)
 

@@ -1,9 +1,12 @@
 """The step tree of a case as rows for the timeline (Qt-free).
 
-Rows come in depth-first order. The active path (start → head) is the straight first line; at every step one
-child continues the line in the same lane (the one on the active path, else the oldest live one) and each
-other child starts a branch one lane further in, listed right under the step it branches from, so a fork
-reads top to bottom. Row 0 is the start (the whole gallery), from which the analyst can also branch.
+Rows come in depth-first order and depend only on the order steps were made, never on which one is the head:
+at every step the oldest child continues the line in the same lane and each later child starts a branch one
+lane further in, listed right under the step it branches from, so a fork reads top to bottom and undo or branch
+never moves a line (only the highlighted active path changes). Row 0 is the start (the whole gallery).
+
+Labels are unique: a step is numbered by its depth, and every branch line gets a letter in the order branches
+were made ("3" on the first line, "3a" on the first branch, "4b" …), so "Step 3" names one step.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from app.store import CaseState, StepState
 class TimelineRow:
     step_id: int | None  # None: the start row (before the first step)
     number: int  # step number along its path (depth + 1); 0 for the start row
+    label: str  # unique in the case: the number, plus the branch line's letter ("3", "3a")
     lane: int  # indentation: how many branches away from the first line
-    title: str  # "Step 2" / "Start"
+    title: str  # "Step 2a" / "Start"
     query: str  # summary of the query
     level: str | None
     counts: str  # "1,000 → 500"
@@ -27,7 +31,7 @@ class TimelineRow:
     active: bool  # on the path from the start to the head
     head: bool  # the step the next search continues from
     undone: bool
-    branch_of: int | None  # for the first row of a branch: the number of the step it branches from
+    branch_of: str | None  # for the first row of a branch: the label of the step it branches from ("0": start)
     seconds: float | None = None
 
 
@@ -65,14 +69,41 @@ def filters_summary(filters: dict | None) -> str:
     return " · ".join(notes)
 
 
+def branch_letters(index: int) -> str:
+    """0 → "", 1 → "a", …, 26 → "z", 27 → "aa": the suffix of the ``index``-th line of steps."""
+    letters = ""
+    while index > 0:
+        index, rest = divmod(index - 1, 26)
+        letters = chr(ord("a") + rest) + letters
+    return letters
+
+
+def step_labels(case: CaseState | None) -> dict[int, str]:
+    """{step id: unique label}: depth + 1, plus the letter of the line the step is on (lines lettered in the
+    order they were started, so a label never changes once given)."""
+    if case is None:
+        return {}
+    children: dict[int | None, list[StepState]] = {}
+    for step in sorted(case.steps, key=lambda s: s.seq):
+        children.setdefault(step.parent_id, []).append(step)
+    line_of: dict[int, int] = {}
+    lines = 1
+    for step in sorted(case.steps, key=lambda s: s.seq):
+        if step is children[step.parent_id][0]:  # the oldest child continues its parent's line
+            line_of[step.id] = 0 if step.parent_id is None else line_of[step.parent_id]
+        else:
+            line_of[step.id], lines = lines, lines + 1
+    return {step.id: f"{step.depth + 1}{branch_letters(line_of[step.id])}" for step in case.steps}
+
+
 def _row(step: StepState, lane: int, active: set[int], head: int | None,
-         branch_of: int | None) -> TimelineRow:
+         branch_of: str | None, label: str) -> TimelineRow:
     counts = f"{step.candidates_before:,} → {step.candidates_after:,}"
     keep = describe_keep(step.keep_rule, step.keep_value)
     note = filters_summary(step.filters)
     if note:
         keep = f"{keep} · {note}"
-    return TimelineRow(step_id=step.id, number=step.depth + 1, lane=lane, title=f"Step {step.depth + 1}",
+    return TimelineRow(step_id=step.id, number=step.depth + 1, label=label, lane=lane, title=f"Step {label}",
                        query=query_summary(step), level=step.level, counts=counts, keep=keep,
                        active=step.id in active, head=step.id == head, undone=step.undone,
                        branch_of=branch_of, seconds=step.seconds)
@@ -82,32 +113,32 @@ def timeline_rows(case: CaseState | None, gallery_size: int | None = None) -> li
     """Rows for ``case`` (an empty start row when there is no case)."""
     head = None if case is None else case.case.head_step_id
     size = "" if gallery_size is None else f"{gallery_size:,} items"
-    rows = [TimelineRow(step_id=None, number=0, lane=0, title="Start", query="Whole gallery", level=None,
-                        counts=size, keep="", active=True, head=case is not None and head is None,
+    rows = [TimelineRow(step_id=None, number=0, label="0", lane=0, title="Start", query="Whole gallery",
+                        level=None, counts=size, keep="", active=True, head=case is not None and head is None,
                         undone=False, branch_of=None)]
     if case is None:
         return rows
     active = set(case.active_path)
+    labels = step_labels(case)
     children: dict[int | None, list[StepState]] = {}
-    # the child on the active path continues the line, then live steps before undone ones, oldest first
-    for step in sorted(case.steps, key=lambda s: (s.id not in active, s.undone, s.seq)):
+    for step in sorted(case.steps, key=lambda s: s.seq):  # creation order only: undo never reorders
         children.setdefault(step.parent_id, []).append(step)
 
-    def visit(step: StepState, lane: int, branch_of: int | None) -> None:
+    def visit(step: StepState, lane: int, branch_of: str | None) -> None:
         # iterative along a line, recursive into branches (recursion depth = branches nested in branches)
         while True:
-            rows.append(_row(step, lane, active, head, branch_of))
+            rows.append(_row(step, lane, active, head, branch_of, labels[step.id]))
             branch_of = None
             kids = children.get(step.id, [])
             for later in kids[1:]:
-                visit(later, lane + 1, step.depth + 1)
+                visit(later, lane + 1, labels[step.id])
             if not kids:
                 return
             step = kids[0]
 
     roots = children.get(None, [])
     for later in roots[1:]:
-        visit(later, 1, 0)
+        visit(later, 1, "0")
     if roots:
         visit(roots[0], 0, None)
     return rows
@@ -117,13 +148,16 @@ def timeline_rows(case: CaseState | None, gallery_size: int | None = None) -> li
 class GraphCell:
     """How the step graph crosses one row: a dot in ``lane``; a line from the row's top to the dot (``up``),
     from the dot to its bottom (``down``), an elbow from the lane left of it (a branch's first row), and
-    vertical lines of other lanes passing through (``through``)."""
+    vertical lines of other lanes passing through (``through``). ``down_active`` and ``through_active``: the
+    parts that lead to the next step of the active path (drawn in the accent colour)."""
 
     lane: int
     up: bool
     down: bool
     elbow: bool
     through: frozenset[int]
+    down_active: bool = False
+    through_active: frozenset[int] = frozenset()
 
 
 def graph(rows: list[TimelineRow]) -> list[GraphCell]:
@@ -132,6 +166,7 @@ def graph(rows: list[TimelineRow]) -> list[GraphCell]:
     line_of_row: list[int] = []
     lanes_open: dict[int, int] = {}  # lane → the line currently running in it
     spans: dict[int, list[int]] = {}  # line → [first row, last row, lane]
+    members: dict[int, list[int]] = {}  # line → its rows
     elbows: set[int] = set()
     for index, row in enumerate(rows):
         starts = row.step_id is None or row.branch_of is not None or row.lane not in lanes_open
@@ -145,15 +180,25 @@ def graph(rows: list[TimelineRow]) -> list[GraphCell]:
         else:
             line = lanes_open[row.lane]
             spans[line][1] = index
+        members.setdefault(line, []).append(index)
         lanes_open[row.lane] = line
         for deeper in [lane for lane in lanes_open if lane > row.lane]:
             del lanes_open[deeper]
         line_of_row.append(line)
+
+    def next_active(line: int, index: int) -> bool:
+        """Whether the line's next step below ``index`` is on the active path."""
+        later = [r for r in members[line] if r > index]
+        return bool(later) and rows[later[0]].active and not rows[later[0]].undone
+
     cells = []
     for index, row in enumerate(rows):
-        first, last, _ = spans[line_of_row[index]]
-        through = frozenset(lane for start, end, lane in spans.values()
-                            if start < index < end and lane != row.lane)
+        line = line_of_row[index]
+        first, last, _ = spans[line]
+        through = {lane: other for other, (start, end, lane) in spans.items()
+                   if start < index < end and lane != row.lane}
         cells.append(GraphCell(lane=row.lane, up=index > first, down=index < last, elbow=index in elbows,
-                               through=through))
+                               through=frozenset(through), down_active=row.active and next_active(line, index),
+                               through_active=frozenset(lane for lane, other in through.items()
+                                                        if next_active(other, index))))
     return cells

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.views.flow_layout import FlowLayout
 from app.views.results_model import CLEAR, CONFIRMED, MARK_COLORS, REJECTED, format_score, format_time
 from app.views.thumbnails import read_image, to_qimage
 from engine.hashing import sha256_file
@@ -237,7 +238,8 @@ def split_hash(digest: str) -> str:
 class DetailPane(QWidget):
     """One item in full. Setters: ``set_item``, ``set_explanation``, ``set_mark``, ``clear``. Signals:
     ``marks_changed(ids, mark)`` (same form as ``ResultsView.marks_changed``), ``find_similar_requested(id)``,
-    ``loaded(status)`` when the crop and source frame have been read. Keys while the pane has focus: C, R, U, F."""
+    ``loaded(status)`` when the crop and source frame have been read. Keys while the pane has focus: C, R, U (F is
+    the main window's Find similar, which takes the pane's item when the pane has focus)."""
 
     marks_changed = Signal(list, str)
     find_similar_requested = Signal(str)
@@ -263,6 +265,7 @@ class DetailPane(QWidget):
         title_font.setBold(True)
         self.title.setFont(title_font)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # a long id never widens
         self.mark_chip = QLabel(self)
         self.mark_chip.setContentsMargins(8, 2, 8, 2)
 
@@ -308,8 +311,9 @@ class DetailPane(QWidget):
         self.reject_button.clicked.connect(lambda: self._request_mark(REJECTED))
         self.clear_button.clicked.connect(lambda: self._request_mark(CLEAR))
         self.similar_button.clicked.connect(self._find_similar)
+        # F is the window's "Find similar" action (one shortcut for the grid, the pane and the menu)
         for key, slot in (("C", lambda: self._request_mark(CONFIRMED)), ("R", lambda: self._request_mark(REJECTED)),
-                          ("U", lambda: self._request_mark(CLEAR)), ("F", self._find_similar)):
+                          ("U", lambda: self._request_mark(CLEAR))):
             shortcut = QShortcut(QKeySequence(key), self)
             shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             shortcut.activated.connect(slot)
@@ -324,11 +328,9 @@ class DetailPane(QWidget):
         facts.addLayout(form)
         facts.addStretch(1)
         top.addLayout(facts, 1)
-        buttons = QHBoxLayout()
-        for button in (self.confirm_button, self.reject_button, self.clear_button):
+        buttons = FlowLayout(spacing=6)  # wraps in a narrow pane: "Clear mark" never leaves the screen
+        for button in (self.confirm_button, self.reject_button, self.clear_button, self.similar_button):
             buttons.addWidget(button)
-        buttons.addStretch(1)
-        buttons.addWidget(self.similar_button)
         rule = QFrame(self)
         rule.setFrameShape(QFrame.Shape.HLine)
         rule.setFrameShadow(QFrame.Shadow.Sunken)

@@ -4,7 +4,9 @@ session"; ANCHORS A10.3 — expose the scores and let the analyst cut).
 A vertical line stands at the kept top-k boundary (the k-th highest score; the threshold itself for a
 threshold rule). Dragging it previews a threshold keep rule: the panel shows live how many items a step
 with that threshold would keep (``engine.search.selection.keep_mask``, confirmed items included) and emits
-``threshold_changed``. With ground truth the relevant and other candidates get their own histograms, a rug
+``threshold_changed``. The preview changes nothing: "Apply cut to this step" (``apply_requested``) asks for
+the step to be run again with that threshold; the next step's rule is never touched. With ground truth the
+relevant and other candidates get their own histograms, a rug
 marks every relevant score, and the step's AP and mSD (``engine.metrics``, one query) are shown."""
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPalette
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QStackedWidget, QVBoxLayout, QWidget
 
 from engine.metrics.msd import MetricInputError, msd_per_query
 from engine.metrics.retrieval import evaluate_retrieval
@@ -29,6 +31,7 @@ RELEVANT_COLOR = QColor("#e8702a")
 KEPT_REGION_COLOR = QColor(46, 157, 79, 28)
 CUT_COLOR = QColor("#d99a00")
 MIN_BINS, MAX_BINS = 12, 80
+MIN_PLOT_HEIGHT = 150
 
 
 def _with_alpha(color: QColor, alpha: int) -> QColor:
@@ -85,6 +88,7 @@ class DistributionPanel(QWidget):
 
     threshold_changed = Signal(float)
     threshold_released = Signal(float)
+    apply_requested = Signal(float)  # "Apply cut to this step" at this threshold
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -100,6 +104,7 @@ class DistributionPanel(QWidget):
         self._rule_value = math.nan
         self._metrics: StepMetrics | None = None
         self._quiet = False
+        self._can_apply = False
 
         palette = self.palette()
         text = palette.color(QPalette.ColorRole.Text)
@@ -116,8 +121,11 @@ class DistributionPanel(QWidget):
             axis.enableAutoSIPrefix(False)
         item.setLabel("bottom", "similarity score")
         item.setLabel("left", "candidates")
-        self.legend = item.addLegend(offset=(-10, 10), labelTextColor=text, brush=pg.mkBrush(palette.color(
-            QPalette.ColorRole.Base)), pen=pg.mkPen(palette.color(QPalette.ColorRole.Mid)))
+        # the legend's entries are kept here but drawn as a line of text under the plot, never over the bars
+        self.legend = pg.LegendItem()
+        self.legend_label = QLabel(self)
+        self.legend_label.setTextFormat(Qt.TextFormat.RichText)
+        self.legend_label.setWordWrap(True)
         self.region = pg.LinearRegionItem(movable=False, brush=pg.mkBrush(KEPT_REGION_COLOR),
                                           pen=pg.mkPen(None))
         self.region.setZValue(-10)
@@ -146,20 +154,36 @@ class DistributionPanel(QWidget):
         self.reset_button = QPushButton("Reset cut", self)
         self.reset_button.setToolTip("Put the cut back at the step's own kept boundary")
         self.reset_button.clicked.connect(self.reset_cut)
+        self.apply_button = QPushButton("Apply cut to this step", self)
+        self.apply_button.setToolTip("Run this step again keeping scores ≥ the cut (the step is replaced; the next "
+                                     "step keeps its own rule from the query panel)")
+        self.apply_button.clicked.connect(lambda: self.apply_requested.emit(self.threshold()))
+        self.apply_button.setEnabled(False)
+        self.apply_button.hide()
 
         self.empty_label = QLabel("No step yet.\nThe score distribution of the current step appears here.", self)
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_label.setWordWrap(True)
         self.empty_label.setEnabled(False)
         body = QWidget(self)
         rows = QVBoxLayout(body)
         rows.setContentsMargins(0, 0, 0, 0)
         rows.setSpacing(2)
-        head = QHBoxLayout()
-        head.addWidget(self.title, 1)
-        head.addWidget(self.reset_button)
-        rows.addLayout(head)
+        self.title.setWordWrap(True)
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.plot.setMinimumHeight(MIN_PLOT_HEIGHT)
+        for label in (self.cut_label, self.metrics_label):
+            label.setWordWrap(True)
+            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.reset_button)
+        buttons.addWidget(self.apply_button)
+        rows.addWidget(self.title)
         rows.addWidget(self.plot, 1)
+        rows.addWidget(self.legend_label)
         rows.addWidget(self.cut_label)
+        rows.addLayout(buttons)
         rows.addWidget(self.metrics_label)
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.empty_label)
@@ -170,6 +194,12 @@ class DistributionPanel(QWidget):
         self.clear()
 
     # ---------------------------------------------------------------------------------------- setters
+
+    def set_can_apply(self, can: bool) -> None:
+        """Whether "Apply cut to this step" may be offered (a step of the open case, searchable now)."""
+        self._can_apply = bool(can)
+        self.apply_button.setVisible(self._can_apply)
+        self.apply_button.setEnabled(self._can_apply and self.reset_button.isEnabled())
 
     def set_step(self, step, confirmed_ids: Iterable[str] = ()) -> None:
         """Plot a ``StepResult`` (None clears). ``confirmed_ids``: the session's confirmed items, which every
@@ -300,7 +330,11 @@ class DistributionPanel(QWidget):
             curve = pg.PlotDataItem(edges, counts, stepMode="center", fillLevel=0, brush=pg.mkBrush(fill),
                                     pen=pg.mkPen(color, width=1.5), name=f"{name} ({values.shape[0]:,})")
             item.addItem(curve)
+            self.legend.addItem(curve, f"{name} ({values.shape[0]:,})")
             self.curves[name] = curve
+        self.legend_label.setText(" &nbsp; ".join(
+            f"<span style='color:{groups[name][1].name()}'>■</span> {label.text}"
+            for (_, label), name in zip(self.legend.items, groups, strict=True)))
         peak = max(1, max(int(c.max()) for c in self._counts.values()))
         floor = 0.0
         if self._relevant is not None and self._relevant.any():
@@ -352,6 +386,7 @@ class DistributionPanel(QWidget):
             text = f"Kept <b>{step_kept:,}</b> of {n:,} ({rule}), cut at <b>{self._cut:.3f}</b>"
         self.cut_label.setText(text)
         self.reset_button.setEnabled(moved)
+        self.apply_button.setEnabled(moved and self._can_apply)
         self.metrics_label.setVisible(self._metrics is not None)
         if self._metrics is not None:
             self.metrics_label.setText(self._metrics_text(threshold))

@@ -4,16 +4,20 @@ suggestions), draw a sketch, drop an IR image, choose the level and the keep rul
 Text is parsed on every edit (``engine.text.parser.parse``, well under a millisecond): each stated attribute
 becomes a chip coloured by its ontology group, the count fills the 18-cell meter (METHODS §1.1: UC 1–5,
 C 6–8, M 9–11, F 12–14, UF 15–18) and the attributes not yet stated become suggestions whose values
-append a sentence the parser reads back. The panel only reports: ``search_requested(QuerySpec)`` on Search /
-Ctrl+Enter, ``cancel_requested()`` while busy; ``app.state.AppState.search`` runs it.
+append a sentence the parser reads back. The panel only reports: ``search_requested(QuerySpec)`` on Search,
+Enter in the description (Shift+Enter: a new line) or Ctrl+Enter, ``cancel_requested()`` while busy;
+``app.state.AppState.search`` runs it. A description with no recognised attribute, or longer than the model's
+context, is held with a warning and a "Run anyway" choice. Level, keep rule and the Search button sit below the
+scrolling inputs, so they never scroll out of view.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
+from PySide6.QtCore import QRect, QSize, Qt, Signal
 from PySide6.QtGui import (
     QAction,
     QColor,
@@ -21,6 +25,7 @@ from PySide6.QtGui import (
     QDropEvent,
     QFont,
     QImage,
+    QKeyEvent,
     QKeySequence,
     QMouseEvent,
     QPainter,
@@ -36,11 +41,10 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
-    QLayout,
-    QLayoutItem,
     QMenu,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QSizePolicy,
     QSpinBox,
     QStackedWidget,
@@ -51,6 +55,7 @@ from PySide6.QtWidgets import (
 
 from app.state.query_spec import DEFAULT_RHO, RHO_RANGE, KeepRule, QuerySpec
 from app.state.suggestions import append_sentence, label, suggestion_sentence, value_label
+from app.views.flow_layout import FlowLayout
 from app.views.sketch_canvas import IMAGE_FILTER, SketchEditor
 from app.workers import describe_error
 from engine.ontology import LEVELS, ONTOLOGY
@@ -73,6 +78,7 @@ ACCENT = "#2563eb"
 VISIBLE_SUGGESTIONS = 5
 MODALITIES = ("text", "sketch", "ir")
 MODALITY_LABELS = {"text": "Text", "sketch": "Sketch", "ir": "IR image"}
+RUN_KEYS = "Enter in the description, or Ctrl+Enter anywhere; Shift+Enter starts a new line"
 KEEP_LABELS = {"rho": "Keep fraction ρ", "k": "Keep top k", "threshold": "Keep score ≥"}
 
 _PANEL_STYLE = f"""
@@ -93,6 +99,8 @@ QPushButton#searchButton:disabled {{ background: #a8bdf0; }}
 QPushButton#searchButton[busy="true"] {{ background: #6b7280; }}
 QLabel#sectionTitle {{ color: #6b7280; font-weight: 600; }}
 QLabel#message {{ color: #b91c1c; }}
+QFrame#warningBox {{ background: #fff7e6; border: 1px solid #f3c969; border-radius: 5px; }}
+QLabel#warning {{ color: #7a4b00; }}
 QFrame#dropZone {{ border: 1px dashed #aab1bd; border-radius: 6px; background: #fafbfc; }}
 QFrame#dropZone[hover="true"] {{ border-color: {ACCENT}; background: #eff6ff; }}
 """
@@ -104,87 +112,24 @@ def _section_title(text: str) -> QLabel:
     return title
 
 
+def _shorten(text: str, limit: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _error_label() -> QLabel:
+    """A red line under an input that says what is wrong with it (hidden while there is nothing to say)."""
+    label = QLabel()
+    label.setObjectName("message")
+    label.setWordWrap(True)
+    label.hide()
+    return label
+
+
 def _restyle(widget: QWidget) -> None:
     """Re-apply the style sheet after a dynamic property changed."""
     widget.style().unpolish(widget)
     widget.style().polish(widget)
-
-
-# ============================================================================================ flow layout
-
-
-class FlowLayout(QLayout):
-    """Lays widgets out left to right, wrapping to new lines (chips, suggestions)."""
-
-    def __init__(self, parent: QWidget | None = None, spacing: int = 5) -> None:
-        super().__init__(parent)
-        self._items: list[QLayoutItem] = []
-        self._spacing = spacing
-        self.setContentsMargins(0, 0, 0, 0)
-
-    def addItem(self, item: QLayoutItem) -> None:  # noqa: N802 - Qt API
-        self._items.append(item)
-
-    def count(self) -> int:
-        return len(self._items)
-
-    def itemAt(self, index: int) -> QLayoutItem | None:  # noqa: N802 - Qt API
-        return self._items[index] if 0 <= index < len(self._items) else None
-
-    def takeAt(self, index: int) -> QLayoutItem | None:  # noqa: N802 - Qt API
-        return self._items.pop(index) if 0 <= index < len(self._items) else None
-
-    def expandingDirections(self) -> Qt.Orientation:  # noqa: N802 - Qt API
-        return Qt.Orientation(0)
-
-    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt API
-        return True
-
-    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt API
-        return self._arrange(QRect(0, 0, width, 0), apply=False)
-
-    def setGeometry(self, rect: QRect) -> None:  # noqa: N802 - Qt API
-        super().setGeometry(rect)
-        self._arrange(rect, apply=True)
-
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt API
-        return self.minimumSize()
-
-    def minimumSize(self) -> QSize:  # noqa: N802 - Qt API
-        size = QSize()
-        for item in self._items:
-            size = size.expandedTo(item.minimumSize())
-        margins = self.contentsMargins()
-        return size + QSize(margins.left() + margins.right(), margins.top() + margins.bottom())
-
-    def clear(self) -> None:
-        """Remove and delete every widget."""
-        while self._items:
-            item = self._items.pop()
-            widget = item.widget()
-            if widget is not None:
-                widget.hide()
-                widget.setParent(None)
-                widget.deleteLater()
-
-    def widgets(self) -> list[QWidget]:
-        return [item.widget() for item in self._items if item.widget() is not None]
-
-    def _arrange(self, rect: QRect, apply: bool) -> int:
-        margins = self.contentsMargins()
-        area = rect.adjusted(margins.left(), margins.top(), -margins.right(), -margins.bottom())
-        x, y, line_height = area.x(), area.y(), 0
-        for item in self._items:
-            if item.widget() is not None and item.widget().isHidden():
-                continue
-            hint = item.sizeHint()
-            if x > area.x() and x + hint.width() > area.right() + 1:
-                x, y, line_height = area.x(), y + line_height + self._spacing, 0
-            if apply:
-                item.setGeometry(QRect(QPoint(x, y), hint))
-            x += hint.width() + self._spacing
-            line_height = max(line_height, hint.height())
-        return y + line_height - rect.y() + margins.bottom()
 
 
 # ============================================================================================ chips and meter
@@ -232,7 +177,7 @@ class LevelMeter(QWidget):
         self._count = 0
         self._level: str | None = None
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.setMinimumWidth(200)
+        self.setMinimumWidth(160)
 
     @property
     def count(self) -> int:
@@ -303,7 +248,23 @@ class LevelMeter(QWidget):
 
 
 class QueryTextEdit(QPlainTextEdit):
-    """The description box (plain text, a few lines)."""
+    """The description box (plain text, a few lines): Enter asks to run the step (``submitted``), Shift+Enter
+    starts a new line."""
+
+    submitted = Signal()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt API
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            modifiers = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+            if modifiers == Qt.KeyboardModifier.ShiftModifier:
+                self.insertPlainText("\n")
+                event.accept()
+                return
+            if modifiers == Qt.KeyboardModifier.NoModifier:
+                self.submitted.emit()
+                event.accept()
+                return
+        super().keyPressEvent(event)
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt API
         return QSize(300, self.fontMetrics().lineSpacing() * 4 + 14)
@@ -364,6 +325,7 @@ class ImageDropZone(QFrame):
         try:
             array = load_image(path, f"{self.what} image")
         except QueryInputError as exc:
+            self.clear()  # never leave an older image in place of the one the analyst chose
             self.error.emit(describe_error(exc))
             return False
         self._path, self._array = path, array
@@ -489,7 +451,7 @@ class KeepControl(QWidget):
 
 class QueryPanel(QWidget):
     """See the module docstring. Public parts: ``text_edit``, ``sketch`` (``SketchEditor``), ``ir_zone``,
-    ``level_box``, ``keep``, ``search_button``, ``search_action`` (Ctrl+Enter)."""
+    ``level_box``, ``keep``, ``search_button``, ``search_action`` (Ctrl+Enter), ``footer`` (always in view)."""
 
     search_requested = Signal(object)  # QuerySpec
     cancel_requested = Signal()
@@ -503,6 +465,7 @@ class QueryPanel(QWidget):
         self._shown_attributes: tuple[tuple[str, str], ...] | None = None
         self._busy = False
         self._available, self._unavailable_reason = True, ""
+        self._token_counter: Callable[[str], tuple[int, int]] | None = None
 
         self.modality_buttons: dict[str, QToolButton] = {}
         toggles = QHBoxLayout()
@@ -555,29 +518,35 @@ class QueryPanel(QWidget):
         text_layout.addWidget(_section_title("Add next"))
         text_layout.addWidget(suggestions_box)
 
-        # sketch and IR
+        # sketch and IR, each with its own inline error line
         self.sketch = SketchEditor()
+        self.sketch_error = _error_label()
         self.sketch_section = QWidget()
         sketch_layout = QVBoxLayout(self.sketch_section)
         sketch_layout.setContentsMargins(0, 0, 0, 0)
         sketch_layout.setSpacing(4)
         sketch_layout.addWidget(_section_title("Sketch"))
         sketch_layout.addWidget(self.sketch, 1)
+        sketch_layout.addWidget(self.sketch_error)
         self.ir_zone = ImageDropZone("IR")
+        self.ir_error = _error_label()
         self.ir_section = QWidget()
         ir_layout = QVBoxLayout(self.ir_section)
         ir_layout.setContentsMargins(0, 0, 0, 0)
         ir_layout.setSpacing(4)
         ir_layout.addWidget(_section_title("Infrared image"))
         ir_layout.addWidget(self.ir_zone)
+        ir_layout.addWidget(self.ir_error)
 
         # options
         self.level_box = QComboBox()
         self.level_box.addItem("Auto", None)
         for level in ONTOLOGY.levels:
             self.level_box.addItem(f"{level.name} — {level.label}", level.name)
-        self.level_box.setToolTip("Granularity level of the query: automatic (parser, then the model's "
-                                  "classifier) or fixed")
+        self.level_box.setToolTip("Granularity level of the text query: automatic (parser, then the model's "
+                                  "classifier) or fixed; sketch and IR queries have no level")
+        self.level_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.level_box.setMinimumContentsLength(8)
         self.keep = KeepControl()
         options = QGridLayout()
         options.setHorizontalSpacing(8)
@@ -592,33 +561,68 @@ class QueryPanel(QWidget):
         self.message.setObjectName("message")
         self.message.setWordWrap(True)
         self.message.hide()
+        self.warning = QLabel()
+        self.warning.setObjectName("warning")
+        self.warning.setWordWrap(True)
+        self.run_anyway_button = QPushButton("Run anyway")
+        self.run_anyway_button.setToolTip("Run the step as it stands (Enter again does the same)")
+        self.warning_box = QFrame()
+        self.warning_box.setObjectName("warningBox")
+        warning_layout = QVBoxLayout(self.warning_box)
+        warning_layout.setContentsMargins(8, 6, 8, 6)
+        warning_layout.setSpacing(4)
+        warning_layout.addWidget(self.warning)
+        warning_layout.addWidget(self.run_anyway_button, 0, Qt.AlignmentFlag.AlignRight)
+        self.warning_box.hide()
+        self._warned_spec: tuple | None = None
         self.search_button = QPushButton("Search")
         self.search_button.setObjectName("searchButton")
-        self.search_button.setToolTip("Run the next step (Ctrl+Enter)")
+        self.search_button.setToolTip(f"Run the next step ({RUN_KEYS})")
         self.search_button.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.search_action = QAction("Search", self)
+        self.search_action = QAction("Run search step", self)
         self.search_action.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
         self.search_action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        self.search_action.setToolTip(f"Run the next step ({RUN_KEYS})")
         self.addAction(self.search_action)
 
+        # the description, sketch and IR scroll; level, keep and the Search button stay in view below them
+        body = QWidget()
+        body_layout = QVBoxLayout(body)
+        body_layout.setContentsMargins(12, 10, 12, 6)
+        body_layout.setSpacing(10)
+        body_layout.addLayout(toggles)
+        body_layout.addWidget(self.text_section)
+        body_layout.addWidget(self.sketch_section, 1)
+        body_layout.addWidget(self.ir_section)
+        body_layout.addStretch(1)
+        self.body_scroll = QScrollArea()
+        self.body_scroll.setWidget(body)
+        self.body_scroll.setWidgetResizable(True)
+        self.body_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.body_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.footer = QWidget()
+        footer_layout = QVBoxLayout(self.footer)
+        footer_layout.setContentsMargins(12, 6, 12, 10)
+        footer_layout.setSpacing(6)
+        footer_layout.addLayout(options)
+        footer_layout.addWidget(self.message)
+        footer_layout.addWidget(self.warning_box)
+        footer_layout.addWidget(self.search_button)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(12, 10, 12, 12)
-        layout.setSpacing(10)
-        layout.addLayout(toggles)
-        layout.addWidget(self.text_section)
-        layout.addWidget(self.sketch_section, 1)
-        layout.addWidget(self.ir_section)
-        layout.addLayout(options)
-        layout.addStretch(1)
-        layout.addWidget(self.message)
-        layout.addWidget(self.search_button)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.body_scroll, 1)
+        layout.addWidget(self.footer)
 
         self.text_edit.textChanged.connect(self._text_changed)
+        self.text_edit.submitted.connect(self._submitted)
         self.search_button.clicked.connect(self._button_clicked)
         self.search_action.triggered.connect(self.request_search)
-        self.sketch.error.connect(self._show_error)
-        self.ir_zone.error.connect(self._show_error)
+        self.run_anyway_button.clicked.connect(lambda: self.request_search(force=True))
+        self.sketch.error.connect(lambda text: self._show_inline(self.sketch_error, text))
+        self.ir_zone.error.connect(lambda text: self._show_inline(self.ir_error, text))
         self.sketch.changed.connect(self._clear_message)
+        self.sketch.changed.connect(self.sketch_error.hide)
         self.ir_zone.image_changed.connect(self._ir_changed)
         for name, button in self.modality_buttons.items():
             button.toggled.connect(lambda on, name=name: self._modality_toggled(name, on))
@@ -670,7 +674,7 @@ class QueryPanel(QWidget):
             colour = QColor(LEVEL_COLOURS[result.level]).darker(160).name()
             self.level_summary.setText(f"{result.count} {noun} · "
                                        f"<b style='color:{colour}'>{result.level}</b> {label_text}")
-        self.level_box.setItemText(0, "Auto" if result.level is None else f"Auto ({result.level})")
+        self._refresh_level_box()
         self._refresh_suggestions(result)
         self.parsed.emit(result)
 
@@ -738,9 +742,20 @@ class QueryPanel(QWidget):
                 self.modality_buttons[name].setChecked(on)
                 self._modality_toggled(name, on)
 
+    def _refresh_level_box(self) -> None:
+        """The level is the text's: "Auto (C)" with a description, "no level" for a sketch or IR query alone."""
+        text_on = self.modality_buttons["text"].isChecked() if self.modality_buttons else True
+        if not text_on:
+            self.level_box.setItemText(0, "None (image query)")
+        else:
+            level = self._parse.level
+            self.level_box.setItemText(0, "Auto" if level is None else f"Auto ({level})")
+        self.level_box.setEnabled(text_on)
+
     def _modality_toggled(self, name: str, on: bool) -> None:
         section = {"text": self.text_section, "sketch": self.sketch_section, "ir": self.ir_section}[name]
         section.setVisible(on)
+        self._refresh_level_box()
         self._clear_message()
         if on and name == "text":
             self.text_edit.setFocus()
@@ -754,6 +769,8 @@ class QueryPanel(QWidget):
 
     def _ir_changed(self, path: Path | None) -> None:
         self._clear_message()
+        if path is not None:
+            self.ir_error.hide()
 
     # ------------------------------------------------------------------------------------------ options
 
@@ -778,6 +795,11 @@ class QueryPanel(QWidget):
 
     # ------------------------------------------------------------------------------------------ search
 
+    def set_query_text(self, text: str | None) -> None:
+        """Put a stored step's description back (a reopened case), without running anything."""
+        self.set_text(text or "")
+        self._clear_message()
+
     def current_spec(self) -> QuerySpec:
         """The query as set up now; raises ``QueryInputError`` (a readable message) when nothing is given."""
         on = self.modalities()
@@ -786,7 +808,8 @@ class QueryPanel(QWidget):
         if on["sketch"] and not self.sketch.canvas.is_empty():
             sketch = self.sketch.canvas.to_array()
         ir = self.ir_zone.path if on["ir"] else None
-        spec = QuerySpec(text=text or None, sketch=sketch, ir=ir, level=self.level_override(),
+        level = self.level_override() if on["text"] else None
+        spec = QuerySpec(text=text or None, sketch=sketch, ir=ir, level=level,
                          keep=self.keep_rule())
         if spec.is_empty:
             asks = {"text": "type a description", "sketch": "draw a sketch", "ir": "load an IR image"}
@@ -796,8 +819,28 @@ class QueryPanel(QWidget):
             raise QueryInputError(f"The query is empty: {' or '.join(wanted)}")
         return spec
 
-    def request_search(self) -> QuerySpec | None:
-        """Emit ``search_requested`` with the current spec (or show why it cannot)."""
+    def set_token_counter(self, counter: Callable[[str], tuple[int, int]] | None) -> None:
+        """``counter(text) -> (tokens, context length)`` of the model's tokenizer (None: no model to ask), so a
+        description the model would cut short is flagged before the step runs."""
+        self._token_counter = counter
+
+    def query_warnings(self, spec: QuerySpec) -> list[str]:
+        """Why the step may not do what the analyst expects (empty when nothing is wrong)."""
+        warnings = []
+        if spec.text is not None and spec.sketch is None and spec.ir is None and not self._parse.attributes:
+            warnings.append(f"No attribute is recognised in “{_shorten(spec.text)}”: the step would still rank "
+                            f"by the words alone and cut the candidates ({self.keep_rule().describe()}).")
+        if spec.text is not None and self._token_counter is not None:
+            tokens, limit = self._token_counter(spec.text)
+            if tokens > limit:
+                warnings.append(f"The description is {tokens:,} tokens long; the model reads only the first "
+                                f"{limit}, so the rest is ignored.")
+        return warnings
+
+    def request_search(self, force: bool = False) -> QuerySpec | None:
+        """Emit ``search_requested`` with the current spec (or show why it cannot). A query with a warning
+        (``query_warnings``) is held with a "Run anyway" choice; ``force`` (or asking again for the same
+        query) runs it."""
         if self._busy or not self._available:
             if not self._available and self._unavailable_reason:
                 self._show_error(self._unavailable_reason)
@@ -807,9 +850,23 @@ class QueryPanel(QWidget):
         except QueryInputError as exc:
             self._show_error(str(exc))
             return None
+        key = (spec.text, spec.kind, spec.level, spec.keep)
+        warnings = self.query_warnings(spec)
+        if warnings and not force and self._warned_spec != key:
+            self._clear_message()
+            self._warned_spec = key
+            self.warning.setText(" ".join(warnings))
+            self.warning_box.show()
+            self.error.emit(warnings[0])
+            return None
         self._clear_message()
         self.search_requested.emit(spec)
         return spec
+
+    def _submitted(self) -> None:
+        """Enter in the description: run (or cancel nothing while a step runs)."""
+        if not self._busy:
+            self.request_search()
 
     def _button_clicked(self) -> None:
         if self._busy:
@@ -821,7 +878,7 @@ class QueryPanel(QWidget):
         """While a step runs the button cancels it."""
         self._busy = bool(busy)
         self.search_button.setText("Cancel search" if busy else "Search")
-        self.search_button.setToolTip("Stop the running step" if busy else "Run the next step (Ctrl+Enter)")
+        self.search_button.setToolTip("Stop the running step" if busy else f"Run the next step ({RUN_KEYS})")
         self.search_button.setProperty("busy", self._busy)
         _restyle(self.search_button)
         self._refresh_button()
@@ -843,7 +900,15 @@ class QueryPanel(QWidget):
         self.message.show()
         self.error.emit(message)
 
+    def _show_inline(self, label: QLabel, message: str) -> None:
+        """An error about one input, shown under that input (and in the status bar)."""
+        label.setText(message)
+        label.show()
+        self.error.emit(message)
+
     def _clear_message(self) -> None:
-        if self.message.isVisible():
+        self._warned_spec = None
+        self.warning_box.hide()
+        if not self.message.isHidden():
             self.message.clear()
             self.message.hide()

@@ -22,12 +22,14 @@ from PySide6.QtWidgets import (
     QLabel,
     QListView,
     QMenu,
+    QSizePolicy,
     QStackedWidget,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from app.views.flow_layout import FlowLayout
 from app.views.result_card import CELL, PAD, THUMB, ResultDelegate
 from app.views.results_model import (
     CLEAR,
@@ -52,6 +54,23 @@ __all__ = [  # the grid's vocabulary, importable from here
     "ResultSet", "ResultsGrid", "ResultsInputError", "ResultsModel", "ResultsView", "TimeSpinBox",
     "format_score", "format_time", "format_time_short", "parse_time",
 ]
+
+#: Shown above the grid when the ranking carries ground truth (trainers' built worlds).
+GT_LEGEND = ("<span style='color:#6b7280'><b style='color:#e8702a'>GT</b> = ground truth: the item shows the "
+             "identity chosen under Search → Ground-truth identity (built worlds only; it is never used to rank)."
+             "</span>")
+
+
+def _group(parent: QWidget, *widgets: QWidget) -> QWidget:
+    """Widgets kept together on one line of the wrapping toolbar."""
+    group = QWidget(parent)
+    row = QHBoxLayout(group)
+    row.setContentsMargins(0, 0, 0, 0)
+    row.setSpacing(6)
+    for widget in widgets:
+        row.addWidget(widget)
+    return group
+
 
 class ResultsGrid(QListView):
     """Icon-mode list with the grid's keys: C confirm, R reject, U clear, F find similar, Enter open,
@@ -176,20 +195,24 @@ class ResultsView(QWidget):
         self.count_label = QLabel(self)
         self.count_label.setTextFormat(Qt.TextFormat.RichText)
 
-        bar = QHBoxLayout()
-        bar.setContentsMargins(6, 4, 6, 4)
-        bar.setSpacing(6)
-        bar.addWidget(QLabel("Sort", self))
-        bar.addWidget(self.sort_box)
-        bar.addSpacing(8)
-        bar.addWidget(self.camera_button)
-        bar.addSpacing(8)
-        bar.addWidget(self.time_check)
-        bar.addWidget(self.time_from)
-        bar.addWidget(QLabel("–", self))
-        bar.addWidget(self.time_to)
-        bar.addStretch(1)
-        bar.addWidget(self.count_label)
+        # the toolbar wraps instead of widening the window: its minimum is its widest group, never the sum
+        self.toolbar = QWidget(self)
+        bar = FlowLayout(self.toolbar, spacing=8)
+        bar.setContentsMargins(6, 4, 6, 2)
+        sort_group = _group(self, QLabel("Sort", self), self.sort_box)
+        time_group = _group(self, self.time_check, self.time_from, QLabel("–", self), self.time_to)
+        for widget in (sort_group, self.camera_button, time_group):
+            bar.addWidget(widget)
+        self.count_label.setWordWrap(True)
+        self.count_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.count_label.setContentsMargins(8, 0, 8, 4)
+        self.legend_label = QLabel(self)
+        self.legend_label.setWordWrap(True)
+        self.legend_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.legend_label.setContentsMargins(8, 0, 8, 4)
+        self.legend_label.setTextFormat(Qt.TextFormat.RichText)
+        self.legend_label.setText(GT_LEGEND)
+        self.legend_label.hide()
 
         self.empty_label = QLabel("No results yet.\nRun a search step to see the ranking here.", self)
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -201,7 +224,9 @@ class ResultsView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        layout.addLayout(bar)
+        layout.addWidget(self.toolbar)
+        layout.addWidget(self.count_label)
+        layout.addWidget(self.legend_label)
         layout.addWidget(self.stack, 1)
 
         self.sort_box.currentIndexChanged.connect(self._sort_picked)
@@ -483,12 +508,16 @@ class ResultsView(QWidget):
 
     def _refresh_counts(self, *_args) -> None:
         total, shown = len(self.model.results), self.model.rowCount()
+        self.legend_label.setVisible(self.model.has_ground_truth())
         if total == 0:
             self.count_label.setText("")
             return
         parts = [f"<b>{shown:,}</b> shown" + ("" if shown == total else f" of {total:,}")]
-        if self.model.has_kept_flags():
-            parts.append(f"{self.model.kept_count():,} kept")
+        if self.model.step_has_kept_flags():
+            parts.append(f"{self.model.step_kept_count():,} kept by the step")
+        threshold = self.model.preview_threshold()
+        if threshold is not None:
+            parts.append(f"<i>preview: score ≥ {threshold:.3f} would keep {self.model.kept_count():,}</i>")
         marks = self.model.marks()
         confirmed = sum(1 for m in marks.values() if m == CONFIRMED)
         rejected = sum(1 for m in marks.values() if m == REJECTED)

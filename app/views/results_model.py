@@ -310,6 +310,20 @@ class ResultsModel(QAbstractListModel):
         """Visible items the step keeps (or the preview threshold would keep)."""
         return int(np.count_nonzero(self._kept_mask()[self._order]))
 
+    def step_kept_count(self) -> int:
+        """Visible items the step itself kept (whatever a dragged cut previews)."""
+        kept = self._set.kept
+        return int(self._order.shape[0]) if kept is None else int(np.count_nonzero(kept[self._order]))
+
+    def step_has_kept_flags(self) -> bool:
+        return self._set.kept is not None
+
+    def preview_threshold(self) -> float | None:
+        return self._preview_threshold
+
+    def has_ground_truth(self) -> bool:
+        return self._set.relevant is not None and bool(np.any(self._set.relevant))
+
     def has_kept_flags(self) -> bool:
         return self._set.kept is not None or self._preview_threshold is not None
 

@@ -68,7 +68,7 @@ class SketchCanvas(QWidget):
         self.setCursor(Qt.CursorShape.CrossCursor)
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Expanding)
-        self.setMinimumSize(100, 190)
+        self.setMinimumSize(140, 280)
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent, False)
 
     # ------------------------------------------------------------------------------------------ state
@@ -219,7 +219,7 @@ class SketchCanvas(QWidget):
     # ------------------------------------------------------------------------------------------ widget
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt API
-        return QSize(170, 320)
+        return QSize(180, 360)
 
     def target_rect(self) -> QRect:
         """Where the canvas is drawn inside the widget (1:2, centred, 6 px margin)."""
@@ -315,7 +315,8 @@ class SketchEditor(QWidget):
         self.width_box.setValue(DEFAULT_WIDTH)
         self.width_box.setSuffix(" px")
         self.width_box.setToolTip("Pen width")
-        self.undo_button = _tool_button("Undo", "Undo the last stroke")
+        self.undo_button = _tool_button("Undo stroke", "Undo the last stroke (Ctrl+Z while the canvas has focus; "
+                                                        "elsewhere Ctrl+Z undoes the last search step)")
         self.clear_button = _tool_button("Clear", "Blank the canvas (undoable)")
         self.load_button = _tool_button("Load…", "Load a sketch image (PNG or JPG)")
         self.save_button = _tool_button("Save…", "Save the sketch as PNG")

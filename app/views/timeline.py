@@ -1,5 +1,7 @@
-"""The step timeline: the case's steps as a small graph, one row per step (number, level, query, candidates
-before → after, keep rule); the active path is the straight first line, branches hang off it indented.
+"""The step timeline: the case's steps as a tree, one row per step (unique label such as 3 or 3a, level, query,
+candidates before → after, keep rule); branches hang off the step they start from, indented, in the order they
+were made (``app.state.timeline_rows``); the active path is drawn in the accent colour and a line under the
+title says where the next step continues from.
 
 The widget only reports: ``step_selected(step id | None)`` when a row is clicked (None: the start, the whole
 gallery), ``undo_requested()`` (Undo button, Ctrl+Z, context menu on the head step) and
@@ -87,13 +89,15 @@ class StepRowDelegate(QStyledItemDelegate):
         line = QPen(QColor("#c7ccd4"), 2)
         active_line = QPen(ACCENT, 2)
         for lane in cell.through:
-            painter.setPen(active_line if lane == 0 else line)
+            painter.setPen(active_line if lane in cell.through_active else line)
             lane_x = rect.left() + _lane_x(lane)
             painter.drawLine(QPointF(lane_x, top), QPointF(lane_x, bottom))
-        painter.setPen(active_line if row.active else line)
+        on_path = row.active and not row.undone
         if cell.up:
+            painter.setPen(active_line if on_path else line)
             painter.drawLine(QPointF(x, top), QPointF(x, middle))
         if cell.down:
+            painter.setPen(active_line if cell.down_active else line)
             painter.drawLine(QPointF(x, middle), QPointF(x, bottom))
         if cell.elbow:
             parent_x = rect.left() + _lane_x(cell.lane - 1)
@@ -101,7 +105,7 @@ class StepRowDelegate(QStyledItemDelegate):
             path.lineTo(parent_x, middle - 6)
             path.quadTo(parent_x, middle, parent_x + 6, middle)
             path.lineTo(x, middle)
-            painter.setPen(line)
+            painter.setPen(active_line if on_path else line)
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawPath(path)
         radius = 5.5 if row.head else 4.5
@@ -161,7 +165,7 @@ class StepRowDelegate(QStyledItemDelegate):
         y += line_height + 1
         notes = [part for part in (row.keep, None if row.seconds is None else f"{row.seconds:.2f} s") if part]
         if row.branch_of is not None:
-            notes.append("branch from start" if row.branch_of == 0 else f"branch from step {row.branch_of}")
+            notes.append("branch from start" if row.branch_of == "0" else f"branch from step {row.branch_of}")
         painter.setFont(small)
         painter.setPen(SUBTLE)
         small_height = QFontMetrics(small).lineSpacing()
@@ -210,11 +214,15 @@ class StepTimeline(QWidget):
             button.setAutoRaise(True)
             button.setCursor(Qt.CursorShape.PointingHandCursor)
         header = QHBoxLayout()
-        header.setContentsMargins(12, 10, 8, 4)
+        header.setContentsMargins(12, 10, 8, 0)
         header.addWidget(title)
         header.addStretch(1)
         header.addWidget(self.undo_button)
         header.addWidget(self.branch_button)
+        self.next_label = QLabel()
+        self.next_label.setWordWrap(True)
+        self.next_label.setContentsMargins(12, 0, 8, 4)
+        self.next_label.setStyleSheet("color: #1d4ed8;")
 
         self.list = QListWidget()
         self.delegate = StepRowDelegate(self.list)
@@ -234,6 +242,7 @@ class StepTimeline(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addLayout(header)
+        layout.addWidget(self.next_label)
         layout.addWidget(self.list, 1)
         layout.addWidget(self.empty_hint)
 
@@ -289,7 +298,21 @@ class StepTimeline(QWidget):
         finally:
             self._updating = False
         self.empty_hint.setVisible(len(self._rows) <= 1)
+        self.next_label.setText(self.next_step_text())
+        self.next_label.setVisible(case is not None)
         self._refresh_actions()
+
+    def next_step_text(self) -> str:
+        """Where the next search continues from (feedback for Undo and Branch here)."""
+        head = self._head()
+        if self._case is None:
+            return ""
+        if head is None:
+            return "Next step searches the whole gallery"
+        row = next((row for row in self._rows if row.step_id == head), None)
+        label = head if row is None else row.label
+        later = any(step.parent_id == head and not step.undone for step in self._case.steps)
+        return f"Next step continues from step {label}" + (" as a new branch" if later else "")
 
     def set_selected(self, step_id: int | None) -> None:
         """Select a step's row without emitting ``step_selected`` (the state already knows)."""

@@ -15,7 +15,8 @@ Prompt commands (one per line; any other line is the next text step)::
     :final [N]            the final ranking            :steps      the steps so far
     :help                 :quit (or end of input)
 
-An ID is an item id, a unique prefix of one, or ``#R`` (rank R in the last printed list).
+An ID is an item id, a unique prefix of one, or ``#R`` (rank R in the list on screen). ``:undo``, ``:branch`` and
+``:switch`` print the list of the step they land on, so ``#R`` never points into a step that is gone.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from engine.search.errors import QueryInputError, SearchError
 from engine.search.query import StepQuery, load_image
 from engine.search.session import SearchSession
 from engine.search.step import StepResult
-from engine.search.transcript import final_lines, final_records, step_lines, step_record
+from engine.search.transcript import final_lines, final_records, item_line, step_lines, step_record
 
 DEFAULT_TOP = 10
 LEVEL_RULE_WORDS = ("parser", "classifier")
@@ -344,8 +345,20 @@ class Prompt:
 
     def _undo(self, args: list[str]) -> None:
         step = self.session.undo()
-        self.emit({"undone": step.index + 1, "steps": len(self.session.steps)},
-                  [f"undid step {step.index + 1}; {_steps(len(self.session.steps))} left"])
+        record, lines = self._current_list()
+        self.emit({"undone": step.index + 1, "steps": len(self.session.steps), **record},
+                  [f"undid step {step.index + 1}; {_steps(len(self.session.steps))} left", *lines])
+
+    def _current_list(self) -> tuple[dict[str, Any], list[str]]:
+        """The current line's last step's top list, now the one ``#R`` refers to (empty before any step)."""
+        steps = self.session.steps
+        if not steps:
+            self.shown = []
+            return {"top": []}, ["no step on this line: #R refers to nothing until the next step"]
+        record = describe_step(self.search, self.session, steps[-1])
+        self.shown = [item["id"] for item in record["top"]]
+        return ({"top": record["top"]},
+                [f"#R now refers to step {record['step']}'s list:", *(item_line(item) for item in record["top"])])
 
     def _number(self, args: list[str], command: str) -> int:
         if len(args) != 1 or not args[0].isdigit():
@@ -359,16 +372,19 @@ class Prompt:
         origin = self.current + 1
         self.branches.append(self.session.branch(number - 1))
         self.current = len(self.branches) - 1
-        self.emit({"branch": self.current + 1, "from_step": number, "steps": number},
-                  [f"branch {self.current + 1}: steps 1..{number} of branch {origin} (:switch {origin} goes back)"])
+        record, lines = self._current_list()
+        self.emit({"branch": self.current + 1, "from_step": number, "steps": number, **record},
+                  [f"branch {self.current + 1}: steps 1..{number} of branch {origin} (:switch {origin} goes back)",
+                   *lines])
 
     def _switch(self, args: list[str]) -> None:
         number = self._number(args, ":switch")
         if not 1 <= number <= len(self.branches):
             raise QueryInputError(f":switch {number}: branches are 1..{len(self.branches)}")
         self.current = number - 1
-        self.emit({"branch": number, "steps": len(self.session.steps)},
-                  [f"branch {number}: {_steps(len(self.session.steps))}"])
+        record, lines = self._current_list()
+        self.emit({"branch": number, "steps": len(self.session.steps), **record},
+                  [f"branch {number}: {_steps(len(self.session.steps))}", *lines])
 
     def _branches(self, args: list[str]) -> None:
         records = [{"branch": i + 1, "steps": len(s.steps), "current": i == self.current}
@@ -383,7 +399,7 @@ class Prompt:
         if key.startswith("#") and key[1:].isdigit():
             rank = int(key[1:])
             if not 1 <= rank <= len(self.shown):
-                raise QueryInputError(f"{command} {key}: the last list has ranks 1..{len(self.shown)}")
+                raise QueryInputError(f"{command} {key}: the list on screen has ranks 1..{len(self.shown)}")
             return self.shown[rank - 1]
         gallery = self.search.gallery
         if key in gallery:
