@@ -72,6 +72,14 @@ def test_metadata_and_source_image_with_the_box(qtbot, pane, files):
     assert shown["Source SHA-256"] == item.source_sha256 and shown["Identity"] == "p9"
     assert pane.title.text() == "item-7" and pane.mark() == CONFIRMED and pane.mark_chip.isVisibleTo(pane)
 
+    pane.resize(220, pane.height())  # a narrow pane: long values elide to fit, the full text stays available
+    pane.show()
+    qtbot.waitExposed(pane)
+    source_label = pane.values["Source"]
+    assert "…" in source_label.text() and source_label.toolTip() == str(source)
+    assert source_label.fontMetrics().horizontalAdvance(source_label.text()) <= max(40, source_label.width())
+    assert pane.metadata()["Source"] == str(source)
+
     frame = pane.source_image()
     assert (frame.width(), frame.height()) == (120, 80)
     assert rgb_at(frame, 20, 30) == BOX_COLOR  # left edge of the box

@@ -219,6 +219,9 @@ class ElidedLabel(QLabel):
         self.setToolTip(text if text not in ("", "—") else "")
         self._elide()
 
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name: every caller gets the eliding
+        self.set_full_text(text)
+
     def full_text(self) -> str:
         return self._full
 
@@ -227,7 +230,8 @@ class ElidedLabel(QLabel):
         self._elide()
 
     def _elide(self) -> None:
-        self.setText(self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideMiddle, max(40, self.width())))
+        QLabel.setText(self, self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideMiddle,
+                                                           max(40, self.width())))
 
 
 def split_hash(digest: str) -> str:
@@ -292,7 +296,7 @@ class DetailPane(QWidget):
         mono = QFont("DejaVu Sans Mono")
         mono.setStyleHint(QFont.StyleHint.Monospace)
         for name in self.FIELDS:
-            value = ElidedLabel(self) if name == "Source" else QLabel(self)
+            value = QLabel(self) if "SHA" in name else ElidedLabel(self)  # hashes wrap; the rest elide to fit
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             value.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
             if "SHA" in name:
