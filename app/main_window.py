@@ -59,7 +59,10 @@ from app.workers import Job, WorkerHandle, cancel_all, describe_error, preload_w
 from engine.attributes.ranking import explanation_line
 from engine.search import QueryInputError
 
-DEFAULT_SIZE = (1500, 950)
+DEFAULT_SIZE = (1500, 950)  # without a screen to measure
+#: The largest opening size: the window fills the screen's free area up to this (a 4K screen gets a window,
+#: not a wall).
+LARGEST_OPENING_SIZE = (2560, 1440)
 #: The window's minimum: fits a 1366×768 screen with a task bar; content never raises it.
 MINIMUM_SIZE = (1000, 600)
 #: Shares of the width for the left, centre and right columns.
@@ -313,12 +316,14 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------------------------------ sizes
 
     def fit_to_screen(self) -> None:
-        """Open at the default size, shrunk to the screen's free area (never below the minimum it allows)."""
+        """Open filling the screen's free area less a window frame (up to ``LARGEST_OPENING_SIZE``; never below
+        the minimum the screen allows); ``DEFAULT_SIZE`` when there is no screen to measure."""
         screen = self.screen() or QGuiApplication.primaryScreen()
         width, height = DEFAULT_SIZE
         if screen is not None:
             free = screen.availableGeometry()
-            width, height = min(width, free.width() - 16), min(height, free.height() - 40)
+            width = min(LARGEST_OPENING_SIZE[0], free.width() - 16)
+            height = min(LARGEST_OPENING_SIZE[1], free.height() - 40)
             self.setMinimumSize(min(MINIMUM_SIZE[0], free.width()), min(MINIMUM_SIZE[1], free.height()))
         self.resize(max(width, self.minimumWidth()), max(height, self.minimumHeight()))
         self.reset_layout()
