@@ -433,6 +433,9 @@ class MainWindow(QMainWindow):
             self.query_panel.set_query_text(None if head is None else head.query_text)
             if case_id is not None and self.settings is not None:
                 self.settings.setValue("case/last", case_id)
+        head_id = self.state.head_step_id
+        head = None if head_id is None else self.state.step_state(head_id)
+        self.query_panel.set_previous_view(None if head is None else head.view)
         self._refresh_title()
         self._refresh_search_available()
 

@@ -243,6 +243,24 @@ def test_a_query_with_no_recognised_attribute_warns_before_running(qtbot, panel)
     assert panel.request_search() is not None and panel.warning_box.isHidden()
 
 
+def test_a_score_threshold_from_another_kind_of_step_warns_before_running(qtbot, panel):
+    seen = []
+    panel.search_requested.connect(seen.append)
+    panel.set_text("a man in a red jacket")
+    panel.set_threshold(0.8)
+    panel.set_previous_view("reid:AD-LT")  # the last step was find-similar: its scores are on another scale
+    assert panel.request_search() is None and seen == []
+    assert "Keep score ≥ 0.8 was read off a find-similar step" in panel.warning.text()
+    panel.run_anyway_button.click()
+    assert len(seen) == 1
+    panel.set_previous_view("text:M")  # a text step after a text step: the same scale, no warning
+    panel.set_text("a man in a red jacket and blue jeans")
+    assert panel.request_search() is not None and panel.warning_box.isHidden()
+    panel.set_previous_view("rgb")
+    panel.set_keep(KeepRule("k", 10))  # counts and fractions mean the same on any scale
+    assert panel.request_search() is not None
+
+
 def test_a_description_longer_than_the_models_context_warns(qtbot, panel):
     panel.set_token_counter(lambda text: (len(text.split()) + 2, 16))
     panel.set_text("a man in a red jacket " * 3)

@@ -112,6 +112,19 @@ def _section_title(text: str) -> QLabel:
     return title
 
 
+def spec_view(spec: QuerySpec) -> str:
+    """The kind of gallery view a panel query ranks by: text alone searches a ``text:<level>`` view, anything
+    with a sketch or IR image the ``rgb`` view (``engine.search.views``)."""
+    return "text:" if spec.sketch is None and spec.ir is None else "rgb"
+
+
+def score_scale(view: str) -> str:
+    """Views whose scores compare: the text views share one scale, every other view has its own."""
+    if view.startswith("text:"):
+        return "text–image"
+    return {"rgb": "sketch/IR–image"}.get(view, "find-similar")
+
+
 def _shorten(text: str, limit: int = 40) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
@@ -466,6 +479,7 @@ class QueryPanel(QWidget):
         self._busy = False
         self._available, self._unavailable_reason = True, ""
         self._token_counter: Callable[[str], tuple[int, int]] | None = None
+        self._previous_view: str | None = None  # the view the step this one continues from ranked by
 
         self.modality_buttons: dict[str, QToolButton] = {}
         toggles = QHBoxLayout()
@@ -824,9 +838,19 @@ class QueryPanel(QWidget):
         description the model would cut short is flagged before the step runs."""
         self._token_counter = counter
 
+    def set_previous_view(self, view: str | None) -> None:
+        """The gallery view the step this one continues from ranked by (its score scale), or None."""
+        self._previous_view = view
+
     def query_warnings(self, spec: QuerySpec) -> list[str]:
         """Why the step may not do what the analyst expects (empty when nothing is wrong)."""
         warnings = []
+        rule = spec.keep
+        if rule.kind == "threshold" and self._previous_view is not None \
+                and score_scale(self._previous_view) != score_scale(spec_view(spec)):
+            warnings.append(f"Keep score ≥ {rule.value:g} was read off a {score_scale(self._previous_view)} step's "
+                            f"scores; this {spec.kind} step scores on another scale, so the same number could keep "
+                            "almost nothing or everything. Choose a fraction or a count, or run it anyway.")
         if spec.text is not None and spec.sketch is None and spec.ir is None and not self._parse.attributes:
             warnings.append(f"No attribute is recognised in “{_shorten(spec.text)}”: the step would still rank "
                             f"by the words alone and cut the candidates ({self.keep_rule().describe()}).")
