@@ -75,7 +75,7 @@ class CheckpointModels:
     def query_encoder(self, _gallery=None):
         """An ``engine.search`` query encoder (the ``encoder_factory`` of ``AppState.load_gallery``)."""
         from engine.attributes.ranking import checkpoint_attribute_weight
-        from engine.search.model_encoder import ModelQueryEncoder
+        from engine.encoding.model_encoder import ModelQueryEncoder
 
         encoder = ModelQueryEncoder(self.model())
         encoder.attribute_weight = checkpoint_attribute_weight(self.checkpoint)  # w of score = sim + w·agreement

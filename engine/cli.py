@@ -340,11 +340,11 @@ def ingest_command(
     from contextlib import ExitStack
 
     from engine.attributes.ranking import DomainWeights
-    from engine.evaluation.sources import load_model
+    from engine.detection.tiles import parse_tiles
     from engine.gallery import writing
     from engine.ingest import IngestOptions, ModelEncoder, ingest, parse_scenarios
-    from engine.ingest.tiles import parse_tiles
     from engine.ingest.timing import parse_time
+    from engine.models.discovery import load_model
     from engine.progress import cli_progress
 
     try:
@@ -494,9 +494,9 @@ def checkpoint_info(
 ) -> None:
     """Config, size, fingerprint, training command, evaluation report and the papers' components of a
     checkpoint (which are on, and why the others are off)."""
-    from engine.evaluation.sources import default_checkpoint
     from engine.models import load, model_fingerprint, read_metadata
     from engine.models.components import components
+    from engine.models.discovery import default_checkpoint
 
     try:
         folder = default_checkpoint() if path is None else path

@@ -8,11 +8,11 @@ import pytest
 from PySide6.QtCore import Qt
 
 from app.views.detail import DetailPane, explanation_html
-from engine.attributes import store
+from engine.encoding.views import gallery_views
 from engine.gallery import Gallery
+from engine.gallery import evidence_table as store
 from engine.ontology import ONTOLOGY
 from engine.search import SearchSession, StepQuery
-from engine.search.views import gallery_views
 
 WAIT = 20_000
 TEXT = "a man in a red shirt"

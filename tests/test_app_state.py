@@ -12,8 +12,8 @@ from PySide6.QtCore import QThreadPool
 
 from app.state import AppState, KeepRule, QuerySpec, replay_plan, timeline_rows
 from app.store import CaseStore
+from engine.encoding.views import gallery_views
 from engine.gallery import Gallery
-from engine.search.views import gallery_views
 
 DIM = 8
 N = 120

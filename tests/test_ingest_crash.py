@@ -18,9 +18,9 @@ import pytest
 from test_ingest_pipeline import START, FakeEncoder, ForegroundDetector, walkers, write_video
 from typer.testing import CliRunner
 
-from engine.attributes import store as evidence_store
 from engine.cli import app
 from engine.gallery import Gallery
+from engine.gallery import evidence_table as evidence_store
 from engine.hashing import sha256_file
 from engine.ingest import IngestOptions, ingest
 from engine.ingest.markers import read_marker

@@ -16,10 +16,10 @@ import cv2
 import numpy as np
 import pytest
 
+from engine.detection.detectors import Detections
 from engine.gallery import Gallery, GalleryMismatchError
 from engine.hashing import sha256_file
 from engine.ingest import HogDetector, IngestError, IngestOptions, ingest, level_of_height
-from engine.ingest.detectors import Detections
 from engine.ingest.encoder import ModelEncoder
 from engine.ingest.markers import read_marker
 from engine.ingest.timing import parse_time

@@ -1,4 +1,5 @@
-"""The shipped detectors (engine.ingest.yolox, engine.ingest.darknet, engine.ingest.tiles) and ``lineup detect``:
+"""The shipped detectors (engine.detection.yolox, engine.detection.darknet, engine.detection.tiles) and
+``lineup detect``:
 the YOLOX decoder on hand-built outputs, letterbox mapping, tile planning and merging, the real networks on a
 frame of a shared clip (skipped when ``../shared/data/footage`` is absent), the CLI's JSON and its named errors."""
 
@@ -12,10 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from engine.cli import app
+from engine.detection.tiles import cut_by_tile, merge_passes, parse_tiles, plan_tiles
+from engine.detection.yolox import YoloxDetector, decode_yolox, input_shape, letterbox
 from engine.ingest import DetectorError, make_detector
 from engine.ingest.box_labels import load_box_labels, score_frame
-from engine.ingest.tiles import cut_by_tile, merge_passes, parse_tiles, plan_tiles
-from engine.ingest.yolox import YoloxDetector, decode_yolox, input_shape, letterbox
 
 FOOTAGE = Path(__file__).parents[2] / "shared" / "data" / "footage"
 LABELS = Path(__file__).parent / "data" / "footage" / "boxes.json"

@@ -9,7 +9,6 @@ import math
 import numpy as np
 import pytest
 
-from engine.attributes import store
 from engine.attributes.ranking import (
     DEFAULT_ATTRIBUTE_WEIGHT,
     DomainWeights,
@@ -17,10 +16,11 @@ from engine.attributes.ranking import (
     evidence_for,
     explanation_line,
 )
+from engine.encoding.views import gallery_views
 from engine.gallery import Gallery, GalleryInputError
+from engine.gallery import evidence_table as store
 from engine.ontology import ONTOLOGY
 from engine.search import QueryInputError, SearchSession, StepQuery
-from engine.search.views import gallery_views
 
 DIM = 4
 SIMILARITY = [0.9, 0.8, 0.7, 0.6, 0.5, 0.4]

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 import engine.search.session as session_module
+from engine.encoding.views import gallery_views
 from engine.gallery import Gallery
 from engine.gallery.scoring import inner_products
 from engine.metrics.progressive import progressive_ranking
 from engine.ontology import LEVELS
 from engine.search import SearchSession, StepQuery
 from engine.search.ranking import CONFIRMED, UNRANKED
-from engine.search.views import gallery_views
 
 DIM = 16
 N = 1001

@@ -7,7 +7,7 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
-from engine.search.transcript import format_time as footage_time
+from engine.timefmt import export_time as footage_time
 
 MODALITY_NAMES = {"text": "text", "sketch": "sketch", "ir": "IR", "example": "example item"}
 LEVEL_SOURCE_NAMES = {"override": "set by the analyst", "encoder": "model's estimate", "parser": "attribute parser",

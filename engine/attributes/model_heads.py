@@ -13,9 +13,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from engine.attributes.evidence import AttributeEvidence
+from engine.encoding.model_encoder import model_resolution, per_crop, prepared_batch
+from engine.gallery.evidence import AttributeEvidence
 from engine.ontology import ONTOLOGY
-from engine.search.model_encoder import model_resolution, per_crop, prepared_batch
 
 DEFAULT_BATCH = 64
 

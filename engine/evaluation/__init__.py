@@ -17,7 +17,8 @@ from engine.evaluation.api import (
 )
 from engine.evaluation.errors import EvaluationError
 from engine.evaluation.render import render
-from engine.evaluation.sources import NoCheckpointError, default_checkpoint, load_model, world_benchmark
+from engine.evaluation.sources import world_benchmark
+from engine.models.discovery import NoCheckpointError, default_checkpoint, load_model
 
 __all__ = [
     "DATASET_PROTOCOLS",

@@ -52,8 +52,9 @@ from engine.gallery.errors import (
     GalleryMismatchError,
     GalleryNotFoundError,
 )
-from engine.gallery.items import GalleryItem, ItemColumns, as_item, read_columns
+from engine.gallery.items import ITEMS_FILE, GalleryItem, ItemColumns, as_item, read_columns
 from engine.gallery.scoring import inner_products, to_float32
+from engine.gallery.verify import Problem, verify_gallery
 from engine.gallery.writer_lock import holds_lock, is_empty_folder, writing
 from engine.hashing import sha256_file
 from engine.paths import PathEscapeError, contained
@@ -64,7 +65,6 @@ FORMAT_VERSION = 1
 GALLERY_FILE = journal.GALLERY_FILE
 #: What a gallery's items are: crops of a built synthetic world, or of real footage (videos, images, crops).
 GALLERY_DOMAINS: tuple[str, ...] = ("world", "footage")
-ITEMS_FILE = "items.jsonl"
 DEFAULT_BATCH = 4096
 NORM_TOLERANCE = 0.02
 OPEN_ATTEMPTS = 5  # reads of a gallery that a writer keeps committing to while it is opened
@@ -735,8 +735,6 @@ class Gallery:
 
     def verify(self, *, check_crops: bool = True, check_sources: bool = False) -> list[Problem]:
         """Problems found (empty when the gallery is sound); see ``engine.gallery.verify``."""
-        from engine.gallery.verify import verify_gallery
-
         return verify_gallery(self, check_crops=check_crops, check_sources=check_sources)
 
     def info(self) -> dict[str, Any]:
@@ -777,16 +775,6 @@ class Gallery:
         }
 
 
-@dataclass(frozen=True)
-class Problem:
-    """One thing ``verify`` found wrong: ``kind`` is a short code, ``subject`` the item, view or file."""
-
-    kind: str
-    subject: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.kind}: {self.subject}: {self.message}"
 
 
 __all__ = ["AddReport", "Gallery", "GalleryError", "Problem"]

@@ -7,7 +7,7 @@ detection overlap with the model.
 
 Each item records its source file and SHA-256, frame, time, camera, box (x, y, w, h in source pixels), track,
 crop (content-addressed in the gallery) and crop SHA-256, resolution level from the crop height
-(``engine.ingest.resolution``) and modality; world items carry their identity and attributes as well. Each
+(``engine.encoding.resolution``) and modality; world items carry their identity and attributes as well. Each
 batch's attribute evidence is computed and committed just before the batch itself
 (``engine.attributes.gallery.add_evidence``), so every committed item has its evidence: for
 video, from the crop inside the detector's foreground silhouette (kept in the gallery, ``silhouettes/``, for
@@ -48,6 +48,9 @@ from engine.attributes.constancy import scene_thumbnail
 from engine.attributes.gallery import add_evidence, fill_missing_evidence
 from engine.attributes.objects import CarriedTally, objects_by_person
 from engine.attributes.ranking import DomainWeights
+from engine.detection.detectors import PersonDetector
+from engine.detection.factory import make_detector
+from engine.encoding.resolution import level_of_height
 from engine.gallery import Gallery, GalleryItem
 from engine.gallery.crops import put_crop, put_silhouette
 from engine.gallery.writer_lock import is_empty_folder, writing
@@ -62,11 +65,9 @@ from engine.ingest.crops import (
     discover_crops,
     too_small,
 )
-from engine.ingest.detectors import PersonDetector, make_detector
 from engine.ingest.encoder import Encoder
 from engine.ingest.errors import IngestError, SourceSkipped
 from engine.ingest.markers import read_marker, write_marker
-from engine.ingest.resolution import level_of_height
 from engine.ingest.samples import Candidate, TrackSamples, sharpness
 from engine.ingest.sources import ImageSequence, Source, VideoSource, WorldSource, discover
 from engine.ingest.summary import IngestSummary, SourceReport
@@ -191,7 +192,7 @@ class _Reader:
 
     def detector_for(self, source: Source) -> PersonDetector:
         """The detector given to ``ingest``, else the default for the source's kind: the shipped YOLOX-Nano
-        (``engine.ingest.yolox``) for every kind; for videos with its background model on, so that items keep
+        (``engine.detection.yolox``) for every kind; for videos with its background model on, so that items keep
         a foreground silhouette (worlds are not detected but record detector settings in their markers)."""
         if self.chosen is not None:
             return self.chosen
@@ -253,7 +254,7 @@ class _Reader:
         tracker = PersonTracker(options.tracker) if options.track else SeparateDetections()
         detector.reset()
         warm_up = getattr(detector, "warm_up", None)
-        if warm_up is not None:  # a stateful detector reads the source's first frames ahead (engine.ingest.motion)
+        if warm_up is not None:  # a stateful detector reads the source's first frames ahead (engine.detection.motion)
             with closing(source.frames(options.stride, [], lambda path, reason: None)) as ahead:
                 warm_up(frame.image for frame in ahead)
         samples: dict[int, TrackSamples] = {}
@@ -511,7 +512,7 @@ def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: 
            weights: DomainWeights | None = None) -> IngestSummary:
     """Ingest ``source`` (video, image folder, built world, or a folder of them) into the gallery folder
     ``gallery`` (created when absent) with ``encoder`` (``engine.ingest.encoder.ModelEncoder`` or any
-    ``Encoder``); ``detector`` defaults to the shipped YOLOX-Nano (``engine.ingest.yolox``), with a background
+    ``Encoder``); ``detector`` defaults to the shipped YOLOX-Nano (``engine.detection.yolox``), with a background
     model for silhouettes on videos. ``options.crops``: ``source`` is a folder of person crops, one item per
     image, no detector (``engine.ingest.crops``). Unreadable sources and files are listed in the summary. With
     ``weights`` (the checkpoint's attribute weight per gallery domain) the gallery records its domain and that

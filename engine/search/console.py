@@ -109,7 +109,7 @@ def parse_keep(text: str) -> dict[str, float | int]:
 def _time(value: str | None, option: str) -> float | None:
     if value is None:
         return None
-    from engine.ingest.timing import parse_time
+    from engine.timefmt import parse_time
 
     try:
         return parse_time(value, option)
@@ -201,8 +201,8 @@ class PreparedSearch:
 def prepare(options: SearchOptions) -> PreparedSearch:
     """Check the options, open the gallery, load the checkpoint and check it against the gallery."""
     from engine.attributes.ranking import checkpoint_attribute_weight
-    from engine.evaluation.sources import load_model
-    from engine.search.model_encoder import ModelQueryEncoder
+    from engine.encoding.model_encoder import ModelQueryEncoder
+    from engine.models.discovery import load_model
 
     settings, rule = step_settings(options)
     queries = planned_queries(options, settings)

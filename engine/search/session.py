@@ -31,6 +31,7 @@ from engine.attributes.ranking import (
     check_weight,
     evidence_for,
 )
+from engine.encoding.views import route
 from engine.gallery import Gallery, GalleryMismatchError
 from engine.gallery.scoring import inner_products
 from engine.metrics.progressive import DEFAULT_RHO
@@ -41,7 +42,6 @@ from engine.search.query import StepQuery, load_image
 from engine.search.ranking import FinalRanking, final_ranking
 from engine.search.selection import keep_mask, members
 from engine.search.step import StepResult, frozen_array
-from engine.search.views import route
 
 #: relevance(query, rows) -> bool per row (ground truth for plots and metrics)
 RelevanceFn = Callable[[StepQuery, np.ndarray], np.ndarray]

@@ -14,19 +14,14 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from engine.attributes.ranking import explanation_line
 from engine.gallery import Gallery
 from engine.search.ranking import CONFIRMED, FinalRanking
 from engine.search.step import StepResult
-
-#: times at or after this many seconds are POSIX wall-clock times (2001-09-09); below, footage-clock seconds
-WALL_CLOCK_FROM = 1e9
+from engine.timefmt import export_time
 
 
 def item_record(gallery: Gallery, row: int, score: float | None, rank: int) -> dict[str, Any]:
@@ -100,15 +95,6 @@ def final_records(gallery: Gallery, ranking: FinalRanking, top: int,
 # ------------------------------------------------------------------------------------------- text
 
 
-def format_time(seconds: float | None) -> str:
-    """UTC date and time for wall-clock seconds, ``12.5s`` for footage-clock seconds, ``-`` when unknown."""
-    if seconds is None or not np.isfinite(seconds):
-        return "-"
-    if seconds >= WALL_CLOCK_FROM:
-        return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
-    return f"{seconds:.1f}s"
-
-
 def item_line(record: dict[str, Any]) -> str:
     score = "     -" if record["score"] is None else f"{record['score']:+.4f}"
     identity = f"  identity {record['identity']}" if "identity" in record else ""
@@ -116,7 +102,7 @@ def item_line(record: dict[str, Any]) -> str:
     crop = record.get("crop_path", record.get("source", "-"))
     explanation = record.get("explanation")
     why = f"\n         {explanation_line(explanation)}" if explanation and explanation["attributes"] else ""
-    return (f"  {record['rank']:>3}  {score}  {record.get('camera', '-'):<8}  {format_time(record.get('time')):<20}  "
+    return (f"  {record['rank']:>3}  {score}  {record.get('camera', '-'):<8}  {export_time(record.get('time')):<20}  "
             f"{record['id']}{identity}{pinned}\n         {crop}{why}")
 
 

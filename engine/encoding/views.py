@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from engine.encoding.errors import QueryInputError
 from engine.gallery.errors import GalleryMismatchError
 from engine.ontology import LEVELS
-from engine.search.errors import QueryInputError
 
 TEXT_PREFIX = "text:"
 IMAGE_QUERY_VIEW = "rgb"

@@ -1,6 +1,6 @@
 """A ``PersonSearchModel`` on both sides of the search: the query encoder a session uses, and the gallery-side
 encoding of crops into every view the gallery stores (DESIGN "The model"; view names from
-``engine.search.views``, which alone decides which view a query searches).
+``engine.encoding.views``, which alone decides which view a query searches).
 
 Query side (``ModelQueryEncoder``):
 
@@ -27,10 +27,10 @@ from functools import cached_property
 
 import numpy as np
 
+from engine.encoding.errors import QueryInputError
+from engine.encoding.views import IMAGE_QUERY_VIEW, REID_PREFIX, TEXT_PREFIX, gallery_views, reid_view, text_view
 from engine.gallery.errors import GalleryMismatchError
 from engine.ontology import LEVELS, ONTOLOGY
-from engine.search.errors import QueryInputError
-from engine.search.views import IMAGE_QUERY_VIEW, REID_PREFIX, TEXT_PREFIX, gallery_views, reid_view, text_view
 
 LEVEL_RULES: tuple[str, ...] = ("parser", "classifier")
 DEFAULT_REID_SCENARIOS: tuple[str, ...] = ("AD-LT",)
@@ -173,7 +173,7 @@ class ModelQueryEncoder:
 
 def model_resolution(name: str) -> str:
     """A gallery item's resolution label (HR, mild, mid, ultra) or a model resolution name → the model's name."""
-    from engine.ingest.resolution import MODEL_RESOLUTION
+    from engine.encoding.resolution import MODEL_RESOLUTION
     from engine.models import RESOLUTIONS
 
     if name in MODEL_RESOLUTION:
