@@ -90,7 +90,7 @@ def test_first_launch_opens_the_demo_case_on_the_prepared_gallery(qtbot, tiny_de
 def test_lineup_app_is_a_cli_command():
     from typer.testing import CliRunner
 
-    from engine.cli import app
+    from lineup.cli import app
 
     result = CliRunner().invoke(app, ["app", "--help"])
     assert result.exit_code == 0

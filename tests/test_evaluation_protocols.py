@@ -10,9 +10,8 @@ from typer.testing import CliRunner
 
 from engine.cli import app
 from engine.evaluation import PROTOCOLS, evaluate
-from engine.models import discovery
 from engine.metrics import SUMMARY_KEYS
-from engine.models import create, save
+from engine.models import create, discovery, save
 from engine.ontology import LEVELS
 from engine.world.benchmarks import MODES, SCENARIOS
 
