@@ -24,6 +24,11 @@ class Encoder:
     def level_for(self, text):
         return "C"
 
+    attribute_weight = None  # the checkpoint states no attribute weight
+
+    def level_and_source(self, text):
+        return self.level_for(text), "parser"
+
     def encode_text(self, text):
         return np.array([1.0, 0.0, 0.0, 0.0], np.float32)
 

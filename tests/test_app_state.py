@@ -39,6 +39,8 @@ class CentroidEncoder:
     def level_for(self, text):
         return "C"
 
+    attribute_weight = None  # the checkpoint states no attribute weight
+
     def level_and_source(self, text):
         return "C", "parser"
 

@@ -23,6 +23,11 @@ class AngleEncoder:
     def level_for(self, text):
         return "UC"
 
+    attribute_weight = None  # the checkpoint states no attribute weight
+
+    def level_and_source(self, text):
+        return self.level_for(text), "parser"
+
     def encode_text(self, text):
         return at(float(text))
 

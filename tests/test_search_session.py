@@ -35,6 +35,11 @@ class FakeEncoder:
     def level_for(self, text):
         return self.levels.get(text)
 
+    attribute_weight = None  # the checkpoint states no attribute weight
+
+    def level_and_source(self, text):
+        return self.level_for(text), "parser"
+
     def _vector(self, text):
         return self.centres[int(text.split()[-1][1:])]
 

@@ -32,6 +32,11 @@ class CentroidEncoder:
     def level_for(self, text):
         return None
 
+    attribute_weight = None  # the checkpoint states no attribute weight
+
+    def level_and_source(self, text):
+        return self.level_for(text), "parser"
+
     def encode_text(self, text):
         return self.centres[int(text.split()[-1][1:])]
 

@@ -93,10 +93,12 @@ def _rgb_tensor(image: np.ndarray, what: str):
 class ModelQueryEncoder:
     """``engine.search.encoder.QueryEncoder`` over a ``PersonSearchModel`` (see the module docstring)."""
 
-    def __init__(self, model, *, level_rule: str = "parser", resolution: str = "hr") -> None:
+    def __init__(self, model, *, level_rule: str = "parser", resolution: str = "hr",
+                 attribute_weight: float | None = None) -> None:
         if level_rule not in LEVEL_RULES:
             raise QueryInputError(f"level rule must be one of {list(LEVEL_RULES)}, got {level_rule!r}")
         self.model = model.eval()
+        self.attribute_weight = attribute_weight  # the checkpoint's w; None when it states none
         self.level_rule = level_rule
         self.resolution = resolution
         self._levels: dict[str, tuple[str | None, str]] = {}

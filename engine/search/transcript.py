@@ -40,9 +40,8 @@ def _image_name(value: object) -> str | None:
     return str(value) if isinstance(value, str | Path) else f"<array {getattr(value, 'shape', '?')}>"
 
 
-def step_record(gallery: Gallery, step: StepResult, top: int, level_source: str | None = None) -> dict[str, Any]:
-    """STEP (see the module docstring); ``level_source`` replaces the session's "encoder" with where the encoder
-    took the level from ("parser" or "classifier")."""
+def step_record(gallery: Gallery, step: StepResult, top: int) -> dict[str, Any]:
+    """STEP (see the module docstring); ``level_source`` is ``StepResult.level_origin``."""
     from engine.text.parser import parse
 
     query = step.query
@@ -64,8 +63,7 @@ def step_record(gallery: Gallery, step: StepResult, top: int, level_source: str 
         "attribute_weight": None if term is None else term.weight,
         "required": [] if term is None else list(term.required),
         "level": step.level,
-        "level_source": level_source if level_source is not None and step.level_source == "encoder"
-        else step.level_source,
+        "level_source": step.level_origin,
         "view": step.view,
         "keep": {"rule": step.keep_rule, "value": step.keep_value, "k": step.k},
         "candidates_before": step.candidates_before,
