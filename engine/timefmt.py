@@ -1,9 +1,14 @@
 """What a timestamp is, how it is read and how it is written; the one place for time text.
 
 A time is seconds. At or after ``WALL_CLOCK_FROM`` (2001-09-09) it is POSIX wall-clock time (UTC based);
-below, it counts on the footage clock (seconds since the first frame of a video). Exports (CLI output,
-reports) write wall-clock times in UTC with the zone (``Z``); the screen writes them in local time with the
-zone's name (``screen_time``).
+below, it counts on the footage clock (seconds since the first frame of a video). One rule, ``is_wall_clock``,
+for the CLI, the reports and the app's grid.
+
+- Exports (CLI output, reports): wall-clock times in UTC with the zone, ``2024-06-10 06:13:20Z``
+  (``export_time``; stored moments such as audit times: ``export_moment``, ``… UTC``); footage times ``12.5s``.
+- Screen (the app): wall-clock times in local time with the zone's name, ``2024-06-10 08:13:20 CEST``
+  (``screen_time``; ``screen_time_short`` for a narrow cell); footage times ``h:mm:ss.s``. ``read_screen_time``
+  reads back what the screen writes (and plain seconds, ``mm:ss``, a date with or without a time).
 
 Accepted spellings of a time (``parse_time``):
 
@@ -23,6 +28,11 @@ from typing import Any
 WALL_CLOCK_FROM = 1e9
 
 _COMPACT = re.compile(r"^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\.\d+)?$")
+_CLOCK = re.compile(r"^\s*(-)?(?:(\d+):)?(\d{1,2}):(\d{1,2}(?:\.\d*)?)\s*$")
+_ZONE = re.compile(r"^(?P<time>.*\d)\s+(?P<zone>[A-Za-z][A-Za-z0-9+:-]*)$")
+_UTC_NAMES = frozenset({"UTC", "Z", "GMT"})
+_SCREEN_DATES = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d")
+UNKNOWN_ON_SCREEN = "—"
 
 
 class TimeInputError(ValueError):
@@ -47,6 +57,63 @@ def export_time(seconds: float | None) -> str:
     if is_wall_clock(seconds):
         return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
     return f"{seconds:.1f}s"
+
+
+def export_moment(value: datetime) -> str:
+    """A stored moment (a ``datetime``; one without a zone is UTC) as ``2025-01-02 03:04:05 UTC``."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _local(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC).astimezone()
+
+
+def screen_time(seconds: float | None) -> str:
+    """Footage clock as ``h:mm:ss.s``; wall-clock times as local ``YYYY-MM-DD HH:MM:SS ZONE``; '—' unknown."""
+    if seconds is None or not math.isfinite(seconds):
+        return UNKNOWN_ON_SCREEN
+    if is_wall_clock(seconds):
+        return _local(seconds).strftime("%Y-%m-%d %H:%M:%S %Z")
+    sign = "-" if seconds < 0 else ""
+    tenths = round(abs(seconds) * 10)
+    hours, rest = divmod(tenths, 36000)
+    minutes, rest = divmod(rest, 600)
+    return f"{sign}{hours}:{minutes:02d}:{rest // 10:02d}.{rest % 10}"
+
+
+def screen_time_short(seconds: float | None) -> str:
+    """``screen_time`` for a narrow cell: wall-clock times as local ``09 Jun 15:55``."""
+    if seconds is not None and math.isfinite(seconds) and is_wall_clock(seconds):
+        return _local(seconds).strftime("%d %b %H:%M")
+    return screen_time(seconds)
+
+
+def read_screen_time(text: str) -> float | None:
+    """Seconds from what ``screen_time`` writes (also plain seconds and ``mm:ss``); None when ``text`` is not a
+    time. A date without a zone, or with a zone name other than UTC, is local time."""
+    text = text.strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    match = _CLOCK.match(text)
+    if match:
+        sign, hours, minutes, seconds = match.groups()
+        value = int(hours or 0) * 3600 + int(minutes) * 60 + float(seconds)
+        return -value if sign else value
+    zone = None
+    named = _ZONE.match(text)
+    if named:
+        text, zone = named.group("time"), named.group("zone").upper()
+    for pattern in _SCREEN_DATES:
+        try:
+            moment = datetime.strptime(text, pattern)
+        except ValueError:
+            continue
+        return moment.replace(tzinfo=UTC).timestamp() if zone in _UTC_NAMES else moment.timestamp()
+    return None
 
 
 def parse_time(value: Any, where: str) -> float:
