@@ -9,7 +9,8 @@ from pathlib import Path
 
 import typer
 
-from engine.cli import _fail, app
+from engine.cli import app
+from engine.cli.output import fail as _fail
 
 
 @app.command("app")

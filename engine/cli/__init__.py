@@ -10,16 +10,15 @@ from pathlib import Path
 
 import typer
 
+from engine.cli.checkpoint import checkpoint_app
+from engine.cli.gallery import gallery_app
+from engine.cli.output import fail as _fail
+from engine.cli.world import world_app
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Lineup: progressive person search.")
-world_app = typer.Typer(no_args_is_help=True, help="The synthetic pedestrian world: build, look, benchmark.")
 app.add_typer(world_app, name="world")
-
-
-def _fail(message: str) -> None:
-    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
-    raise typer.Exit(code=2)
 
 
 @app.command()
@@ -39,74 +38,6 @@ def parse(
         typer.echo(f"  {key:<15} {value}")
     if result["missing"]:
         typer.echo("add next: " + ", ".join(result["missing"][:6]))
-
-
-@world_app.command("build")
-def world_build(
-    out: Path = typer.Option(..., "--out", help="Output folder (created)."),
-    identities: int = typer.Option(100, "--identities", min=1),
-    images_per_identity: int = typer.Option(10, "--images-per-identity", min=2),
-    seed: int = typer.Option(0, "--seed"),
-    workers: int = typer.Option(0, "--workers", help="Processes; 0 = all cores. Output does not depend on it."),
-) -> None:
-    """Render a synthetic world: images plus manifest.jsonl (one record per image)."""
-    from engine.progress import cli_progress
-    from engine.world.build import build_world
-
-    try:
-        with cli_progress("rendering") as report:
-            manifest = build_world(out, identities=identities, images_per_identity=images_per_identity,
-                                   seed=seed, workers=workers or (os.cpu_count() or 1), progress=report)
-    except (ValueError, OSError) as exc:
-        _fail(str(exc))
-    typer.echo(f"wrote {manifest}")
-
-
-@world_app.command("sheet")
-def world_sheet(
-    out: Path = typer.Option(..., "--out", help="PNG file to write."),
-    identities: int = typer.Option(6, "--identities", min=1, max=32),
-    seed: int = typer.Option(0, "--seed"),
-) -> None:
-    """Draw a contact sheet: identities × modalities × resolutions."""
-    from engine.world.sheet import contact_sheet
-
-    try:
-        sheet = contact_sheet(out, identities=identities, seed=seed)
-    except (ValueError, OSError) as exc:
-        _fail(str(exc))
-    typer.echo(f"wrote {sheet}")
-
-
-@world_app.command("benchmarks")
-def world_benchmarks(
-    world: Path = typer.Argument(..., help="A built world folder."),
-    out: Path = typer.Option(None, "--out", help="Folder for the split files (default WORLD/benchmarks)."),
-    seed: int = typer.Option(0, "--seed"),
-) -> None:
-    """Build the benchmark splits (granularity, modalities, cross-res, any-time) from a world."""
-    from engine.world.benchmarks import build_benchmarks
-
-    try:
-        summary = build_benchmarks(world, out, seed=seed)
-    except (ValueError, OSError) as exc:
-        _fail(str(exc))
-    typer.echo(json.dumps(summary, indent=2))
-
-
-@world_app.command("export")
-def world_export(
-    world: Path = typer.Argument(..., help="A built world folder."),
-    out: Path = typer.Option(..., "--out", help="JSON file in the CUHK-PEDES layout."),
-) -> None:
-    """Export a world's RGB images and descriptions in the CUHK-PEDES json layout."""
-    from engine.data.export import export_cuhk_pedes
-
-    try:
-        n = export_cuhk_pedes(world, out)
-    except (ValueError, OSError) as exc:
-        _fail(str(exc))
-    typer.echo(f"wrote {n} records to {out}")
 
 
 @app.command()
@@ -484,210 +415,10 @@ def search_command(
         typer.echo("\n".join(report_lines(report, len(search.gallery))))
 
 
-checkpoint_app = typer.Typer(no_args_is_help=True, help="Model checkpoints: look, export.")
 app.add_typer(checkpoint_app, name="checkpoint")
 
 
-@checkpoint_app.command("info")
-def checkpoint_info(
-    path: Path = typer.Argument(None, help="Checkpoint folder (default: the shipped one)."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-) -> None:
-    """Config, size, fingerprint, training command, evaluation report and the papers' components of a
-    checkpoint (which are on, and why the others are off)."""
-    from engine.models import load, model_fingerprint, read_metadata
-    from engine.models.components import components
-    from engine.models.discovery import default_checkpoint
-
-    try:
-        folder = default_checkpoint() if path is None else path
-        model = load(folder, device="cpu")
-        metadata = read_metadata(folder)
-    except (ValueError, OSError) as exc:
-        _fail(str(exc))
-    info = {"path": str(folder), "config": model.config.name, "parameters": metadata.get("parameters"),
-            "weights_dtype": metadata.get("weights_dtype", "float32"), "fingerprint": model_fingerprint(model),
-            "training_command": metadata.get("training_command"), "eval_report": metadata.get("eval_report"),
-            "world": (metadata.get("data_fingerprint") or {}).get("world"),
-            "components": components(model.config, (metadata.get("components") or {}).get("off"))}
-    if as_json:
-        typer.echo(json.dumps(info))
-        return
-    for key, value in info.items():
-        if key != "components":
-            typer.echo(f"{key:>16}: {value}")
-    typer.echo("      components:")
-    for row in info["components"]:
-        state = "on " if row["on"] else "off"
-        typer.echo(f"    {state} {row['paper']:<9} {row['name']:<15} {row['what']}")
-        if not row["on"]:
-            typer.echo(f"{'':>34}why: {row['why_off'] or 'not recorded (checkpoint export --components FILE)'}")
-
-
-@checkpoint_app.command("export")
-def checkpoint_export(
-    source: Path = typer.Argument(..., help="Checkpoint folder to copy (e.g. RUN/model)."),
-    destination: Path = typer.Argument(..., help="Where to write the copy (replaced atomically)."),
-    fp16: bool = typer.Option(False, "--fp16", help="Store floating-point weights in float16 (half the size)."),
-    eval_report: str = typer.Option(None, "--eval-report", help="Record this evaluation report path."),
-    components_file: Path = typer.Option(None, "--components",
-                                         help="JSON: component name → why it is off; recorded as the "
-                                              "checkpoint's components note."),
-) -> None:
-    """Copy a checkpoint (e.g. to ship it), optionally with fp16 weights; metadata is kept."""
-    import torch
-
-    from engine.models import load
-    from engine.models.checkpoint import export_checkpoint
-    from engine.models.components import component_note
-
-    extra = {} if eval_report is None else {"eval_report": eval_report}
-    try:
-        if components_file is not None:
-            try:
-                reasons = json.loads(components_file.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{components_file}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
-            config = load(source, device="cpu").config
-            extra["components"] = component_note(config, reasons, str(components_file))
-        out = export_checkpoint(source, destination, weights_dtype=torch.float16 if fp16 else None,
-                                extra_metadata=extra)
-    except (ValueError, OSError) as exc:
-        _fail(str(exc))
-    size = sum(f.stat().st_size for f in out.iterdir())
-    typer.echo(f"checkpoint written to {out} ({size / 1e6:.1f} MB)")
-
-
-gallery_app = typer.Typer(no_args_is_help=True, help="Gallery folders: look, check, repair.")
 app.add_typer(gallery_app, name="gallery")
-
-
-def _open_gallery(folder: Path, check_indexes: bool = True):
-    from engine.gallery import Gallery
-
-    try:
-        return Gallery.open(folder, check_indexes=check_indexes)
-    except (ValueError, OSError) as exc:
-        _fail(str(exc))
-
-
-@gallery_app.command("info")
-def gallery_info(
-    folder: Path = typer.Argument(..., help="Gallery folder."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-) -> None:
-    """Counts, views and their indexes, cameras, time range and bytes on disk."""
-    from engine.gallery.report import info_lines
-
-    info = _open_gallery(folder).info()
-    typer.echo(json.dumps(info) if as_json else "\n".join(info_lines(info)))
-
-
-@gallery_app.command("verify")
-def gallery_verify(
-    folder: Path = typer.Argument(..., help="Gallery folder."),
-    crops: bool = typer.Option(True, "--crops/--no-crops", help="Check crop files and their SHA-256."),
-    sources: bool = typer.Option(False, "--sources", help="Also check source files against their SHA-256."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-) -> None:
-    """Re-read every file of a gallery; exit 1 when anything is wrong (nothing is changed)."""
-    from dataclasses import asdict
-
-    from engine.gallery.report import problem_lines
-
-    store = _open_gallery(folder, check_indexes=False)
-    try:
-        problems = store.verify(check_crops=crops, check_sources=sources)
-    except (ValueError, OSError) as exc:
-        _fail(str(exc))
-    if as_json:
-        typer.echo(json.dumps({"path": str(store.root), "problems": [asdict(p) for p in problems]}))
-    else:
-        typer.echo("\n".join(problem_lines(problems, str(store.root))))
-    if problems:
-        raise typer.Exit(code=1)
-
-
-@gallery_app.command("rebuild")
-def gallery_rebuild(
-    folder: Path = typer.Argument(..., help="Gallery folder."),
-    attributes: bool = typer.Option(False, "--attributes", help="Also recompute every item's attribute evidence "
-                                                                "from its stored crop (pixels; model with "
-                                                                "--checkpoint; carried-objects evidence is "
-                                                                "kept as stored)."),
-    checkpoint: Path = typer.Option(None, "--checkpoint", help="With --attributes: the checkpoint whose attribute "
-                                                               "heads give the model evidence (else it is kept)."),
-    device: str = typer.Option(None, "--device", help="cpu, cuda, cuda:1 ... (default: CUDA when available)."),
-    appearance: Path = typer.Option(None, "--appearance", help="Add (or recompute) the 'appearance' view from the "
-                                                               "stored crops with your own re-identification "
-                                                               "network (ONNX)."),
-    appearance_norm: str = typer.Option("imagenet", "--appearance-norm",
-                                        help="--appearance input normalisation (see `lineup ingest --help`)."),
-    replace_appearance: bool = typer.Option(False, "--replace-appearance",
-                                            help="With --appearance: replace an 'appearance' view another file "
-                                                 "made."),
-    as_json: bool = typer.Option(False, "--json", help="Print the gallery info afterwards as one JSON object."),
-) -> None:
-    """Rebuild every view's index from the stored vectors (repairs index problems that verify reports);
-    --appearance adds or recomputes the 'appearance' view."""
-    from contextlib import ExitStack
-
-    from engine.gallery import writing
-    from engine.gallery.report import info_lines
-
-    if checkpoint is not None and not attributes:
-        _fail("--checkpoint is only used with --attributes")
-    if replace_appearance and appearance is None:
-        _fail("--replace-appearance is only used with --appearance")
-    lock = ExitStack()
-    evidence = added = None
-    try:
-        if folder.is_dir():  # held from before the gallery is read until every change is written
-            lock.enter_context(writing(folder))
-        store = _open_gallery(folder, check_indexes=False)
-        if appearance is not None:
-            from engine.appearance import AppearanceNetwork, parse_normalisation
-            from engine.appearance.gallery_view import check_view_model, compute_appearance_view
-            from engine.progress import cli_progress
-
-            network = AppearanceNetwork(appearance, parse_normalisation(appearance_norm))
-            if not replace_appearance:
-                check_view_model(store, network)
-        info = store.rebuild()
-        if appearance is not None:
-            with cli_progress("appearance view") as report:
-                added = compute_appearance_view(store, network, replace=replace_appearance, progress=report)
-            info = store.info()
-        if attributes:
-            from engine.attributes.gallery import refresh_evidence
-            from engine.progress import cli_progress
-
-            model = None
-            if checkpoint is not None:
-                from engine.models import load
-
-                model = load(checkpoint, device=device)
-            with cli_progress("attribute evidence") as report:
-                evidence = refresh_evidence(store, model, progress=report)
-    except (ValueError, OSError, RuntimeError) as exc:
-        _fail(str(exc))
-    finally:
-        lock.close()
-    if as_json:
-        extra = {**({} if evidence is None else {"attributes": evidence}),
-                 **({} if added is None else {"appearance": added})}
-        typer.echo(json.dumps({**info, **extra}))
-        return
-    lines = ["rebuilt every index", *info_lines(info)]
-    if added is not None:
-        lines.append(f"{'recomputed' if added['replaced'] else 'added'} view {added['view']!r}: {added['items']} "
-                     f"items × {added['dim']} from {added['model']['file']}")
-    if evidence is not None:
-        lines.append(f"attribute evidence: {evidence['items']} items, {evidence['pixels']} from pixels, "
-                     f"{evidence['model']} from the model, {evidence['objects']} with carried objects kept, "
-                     f"{evidence['no_crop']} without a readable crop "
-                     f"({evidence['seconds']:.1f} s)")
-    typer.echo("\n".join(lines))
 
 
 def main() -> None:
