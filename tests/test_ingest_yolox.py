@@ -230,7 +230,8 @@ def test_ingest_takes_the_tiling_of_its_default_detector(tmp_path):
     bad = CliRunner().invoke(app, ["ingest", str(video), "--gallery", str(tmp_path / "g"), "--tiles", "0x2"])
     assert bad.exit_code == 2 and "tiles must be auto, off or ROWSxCOLUMNS" in bad.output
     assert not (tmp_path / "g").exists()
-    from engine.ingest.pipeline import IngestOptions, _Reader
+    from engine.ingest.options import IngestOptions
+    from engine.ingest.reader import SourceReader as _Reader
 
     reader = _Reader([], tmp_path, set(), None, IngestOptions(tiles="2x3"), None, lambda done, total: None)
     detector = reader.detector_for(type("Video", (), {"kind": "video"})())

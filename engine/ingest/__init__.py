@@ -25,7 +25,8 @@ from engine.ingest.encoder import (
     parse_scenarios,
 )
 from engine.ingest.errors import DetectorError, IngestError, SourceSkipped
-from engine.ingest.pipeline import IngestOptions, ingest, item_id
+from engine.ingest.options import IngestOptions, item_id
+from engine.ingest.pipeline import ingest
 from engine.ingest.summary import IngestSummary, SourceReport
 from engine.ingest.tracking import TrackerSettings
 
