@@ -1,4 +1,4 @@
-"""Hybrid ranking on a built world: MG-Eval separate mAP per level (METHODS §1.2) with and without the attribute
+"""Hybrid ranking on a built world: MG-Eval separate mAP per level (docs/methods.md §1.2) with and without the attribute
 term, same queries, same gallery, same similarity.
 
 The similarity is the ``mg-separate`` protocol's own (``engine.evaluation``: every per-level query of the

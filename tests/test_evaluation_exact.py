@@ -160,7 +160,7 @@ def two_view_model(texts, logits=None) -> LookupModel:
 
 
 def sd(mapped, relevant) -> float:
-    """SD of one ranked list (METHODS §1.4), written out for the hand-worked case."""
+    """SD of one ranked list (docs/methods.md §1.4), written out for the hand-worked case."""
     positives = [s for s, r in zip(mapped, relevant, strict=True) if r]
     negatives = [s for s, r in zip(mapped, relevant, strict=True) if not r]
     pnr = 1 - math.exp(-(sum(positives) / len(positives)) / (sum(negatives) / len(negatives)))

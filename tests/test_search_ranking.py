@@ -1,4 +1,4 @@
-"""Final ranking (METHODS §1.3) on a hand-made example: six items on a circle, three queries."""
+"""Final ranking (docs/methods.md §1.3) on a hand-made example: six items on a circle, three queries."""
 
 from __future__ import annotations
 

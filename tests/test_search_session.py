@@ -229,7 +229,7 @@ def test_later_steps_score_only_their_candidates(session, monkeypatch):
 
 
 def test_final_ranking_equals_the_progressive_protocol(world, session):
-    """Without marks or filters the session's final list is METHODS §1.3's permutation."""
+    """Without marks or filters the session's final list is docs/methods.md §1.3's permutation."""
     g, centres, _ = world
     texts = ["person p3", "person p8", "person p3"]
     for text in texts:

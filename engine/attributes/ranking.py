@@ -1,5 +1,5 @@
-"""The hybrid ranking's attribute term for a search step, and the explanation of one ranked item (DESIGN,
-"engine/evidence": attribute probabilities per item, used by the hybrid ranking and its explanations).
+"""The hybrid ranking's attribute term for a search step, and the explanation of one ranked item
+(docs/methods.md §7: attribute probabilities per item, used by the hybrid ranking and its explanations).
 
     score(item) = similarity(item) + w · agreement(item)            (agreement: ``engine.attributes.agreement``)
 

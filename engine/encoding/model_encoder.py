@@ -1,15 +1,15 @@
 """A ``PersonSearchModel`` on both sides of the search: the query encoder a session uses, and the gallery-side
-encoding of crops into every view the gallery stores (DESIGN "The model"; view names from
+encoding of crops into every view the gallery stores (docs/methods.md §1.9; view names from
 ``engine.encoding.views``, which alone decides which view a query searches).
 
 Query side (``ModelQueryEncoder``):
 
-- level of a description: the parser's attribute count through ``ONTOLOGY.level_of`` (METHODS §1.1), with
-  the model's GCR level classifier (METHODS §1.8) when the parser finds no attribute (rule ``"parser"``), or
+- level of a description: the parser's attribute count through ``ONTOLOGY.level_of`` (docs/methods.md §1.1), with
+  the model's GCR level classifier (docs/methods.md §1.8) when the parser finds no attribute (rule ``"parser"``), or
   the classifier first (rule ``"classifier"``); a step's ``level`` overrides both;
 - text vectors for the ``text:<level>`` views: ``encode_text`` (one text tower, the level picks the image
   expert on the gallery side, CMAM);
-- sketch, IR and mixed queries for the ``rgb`` view through ``model.fuse`` (FlexiReID CMQF, METHODS §4);
+- sketch, IR and mixed queries for the ``rgb`` view through ``model.fuse`` (FlexiReID CMQF, docs/methods.md §4);
   a checkpoint without fusion answers single-modality queries with the plain tower embedding;
 - find-similar needs no model: the session reads the example item's stored ``appearance`` vector (a user's
   own network, ``engine.appearance``), else its ``reid:<scenario>`` vector, else its ``rgb`` vector.

@@ -1,4 +1,4 @@
-"""Which gallery view a query searches: decided here and nowhere else (DESIGN "The model").
+"""Which gallery view a query searches: decided here and nowhere else (docs/methods.md §1.9).
 
 View names (the gallery stores one float16 matrix per name):
 

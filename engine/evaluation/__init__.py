@@ -1,4 +1,4 @@
-"""Evaluation of a model on a world's benchmarks or a real dataset (DESIGN "engine/metrics"; METHODS §1–5).
+"""Evaluation of a model on a world's benchmarks or a real dataset (docs/methods.md §1–5).
 
     from engine.evaluation import evaluate, load_model
     report = evaluate(load_model("runs/x/checkpoint"), "worlds/bench", "mg-separate")

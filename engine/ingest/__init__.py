@@ -1,5 +1,5 @@
 """Footage → gallery items: decode, detect persons, track, keep a few sharp crops per track, hash, estimate
-the resolution level, encode with the model, append to a gallery folder (DESIGN "engine/ingest").
+the resolution level, encode with the model, append to a gallery folder (docs/architecture.md).
 
     from engine.ingest import IngestOptions, ModelEncoder, ingest
     summary = ingest("footage/", "gallery/", ModelEncoder(model), options=IngestOptions(stride=2))

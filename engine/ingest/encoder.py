@@ -3,7 +3,7 @@
 The views and their names are decided by the search (``engine.encoding.views.gallery_views``); for a model:
 
 - ``text:UC`` … ``text:UF``: the image embedding through each granularity level's expert (one
-  ``encode_images_all_levels`` pass); a text query searches the view of its level (METHODS §1.9);
+  ``encode_images_all_levels`` pass); a text query searches the view of its level (docs/methods.md §1.9);
 - ``rgb``: the embedding at ``granularity.image_query_level``, searched by sketch, IR and fused queries;
 - ``reid:<scenario>`` for each scenario asked for (default ``AD-LT``, the all-day, clothing-change feature
   that serves any pair of cameras and times): the Uni-AT re-identification feature (``encode_reid``), only

@@ -6,7 +6,7 @@ every token gets the positional embedding, then the modality offset and λ_r e_r
 appended only for re-identification passes unless ``scenarios.isolate`` is false; when isolated, ordinary
 tokens do not attend to them, so retrieval vectors do not depend on them.
 
-Inference surface (DESIGN "The model"): ``encode_text``, ``encode_images``, ``encode_images_all_levels``,
+Inference surface (docs/methods.md §1.9): ``encode_text``, ``encode_images``, ``encode_images_all_levels``,
 ``fuse``, ``encode_reid``; every vector L2-normalised, computed without gradients, bf16 autocast on CUDA.
 Training: ``forward_train`` returns a dict of everything the losses need (see its docstring).
 """

@@ -1,4 +1,4 @@
-"""Progressive search session (DESIGN "The search session"; METHODS §1.3).
+"""Progressive search session (docs/methods.md §1.3; docs/methods.md §1.3).
 
 Step j scores its candidate set C_j exactly (gathered rows × query vector, cost ∝ |C_j|; the first step scans
 the whole view contiguously), applies its filters, and keeps the top k_j = ⌈ρ·|C_j|⌉ (or an explicit k, or a
@@ -339,7 +339,7 @@ class SearchSession:
     # ------------------------------------------------------------------------------------------------ result
 
     def final_ranking(self) -> FinalRanking:
-        """All gallery items in the order of METHODS §1.3 (see ``engine.search.ranking``)."""
+        """All gallery items in the order of docs/methods.md §1.3 (see ``engine.search.ranking``)."""
         if not self._steps:
             raise SessionStateError("the session has no steps yet")
         return final_ranking(self._steps, len(self.gallery), self._mark_rows(self._confirmed), self.gallery.ids)

@@ -1,4 +1,4 @@
-"""Multi-grained annotation engine: attribute dict → fluent English descriptions (METHODS §1.1).
+"""Multi-grained annotation engine: attribute dict → fluent English descriptions (docs/methods.md §1.1).
 
 ``describe`` states exactly the requested attributes (no more, no fewer) in one of several sentence
 structures; ``nested_key_subsets`` draws the nested subsets t⁰⊂t¹⊂… of sizes 5, 8, 11, 14 (upper bounds
@@ -36,7 +36,7 @@ from engine.text.phrases import (
     with_article,
 )
 
-#: Subset sizes of the nested chain (N_c=5, N_iv=3, stop before N_f=15; METHODS §1.1).
+#: Subset sizes of the nested chain (N_c=5, N_iv=3, stop before N_f=15; docs/methods.md §1.1).
 CHAIN_SIZES: tuple[int, ...] = (5, 8, 11, 14)
 
 RngLike = random.Random | int | None
@@ -282,7 +282,7 @@ def nested_key_subsets(attributes: Mapping[str, str], rng: RngLike = None,
     """Nested key subsets t⁰⊂t¹⊂… of the counted keys with the given sizes, ending with the full set.
 
     A dependent colour (hat_color, carrying_color) only enters after its item. Sizes ≥ the full count are
-    dropped (METHODS §1.1). Each subset is listed in ontology order.
+    dropped (docs/methods.md §1.1). Each subset is listed in ontology order.
     """
     rng = as_rng(rng)
     ONTOLOGY.validate(attributes)
@@ -303,7 +303,7 @@ def nested_key_subsets(attributes: Mapping[str, str], rng: RngLike = None,
 
 def query_chain(attributes: Mapping[str, str], rng: RngLike = None,
                 sizes: Sequence[int] = CHAIN_SIZES) -> list[dict]:
-    """The progressive query chain: [{"text", "keys", "level"}] for nested subsets (METHODS §1.1, §1.3)."""
+    """The progressive query chain: [{"text", "keys", "level"}] for nested subsets (docs/methods.md §1.1, §1.3)."""
     rng = as_rng(rng)
     chain = []
     for keys in nested_key_subsets(attributes, rng, sizes):
