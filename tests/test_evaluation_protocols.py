@@ -4,8 +4,7 @@ demand and rebuilt when stale, and the ``lineup eval`` command (JSON, table, mis
 import json
 
 import pytest
-from test_evaluation_exact import write_cuhk
-from test_evaluation_world import write_world
+from evaluation_data import write_cuhk, write_world
 from typer.testing import CliRunner
 
 from engine.cli import app

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_ingest_pipeline import START, FakeEncoder, ForegroundDetector, walkers, write_video
+from footage_fakes import START, FakeEncoder, ForegroundDetector, walkers, write_video
 from typer.testing import CliRunner
 
 from engine.cli import app
@@ -72,7 +72,7 @@ def ingest_script(video: Path, root: Path) -> str:
     return textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(Path(__file__).parent)!r})
-        from test_ingest_pipeline import FakeEncoder, ForegroundDetector
+        from footage_fakes import FakeEncoder, ForegroundDetector
         from engine.ingest import IngestOptions, ingest
         ingest({str(video)!r}, {str(root)!r}, FakeEncoder(), ForegroundDetector(),
                IngestOptions(batch_size=1, samples_per_track=4))

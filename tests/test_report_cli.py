@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from test_report_content import report_case
+from report_cases import report_case
 from typer.testing import CliRunner
 
 from lineup.cli import app

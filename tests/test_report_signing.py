@@ -12,7 +12,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from test_report_content import report_case
+from report_cases import report_case
 from typer.testing import CliRunner
 
 from app.report import ReportError, export_report, verify_report
