@@ -4,13 +4,14 @@ and is the only place that wires them together."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import typer
 
-from engine.cli import app
+from engine.cli import app, main  # main runs app, to which this module adds the commands below
 from engine.cli.output import fail as _fail
+
+__all__ = ["app", "main"]
 
 
 @app.command("app")
@@ -92,14 +93,3 @@ def report_verify(
     for problem in result.problems:
         typer.echo(f"  - {problem}")
     raise typer.Exit(code=1)
-
-
-def main() -> None:
-    try:
-        app()
-    except KeyboardInterrupt:
-        sys.exit(130)
-
-
-if __name__ == "__main__":
-    main()

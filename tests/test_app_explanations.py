@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fixed_query_encoder import FixedQueryEncoder
 from PySide6.QtCore import Qt
 
 from app.views.detail import DetailPane, explanation_html
@@ -18,22 +19,7 @@ WAIT = 20_000
 TEXT = "a man in a red shirt"
 
 
-class Encoder:
-    fingerprint = "ckpt"
-
-    def level_for(self, text):
-        return "C"
-
-    attribute_weight = None  # the checkpoint states no attribute weight
-
-    def level_and_source(self, text):
-        return self.level_for(text), "parser"
-
-    def encode_text(self, text):
-        return np.array([1.0, 0.0, 0.0, 0.0], np.float32)
-
-    def encode_fused(self, text, sketch, ir):
-        return self.encode_text(text)
+Encoder = FixedQueryEncoder
 
 
 def colour(value, p, c):

@@ -9,6 +9,7 @@ import math
 import cv2
 import numpy as np
 import pytest
+from fixed_query_encoder import FixedQueryEncoder
 
 from engine.attributes.agreement import key_agreement
 from engine.attributes.gallery import refresh_evidence
@@ -178,22 +179,8 @@ def gallery(tmp_path):
     return g
 
 
-class Encoder:
-    fingerprint = "ckpt"
-
-    def level_for(self, text):
-        return "UC"
-
-    attribute_weight = None  # the checkpoint states no attribute weight
-
-    def level_and_source(self, text):
-        return self.level_for(text), "parser"
-
-    def encode_text(self, text):
-        return np.array([1.0, 0.0, 0.0, 0.0], np.float32)
-
-    def encode_fused(self, text, sketch, ir):
-        return self.encode_text(text)
+class Encoder(FixedQueryEncoder):
+    level = "UC"
 
 
 def ranked(result) -> list[str]:

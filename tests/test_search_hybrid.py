@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from fixed_query_encoder import FixedQueryEncoder
 
 from engine.attributes.ranking import (
     DEFAULT_ATTRIBUTE_WEIGHT,
@@ -28,22 +29,7 @@ TOL = 2e-3  # gallery vectors are float16
 TEXT = "a man in a red shirt"  # gender=male, top_type=shirt, top_color=red
 
 
-class Encoder:
-    fingerprint = "ckpt"
-
-    def level_for(self, text):
-        return "C"
-
-    attribute_weight = None  # the checkpoint states no attribute weight
-
-    def level_and_source(self, text):
-        return self.level_for(text), "parser"
-
-    def encode_text(self, text):
-        return np.array([1.0, 0.0, 0.0, 0.0], np.float32)
-
-    def encode_fused(self, text, sketch, ir):
-        return self.encode_text(text)
+Encoder = FixedQueryEncoder
 
 
 def dist(key, value, p, c):
