@@ -19,7 +19,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 def resolve_checkpoint(checkpoint: str | Path | None) -> tuple[Path | None, str]:
     """(checkpoint folder or None, why none): the given one, else the shipped default."""
-    from engine.evaluation.sources import NoCheckpointError, default_checkpoint
+    from engine.models.discovery import NoCheckpointError, default_checkpoint
 
     if checkpoint is not None:
         path = Path(checkpoint)

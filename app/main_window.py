@@ -94,13 +94,11 @@ class CheckpointModels:
             return self._model
 
     def query_encoder(self, _gallery=None):
-        """An ``engine.search`` query encoder (the ``encoder_factory`` of ``AppState.load_gallery``)."""
-        from engine.attributes.ranking import checkpoint_attribute_weight
-        from engine.search.model_encoder import ModelQueryEncoder
+        """An ``engine.search`` query encoder with the checkpoint's attribute weight (the ``encoder_factory`` of
+        ``AppState.load_gallery``)."""
+        from engine.search.opening import query_encoder
 
-        encoder = ModelQueryEncoder(self.model())
-        encoder.attribute_weight = checkpoint_attribute_weight(self.checkpoint)  # w of score = sim + w·agreement
-        return encoder
+        return query_encoder(self.model(), self.checkpoint)
 
     def ingest_encoder(self):
         from engine.ingest import ModelEncoder

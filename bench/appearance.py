@@ -38,11 +38,11 @@ import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
 from engine.appearance import AppearanceNetwork, parse_normalisation  # noqa: E402
-from engine.evaluation.sources import default_checkpoint, load_model  # noqa: E402
 from engine.gallery import Gallery  # noqa: E402
 from engine.ingest import IngestOptions, ModelEncoder, ingest  # noqa: E402
 from engine.ingest.appearance import WithAppearance  # noqa: E402
 from engine.metrics.retrieval import evaluate_retrieval  # noqa: E402
+from engine.models.discovery import default_checkpoint, load_model  # noqa: E402
 from engine.search import SearchSession, StepQuery  # noqa: E402
 
 FOOTAGE = ROOT.parent / "shared" / "data" / "footage"

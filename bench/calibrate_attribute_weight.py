@@ -28,7 +28,7 @@ from real_queries import labelled_galleries  # noqa: E402
 
 from engine.atomic import atomic_write_json  # noqa: E402
 from engine.attributes.ranking import DOMAIN_METADATA_KEY, checkpoint_attribute_weight  # noqa: E402
-from engine.evaluation.sources import default_checkpoint  # noqa: E402
+from engine.models.discovery import default_checkpoint  # noqa: E402
 
 SWEEP = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 SOURCES = "both"

@@ -34,8 +34,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from engine.detection.factory import make_detector
 from engine.ingest.box_labels import LabelledBox, LabelledClip, Tally, load_box_labels, score_frame
-from engine.ingest.detectors import make_detector
 
 ROOT = Path(__file__).resolve().parents[1]
 FOOTAGE = ROOT.parent / "shared" / "data" / "footage"

@@ -1,4 +1,4 @@
-"""Hybrid ranking on a built world: MG-Eval separate mAP per level (METHODS §1.2) with and without the attribute
+"""Hybrid ranking on a built world: MG-Eval separate mAP per level (docs/methods.md §1.2) with and without the attribute
 term, same queries, same gallery, same similarity.
 
 The similarity is the ``mg-separate`` protocol's own (``engine.evaluation``: every per-level query of the
@@ -33,13 +33,14 @@ import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
 from engine.atomic import atomic_write_text  # noqa: E402
-from engine.attributes import store  # noqa: E402
 from engine.attributes.gallery import compute_evidence  # noqa: E402
 from engine.attributes.ranking import AttributeTerm, GalleryEvidence  # noqa: E402
 from engine.evaluation.encoding import encode_texts, model_resolution  # noqa: E402
 from engine.evaluation.levels import gallery_views, image_query_level, query_levels, similarity_by_level  # noqa: E402
 from engine.evaluation.scoring import block, pooled, score  # noqa: E402
-from engine.evaluation.sources import default_checkpoint, world_benchmark  # noqa: E402
+from engine.evaluation.sources import world_benchmark  # noqa: E402
+from engine.gallery import evidence_table as store  # noqa: E402
+from engine.models.discovery import default_checkpoint  # noqa: E402
 from engine.ontology import LEVELS  # noqa: E402
 from engine.text.parser import parse  # noqa: E402
 from engine.world.benchmarks import relevance_matrix  # noqa: E402

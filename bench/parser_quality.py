@@ -4,7 +4,7 @@ precision and recall, and the failing lines.
 Per attribute key k over all lines: a prediction of k counts as a true positive when its value equals
 the expected value, otherwise as a false positive; an expected k not predicted with that value is a
 false negative. precision = TP / (TP + FP), recall = TP / (TP + FN). A line's level is the level of its
-expected attribute count (METHODS §1.1).
+expected attribute count (docs/methods.md §1.1).
 
 Run: ``.venv/bin/python bench/parser_quality.py [--data PATH] [--max-failures N]``.
 """

@@ -1,4 +1,4 @@
-"""Round trip generator → parser on random identities, and parser throughput (METHODS §1.1).
+"""Round trip generator → parser on random identities, and parser throughput (docs/methods.md §1.1).
 
 Run: .venv/bin/python bench/parser_roundtrip.py [--n 10000] [--seed 0] [--show 10]
 Random identities sample every attribute uniformly from the ontology; each description states a random

@@ -51,9 +51,9 @@ import numpy as np  # noqa: E402
 from engine.atomic import atomic_write_text  # noqa: E402
 from engine.attributes.gallery import refresh_evidence  # noqa: E402
 from engine.attributes.ranking import checkpoint_attribute_weight  # noqa: E402
-from engine.evaluation.sources import default_checkpoint  # noqa: E402
 from engine.gallery import Gallery  # noqa: E402
 from engine.metrics.retrieval import evaluate_retrieval  # noqa: E402
+from engine.models.discovery import default_checkpoint  # noqa: E402
 from engine.search import SearchSession, StepQuery  # noqa: E402
 
 FOOTAGE = ROOT.parent / "shared" / "data" / "footage"
@@ -161,8 +161,8 @@ def summary(rows: list[dict], clips: dict, rankings: list[tuple[str, str, float]
 def detector_galleries(model, people: dict, dense: dict | None, folder: Path, stride: int, detector: str | None,
                        rankings: list) -> dict:
     """Each clip ingested with the detector; a person's items matched by frame, IoU and track."""
+    from engine.encoding.model_encoder import ModelQueryEncoder
     from engine.ingest import IngestOptions, ModelEncoder, ingest, make_detector
-    from engine.search.model_encoder import ModelQueryEncoder
 
     encoder, query_encoder = ModelEncoder(model), ModelQueryEncoder(model)
     rows, clips = [], {}
@@ -192,10 +192,10 @@ def labelled_galleries(model, folder: Path, rankings: list) -> dict:
     alone, on real crops."""
     from engine.attributes.accuracy import footage_samples
     from engine.attributes.gallery import add_evidence
+    from engine.encoding.model_encoder import ModelQueryEncoder
+    from engine.encoding.resolution import level_of_height
     from engine.gallery import GalleryItem
     from engine.ingest import ModelEncoder
-    from engine.ingest.resolution import level_of_height
-    from engine.search.model_encoder import ModelQueryEncoder
 
     encoder, query_encoder = ModelEncoder(model), ModelQueryEncoder(model)
     people = json.loads(PEOPLE.read_text(encoding="utf-8"))

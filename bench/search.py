@@ -65,6 +65,11 @@ class VectorEncoder:
     def level_for(self, text: str) -> str:
         return "UC"
 
+    attribute_weight = None  # the checkpoint states no attribute weight
+
+    def level_and_source(self, text: str) -> tuple[str | None, str]:
+        return self.level_for(text), "parser"
+
     def encode_text(self, text: str) -> np.ndarray:
         return self.queries[int(text)]
 

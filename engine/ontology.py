@@ -1,6 +1,6 @@
 """The canonical 18-attribute ontology (``resources/ontology.json``) and the level rule.
 
-A description's granularity is the number of distinct attributes it states (METHODS §1.1):
+A description's granularity is the number of distinct attributes it states (docs/methods.md §1.1):
 UC 1–5, C 6–8, M 9–11, F 12–14, UF 15–18; no attribute → no level.
 """
 
@@ -76,7 +76,7 @@ class Ontology:
         return len(self.counted(attributes))
 
     def level_of(self, count: int) -> str | None:
-        """Level name for a number of stated attributes, or ``None`` for zero (METHODS §1.1)."""
+        """Level name for a number of stated attributes, or ``None`` for zero (docs/methods.md §1.1)."""
         if count <= 0:
             return None
         for level in self.levels:

@@ -3,6 +3,8 @@ import sys
 
 import pytest
 
+from engine.demo import DEMO_SEED, data_dir, demo_world_dir
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -24,3 +26,26 @@ def pytest_runtest_setup(item):
     torch = sys.modules.get("torch")
     if torch is not None and torch.get_num_threads() != 1:
         torch.set_num_threads(1)
+
+
+@pytest.fixture
+def user_data(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert str(data_dir()).startswith(str(tmp_path))
+    return data_dir()
+
+
+@pytest.fixture(scope="module")
+def tiny_checkpoint(tmp_path_factory):
+    from engine.models import create, save
+
+    return save(create("tiny", device="cpu"), tmp_path_factory.mktemp("launch") / "checkpoint")
+
+
+@pytest.fixture
+def tiny_demo_world(user_data):
+    """A tiny world where the demo world is expected (same seed, 8 identities × 4 images)."""
+    from engine.world.build import build_world
+
+    build_world(demo_world_dir(), identities=8, images_per_identity=4, seed=DEMO_SEED)
+    return demo_world_dir()

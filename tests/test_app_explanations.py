@@ -5,30 +5,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fixed_query_encoder import FixedQueryEncoder
 from PySide6.QtCore import Qt
 
 from app.views.detail import DetailPane, explanation_html
-from engine.attributes import store
+from engine.encoding.views import gallery_views
 from engine.gallery import Gallery
+from engine.gallery import evidence_table as store
 from engine.ontology import ONTOLOGY
 from engine.search import SearchSession, StepQuery
-from engine.search.views import gallery_views
 
 WAIT = 20_000
 TEXT = "a man in a red shirt"
 
 
-class Encoder:
-    fingerprint = "ckpt"
-
-    def level_for(self, text):
-        return "C"
-
-    def encode_text(self, text):
-        return np.array([1.0, 0.0, 0.0, 0.0], np.float32)
-
-    def encode_fused(self, text, sketch, ir):
-        return self.encode_text(text)
+Encoder = FixedQueryEncoder
 
 
 def colour(value, p, c):

@@ -12,9 +12,8 @@ on a worker it once found)."""
 from __future__ import annotations
 
 import pytest
+from footage_fakes import walkers, write_video
 from PySide6.QtCore import QElapsedTimer, QTimer
-from test_app_launch import tiny_checkpoint, tiny_demo_world, user_data  # noqa: F401 - fixtures
-from test_ingest_pipeline import walkers, write_video
 
 from app.demo_gallery import demo_case_db
 from app.launch import open_or_create_case, start_demo
@@ -51,7 +50,7 @@ class Heartbeat:
 
 @pytest.mark.slow
 def test_the_event_loop_never_stalls_during_an_ingest_and_a_three_step_search(
-        qtbot, tiny_demo_world, tiny_checkpoint, tmp_path):  # noqa: F811
+        qtbot, tiny_demo_world, tiny_checkpoint, tmp_path):
     images, _ = walkers(frames=12)
     video = write_video(tmp_path / "cam09_20240506T101530.avi", images)
     state = AppState()

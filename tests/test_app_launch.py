@@ -11,32 +11,9 @@ from app.launch import open_or_create_case, resolve_checkpoint, start_demo
 from app.main_window import CheckpointModels, MainWindow
 from app.state import AppState
 from app.workers import Job
-from engine.demo import DEMO_SEED, data_dir, demo_world_dir
+from engine.demo import data_dir
 
 WAIT = 30_000
-
-
-@pytest.fixture
-def user_data(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    assert str(data_dir()).startswith(str(tmp_path))
-    return data_dir()
-
-
-@pytest.fixture(scope="module")
-def tiny_checkpoint(tmp_path_factory):
-    from engine.models import create, save
-
-    return save(create("tiny", device="cpu"), tmp_path_factory.mktemp("launch") / "checkpoint")
-
-
-@pytest.fixture
-def tiny_demo_world(user_data):
-    """A tiny world where the demo world is expected (same seed, 8 identities × 4 images)."""
-    from engine.world.build import build_world
-
-    build_world(demo_world_dir(), identities=8, images_per_identity=4, seed=DEMO_SEED)
-    return demo_world_dir()
 
 
 class NullJob(Job):
@@ -90,7 +67,7 @@ def test_first_launch_opens_the_demo_case_on_the_prepared_gallery(qtbot, tiny_de
 def test_lineup_app_is_a_cli_command():
     from typer.testing import CliRunner
 
-    from engine.cli import app
+    from lineup.cli import app
 
     result = CliRunner().invoke(app, ["app", "--help"])
     assert result.exit_code == 0

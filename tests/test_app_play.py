@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_app_launch import tiny_checkpoint, tiny_demo_world, user_data  # noqa: F401 - fixtures
 
 from app.state.play_script import PlayScriptError, load_script, parse_script
 from app.state.query_spec import KeepRule
@@ -132,7 +131,7 @@ def _tiny_target(world: Path) -> tuple[str, str]:
 
 
 @pytest.mark.slow
-def test_play_end_to_end_through_the_cli_entry(tiny_demo_world, tiny_checkpoint, tmp_path):  # noqa: F811
+def test_play_end_to_end_through_the_cli_entry(tiny_demo_world, tiny_checkpoint, tmp_path):
     from app.launch import launch
     from app.store import CaseStore
 
@@ -170,7 +169,7 @@ def test_play_end_to_end_through_the_cli_entry(tiny_demo_world, tiny_checkpoint,
 
 @pytest.mark.slow
 def test_a_failing_action_stops_the_play_with_the_reason(
-        tiny_demo_world, tiny_checkpoint, tmp_path, capsys):  # noqa: F811
+        tiny_demo_world, tiny_checkpoint, tmp_path, capsys):
     from app.launch import launch
 
     script = _write_script(tmp_path, [{"search": "a person", "keep": 2}, {"confirm": [99]}, {"note": "never"}])
@@ -188,7 +187,7 @@ def test_a_bad_script_fails_before_the_window_opens(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_undo_branch_and_ground_truth_through_a_script(tiny_demo_world, tiny_checkpoint, tmp_path):  # noqa: F811
+def test_undo_branch_and_ground_truth_through_a_script(tiny_demo_world, tiny_checkpoint, tmp_path):
     from app.launch import launch
     from app.store import CaseStore
 
@@ -244,7 +243,7 @@ def test_expectations_parse_with_defaults_and_bad_values_name_the_action(tmp_pat
 
 @pytest.mark.slow
 def test_an_unmet_expectation_fails_the_play_naming_the_action(
-        tiny_demo_world, tiny_checkpoint, tmp_path, capsys):  # noqa: F811
+        tiny_demo_world, tiny_checkpoint, tmp_path, capsys):
     from app.launch import launch
 
     text, target = _tiny_target(tiny_demo_world)

@@ -12,8 +12,8 @@ from PySide6.QtCore import QThreadPool
 
 from app.state import AppState, KeepRule, QuerySpec, replay_plan, timeline_rows
 from app.store import CaseStore
+from engine.encoding.views import gallery_views
 from engine.gallery import Gallery
-from engine.search.views import gallery_views
 
 DIM = 8
 N = 120
@@ -38,6 +38,8 @@ class CentroidEncoder:
 
     def level_for(self, text):
         return "C"
+
+    attribute_weight = None  # the checkpoint states no attribute weight
 
     def level_and_source(self, text):
         return "C", "parser"

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from engine.attributes.carried_accuracy import CarriedRow, labelled_carrying, score_carrying, world_carrying
-from engine.ingest.detectors import DETECTORS, CarriedObjects, Detections
+from engine.detection.detectors import CarriedObjects, Detections
+from engine.detection.factory import DETECTORS
 
 REPO = Path(__file__).resolve().parents[1]
 PEOPLE = {"p1": [40, 40, 60, 150], "p2": [200, 40, 60, 150], "p3": [330, 40, 50, 150]}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
-from test_attributes_regions import draw_figure
+from figure_drawing import draw_figure
 
 from engine.attributes import extract_attributes
 from engine.attributes.colors import GARMENT_NAMER, HAIR_NAMER, ColorNamer, lab_of_rgb

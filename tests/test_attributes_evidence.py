@@ -7,10 +7,10 @@ import math
 
 import numpy as np
 import pytest
+from figure_drawing import draw_figure
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-from test_attributes_regions import draw_figure
 
 from engine.attributes import AttributeEvidence, AttributeEvidenceError, AttributeInputError, extract_attributes
 from engine.ontology import ONTOLOGY

@@ -13,12 +13,12 @@ import torch
 from typer.testing import CliRunner
 
 import engine.attributes.gallery as evidence_module
-from engine.attributes import store
 from engine.attributes.gallery import add_evidence, compute_evidence, refresh_evidence, source_frames
 from engine.cli import app
+from engine.encoding.model_encoder import encode_items, model_views
 from engine.gallery import Gallery, GalleryItem
+from engine.gallery import evidence_table as store
 from engine.models import create, model_fingerprint, save
-from engine.search.model_encoder import encode_items, model_views
 
 BACKGROUND = (120, 120, 120)
 RED, GREEN, BLACK, WHITE = (0, 0, 200), (0, 200, 0), (30, 30, 30), (220, 220, 220)

@@ -9,8 +9,8 @@ import math
 import cv2
 import numpy as np
 import pytest
+from fixed_query_encoder import FixedQueryEncoder
 
-from engine.attributes import store
 from engine.attributes.agreement import key_agreement
 from engine.attributes.gallery import refresh_evidence
 from engine.attributes.objects import (
@@ -22,12 +22,13 @@ from engine.attributes.objects import (
     objects_by_person,
 )
 from engine.attributes.ranking import explanation_line
+from engine.detection.detectors import CarriedObjects, Detections
+from engine.encoding.views import gallery_views
 from engine.gallery import Gallery
+from engine.gallery import evidence_table as store
 from engine.ingest import IngestOptions, ingest
-from engine.ingest.detectors import CarriedObjects, Detections
 from engine.ontology import ONTOLOGY
 from engine.search import SearchSession
-from engine.search.views import gallery_views
 from engine.world.identities import make_identity
 from engine.world.render import render_sample
 
@@ -178,17 +179,8 @@ def gallery(tmp_path):
     return g
 
 
-class Encoder:
-    fingerprint = "ckpt"
-
-    def level_for(self, text):
-        return "UC"
-
-    def encode_text(self, text):
-        return np.array([1.0, 0.0, 0.0, 0.0], np.float32)
-
-    def encode_fused(self, text, sketch, ir):
-        return self.encode_text(text)
+class Encoder(FixedQueryEncoder):
+    level = "UC"
 
 
 def ranked(result) -> list[str]:
@@ -337,9 +329,9 @@ def test_cli_search_explains_and_rebuild_keeps_the_objects_evidence(tmp_path):
     from typer.testing import CliRunner
 
     from engine.cli import app
+    from engine.encoding.model_encoder import encode_items, model_views
     from engine.gallery import GalleryItem
     from engine.models import create, model_fingerprint, save
-    from engine.search.model_encoder import encode_items, model_views
 
     torch.manual_seed(0)
     model = create("tiny", device="cpu")

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from engine.attributes import agreement as agree
-from engine.attributes import store
-from engine.attributes.evidence import AttributeEvidence
 from engine.attributes.model_heads import evidence_from_probabilities
+from engine.gallery import evidence_table as store
 from engine.gallery.errors import GalleryCorruptError, GalleryInputError
+from engine.gallery.evidence import AttributeEvidence
 from engine.ontology import ONTOLOGY
 
 COLORS = ONTOLOGY.attributes["top_color"]

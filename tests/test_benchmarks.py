@@ -250,7 +250,8 @@ def test_max_identities_and_bad_chain(tmp_path):
 
 
 def test_with_the_real_generator(tmp_path):
-    generator = pytest.importorskip("engine.text.generator")
+    from engine.text import generator
+
     write_world(tmp_path, identities=2)
     summary = build_benchmarks(tmp_path, query_chain=generator.query_chain)
     data = load_benchmark(tmp_path / "benchmarks", "granularity")

@@ -7,8 +7,8 @@ import json
 import pytest
 import torch
 
-from engine.evaluation.sources import default_checkpoint
 from engine.models import load, read_metadata
+from engine.models.discovery import default_checkpoint
 
 PROTOCOLS = ("mg-separate", "modes", "cross-res", "mg-progressive")  # no Uni-AT tokens: no any-time
 

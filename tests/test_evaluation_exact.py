@@ -1,13 +1,12 @@
 """Exact figures with a test double of the model: a perfect encoder on modes and t2i, hand-worked
 granularity cases (separate and progressive), and the errors for wrong inputs."""
 
-import json
 import math
 
 import pytest
 import torch
+from evaluation_data import LookupModel, one_hot, write_cuhk, write_image, write_world
 from rich.console import Console
-from test_evaluation_world import LookupModel, one_hot, write_image, write_world
 
 from engine.evaluation import EvaluationError, evaluate, evaluate_benchmark, render, world_benchmark
 from engine.world.benchmarks import MODES
@@ -61,40 +60,6 @@ def test_identity_encoder_on_outfit_level_cross_resolution_and_anytime(world):
     render(anytime, console)
     text = console.export_text()
     assert "any-time" in text and "score 100.00" in text
-
-
-def write_cuhk(root, wrong_caption: str | None = None):
-    """3 test identities × 2 images × 2 captions, plus a train record that must stay out of the gallery."""
-    records, texts = [], {}
-    for identity in range(3):
-        for n in range(2):
-            path = f"test/{identity}_{n}.png"
-            write_image(root / "imgs" / path, identity, (16, 8))
-            captions = [f"person {identity} picture {n} caption {c}" for c in range(2)]
-            texts.update({c: one_hot(identity) for c in captions})
-            records.append(
-                {
-                    "split": "test",
-                    "captions": captions,
-                    "file_path": path,
-                    "processed_tokens": [],
-                    "id": identity + 1,
-                }
-            )
-    write_image(root / "imgs" / "train/9.png", 0, (16, 8))
-    records.append(
-        {
-            "split": "train",
-            "captions": ["a train caption"],
-            "file_path": "train/9.png",
-            "processed_tokens": [],
-            "id": 99,
-        }
-    )
-    (root / "reid_raw.json").write_text(json.dumps(records), encoding="utf-8")
-    if wrong_caption is not None:
-        texts[wrong_caption] = one_hot(1)
-    return LookupModel(texts, lambda code, level, modality: one_hot(code))
 
 
 def test_t2i_perfect_and_one_wrong_caption(tmp_path):
@@ -160,7 +125,7 @@ def two_view_model(texts, logits=None) -> LookupModel:
 
 
 def sd(mapped, relevant) -> float:
-    """SD of one ranked list (METHODS §1.4), written out for the hand-worked case."""
+    """SD of one ranked list (docs/methods.md §1.4), written out for the hand-worked case."""
     positives = [s for s, r in zip(mapped, relevant, strict=True) if r]
     negatives = [s for s, r in zip(mapped, relevant, strict=True) if not r]
     pnr = 1 - math.exp(-(sum(positives) / len(positives)) / (sum(negatives) / len(negatives)))

@@ -4,14 +4,13 @@ demand and rebuilt when stale, and the ``lineup eval`` command (JSON, table, mis
 import json
 
 import pytest
-from test_evaluation_exact import write_cuhk
-from test_evaluation_world import write_world
+from evaluation_data import write_cuhk, write_world
 from typer.testing import CliRunner
 
 from engine.cli import app
-from engine.evaluation import PROTOCOLS, evaluate, sources
+from engine.evaluation import PROTOCOLS, evaluate
 from engine.metrics import SUMMARY_KEYS
-from engine.models import create, save
+from engine.models import create, discovery, save
 from engine.ontology import LEVELS
 from engine.world.benchmarks import MODES, SCENARIOS
 
@@ -197,7 +196,7 @@ def test_cli_json_and_table(model, world, tmp_path):
 
 def test_cli_errors(world, tmp_path, monkeypatch):
     runner = CliRunner()
-    monkeypatch.setattr(sources, "DEFAULT_CHECKPOINT", ("checkpoints", "not-shipped"))
+    monkeypatch.setattr(discovery, "DEFAULT_CHECKPOINT", ("checkpoints", "not-shipped"))
     missing = runner.invoke(app, ["eval", "--world", str(world), "--protocol", "modes"])
     assert missing.exit_code == 2
     assert "no default checkpoint is shipped" in missing.output and "not-shipped" in missing.output

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.attributes import store as evidence_store
 from engine.gallery import Gallery, GalleryBusyError, writing
+from engine.gallery import evidence_table as evidence_store
 from engine.gallery.writer_lock import HOLDER_FILE, LOCK_FILE, holder
 
 REPO = Path(__file__).parent.parent

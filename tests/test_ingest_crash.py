@@ -15,12 +15,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_ingest_pipeline import START, FakeEncoder, ForegroundDetector, walkers, write_video
+from footage_fakes import START, FakeEncoder, ForegroundDetector, walkers, write_video
 from typer.testing import CliRunner
 
-from engine.attributes import store as evidence_store
 from engine.cli import app
 from engine.gallery import Gallery
+from engine.gallery import evidence_table as evidence_store
 from engine.hashing import sha256_file
 from engine.ingest import IngestOptions, ingest
 from engine.ingest.markers import read_marker
@@ -72,7 +72,7 @@ def ingest_script(video: Path, root: Path) -> str:
     return textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(Path(__file__).parent)!r})
-        from test_ingest_pipeline import FakeEncoder, ForegroundDetector
+        from footage_fakes import FakeEncoder, ForegroundDetector
         from engine.ingest import IngestOptions, ingest
         ingest({str(video)!r}, {str(root)!r}, FakeEncoder(), ForegroundDetector(),
                IngestOptions(batch_size=1, samples_per_track=4))

@@ -83,7 +83,7 @@ def test_every_image_is_one_item_with_its_whole_box(crop_folder, tmp_path):
     assert "1×1" in reasons[str(crop_folder / "lobby" / "dot.png")]
     assert "not an image" in reasons[str(crop_folder / "lobby" / "notes.txt")]
     assert "decodable" in reasons[str(crop_folder / "lobby" / "broken.png")]
-    from engine.attributes.store import current_table, folder_of
+    from engine.gallery.evidence_table import current_table, folder_of
 
     table = current_table(folder_of(gallery.root))
     assert table is not None and set(table.row_of) == set(gallery.ids)  # evidence for every crop
@@ -106,7 +106,7 @@ def test_natural_order_and_resume_without_duplicates(crop_folder, tmp_path):
 
 def test_a_folder_as_crops_is_not_marked_done_as_footage(crop_folder, tmp_path):
     """The same folder read as footage (detector) first, then as crops: the crop ingest still runs."""
-    from engine.ingest.detectors import Detections
+    from engine.detection.detectors import Detections
 
     class Nobody:
         name = "nobody"

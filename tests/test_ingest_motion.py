@@ -1,4 +1,4 @@
-"""The fused person detector (background subtraction + HOG, engine.ingest.motion) on drawn scenes with known
+"""The fused person detector (background subtraction + HOG, engine.detection.motion) on drawn scenes with known
 boxes, the hand labels of the real clips (tests/data/footage/boxes.json), the detector on a labelled real clip,
 and ingest of that clip with the default detector.
 
@@ -15,12 +15,12 @@ import pytest
 
 from engine.attributes import extract_attributes
 from engine.attributes.gallery import refresh_evidence, source_frames
-from engine.attributes.store import EvidenceTable
+from engine.detection.detectors import iou_matrix
 from engine.gallery import Gallery
 from engine.gallery.crops import read_silhouette
+from engine.gallery.evidence_table import EvidenceTable
 from engine.ingest import DetectorError, FusedDetector, IngestOptions, ingest, make_detector
 from engine.ingest.box_labels import LabelsError, Tally, load_box_labels, score_frame
-from engine.ingest.detectors import iou_matrix
 
 FOOTAGE = Path(__file__).parents[2] / "shared" / "data" / "footage"
 LABELS = Path(__file__).parent / "data" / "footage" / "boxes.json"

@@ -8,6 +8,7 @@ import cv2
 import numpy as np
 import pytest
 
+from engine.detection.detectors import clip_boxes, suppress
 from engine.ingest import (
     Detections,
     DetectorError,
@@ -20,7 +21,6 @@ from engine.ingest import (
     parse_scenarios,
     parse_size,
 )
-from engine.ingest.detectors import clip_boxes, suppress
 from engine.ingest.samples import Candidate, TrackSamples, sharpness
 from engine.ingest.timing import Stamp, parse_time, read_image_sidecar, read_video_sidecar, stamp_from_name
 from engine.ingest.tracking import PersonTracker, SeparateDetections

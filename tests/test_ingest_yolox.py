@@ -1,4 +1,5 @@
-"""The shipped detectors (engine.ingest.yolox, engine.ingest.darknet, engine.ingest.tiles) and ``lineup detect``:
+"""The shipped detectors (engine.detection.yolox, engine.detection.darknet, engine.detection.tiles) and
+``lineup detect``:
 the YOLOX decoder on hand-built outputs, letterbox mapping, tile planning and merging, the real networks on a
 frame of a shared clip (skipped when ``../shared/data/footage`` is absent), the CLI's JSON and its named errors."""
 
@@ -12,10 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from engine.cli import app
+from engine.detection.tiles import cut_by_tile, merge_passes, parse_tiles, plan_tiles
+from engine.detection.yolox import YoloxDetector, decode_yolox, input_shape, letterbox
 from engine.ingest import DetectorError, make_detector
 from engine.ingest.box_labels import load_box_labels, score_frame
-from engine.ingest.tiles import cut_by_tile, merge_passes, parse_tiles, plan_tiles
-from engine.ingest.yolox import YoloxDetector, decode_yolox, input_shape, letterbox
 
 FOOTAGE = Path(__file__).parents[2] / "shared" / "data" / "footage"
 LABELS = Path(__file__).parent / "data" / "footage" / "boxes.json"
@@ -229,7 +230,8 @@ def test_ingest_takes_the_tiling_of_its_default_detector(tmp_path):
     bad = CliRunner().invoke(app, ["ingest", str(video), "--gallery", str(tmp_path / "g"), "--tiles", "0x2"])
     assert bad.exit_code == 2 and "tiles must be auto, off or ROWSxCOLUMNS" in bad.output
     assert not (tmp_path / "g").exists()
-    from engine.ingest.pipeline import IngestOptions, _Reader
+    from engine.ingest.options import IngestOptions
+    from engine.ingest.reader import SourceReader as _Reader
 
     reader = _Reader([], tmp_path, set(), None, IngestOptions(tiles="2x3"), None, lambda done, total: None)
     detector = reader.detector_for(type("Video", (), {"kind": "video"})())

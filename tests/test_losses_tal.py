@@ -8,7 +8,7 @@ from engine.losses.tal import level_margins, soft_tal_loss, soft_tal_rows
 
 
 def rde_tal_reference(scores, pids, tau, margin, reduction="sum"):
-    """RDE TAL per METHODS §1.7, row i: [m − Σ_{j∈P_i} α_ij S_ij + τ log Σ_{k∉P_i} e^{S_ik/τ}]_+
+    """RDE TAL per docs/methods.md §1.7, row i: [m − Σ_{j∈P_i} α_ij S_ij + τ log Σ_{k∉P_i} e^{S_ik/τ}]_+
     with α_ij = e^{S_ij/τ} / Σ_{p∈P_i} e^{S_ip/τ}, plus the same on Sᵀ."""
 
     def direction(matrix):

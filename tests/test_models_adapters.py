@@ -1,4 +1,4 @@
-"""AEA-MoE (METHODS §4): top-p routing, un-renormalised gates, y = Σ g_i Adapter_i(x); ablation routings."""
+"""AEA-MoE (docs/methods.md §4): top-p routing, un-renormalised gates, y = Σ g_i Adapter_i(x); ablation routings."""
 
 import torch
 

@@ -1,4 +1,4 @@
-"""CRST modules (METHODS §2) against their equations."""
+"""CRST modules (docs/methods.md §2) against their equations."""
 
 import pytest
 import torch

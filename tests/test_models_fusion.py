@@ -1,4 +1,4 @@
-"""CMQF query fusion (METHODS §4): stand-ins for missing modalities, the seven modes, the mean ablation."""
+"""CMQF query fusion (docs/methods.md §4): stand-ins for missing modalities, the seven modes, the mean ablation."""
 
 import pytest
 import torch

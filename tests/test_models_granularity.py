@@ -1,4 +1,4 @@
-"""OE-MVP experts (METHODS §1.6) and GCR heads (METHODS §1.8) against their equations."""
+"""OE-MVP experts (docs/methods.md §1.6) and GCR heads (docs/methods.md §1.8) against their equations."""
 
 import torch
 from torch import nn

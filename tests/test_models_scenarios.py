@@ -1,4 +1,4 @@
-"""Uni-AT MoAE and heads (METHODS §3) against the official code's rules."""
+"""Uni-AT MoAE and heads (docs/methods.md §3) against the official code's rules."""
 
 import pytest
 import torch

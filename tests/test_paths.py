@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from engine.attributes.store import EvidenceTable, folder_of
 from engine.cli import app
 from engine.data.readers import DatasetFormatError, read_dataset, read_spec
 from engine.gallery import Gallery, GalleryCorruptError, GalleryItem
+from engine.gallery.evidence_table import EvidenceTable, folder_of
 from engine.gallery.journal import JOURNAL_FILE
 from engine.ingest import ingest
 from engine.ontology import ATTRIBUTE_KEYS, LEVELS, ONTOLOGY
@@ -127,7 +127,7 @@ def test_evidence_store_file_names_stay_in_its_folder(tmp_path):
     root = _gallery(tmp_path)
     folder = folder_of(root)
     folder.mkdir(parents=True, exist_ok=True)
-    from engine.attributes.store import COLUMN_NAMES, FORMAT_VERSION, META_FILE
+    from engine.gallery.evidence_table import COLUMN_NAMES, FORMAT_VERSION, META_FILE
 
     meta = {"format": FORMAT_VERSION, "generation": "0/../../../x", "rows": 0, "ids_bytes": 0,
             "columns": list(COLUMN_NAMES), "sources": {}}

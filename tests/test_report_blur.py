@@ -6,7 +6,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
-from test_report_content import person_crop, report_case
+from report_cases import person_crop, report_case
 
 from app.report import blur, export_report, read_manifest
 from app.report.blur import blur_faces, head_region
@@ -106,7 +106,7 @@ def test_an_export_with_blur_changes_the_thumbnails_only(tmp_path):
 
 
 def test_the_reports_thumbnail_differs_in_the_head_region_only(tmp_path):
-    from test_report_content import collect
+    from report_cases import collect
 
     built = report_case(tmp_path)
     plain, _ = collect(built)

@@ -1,4 +1,4 @@
-"""``lineup report export|verify`` (engine/cli.py → app/report, looked up at run time): a round trip, a failing
+"""``lineup report export|verify`` (lineup/cli.py, above engine and app): a round trip, a failing
 check with its problems listed and exit code 1, input errors with exit code 2; and the layering: the engine's
 CLI imports no app code, the report builder no widgets."""
 
@@ -9,10 +9,10 @@ import subprocess
 import sys
 
 import pytest
-from test_report_content import report_case
+from report_cases import report_case
 from typer.testing import CliRunner
 
-from engine.cli import app
+from lineup.cli import app
 
 pytestmark = pytest.mark.usefixtures("qapp")  # a QApplication, as in the app (not a bare QGuiApplication)
 

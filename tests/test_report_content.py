@@ -4,127 +4,23 @@ still, confirmed and rejected marks and notes, on a tiny gallery of synthetic pe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
-import cv2
-import numpy as np
 import pytest
+from report_cases import (
+    N_ITEMS,
+    collect,
+    report_case,
+)
 
-from app.report import collect_content
-from app.store import CaseStore, StepInput
-from app.store.from_engine import gallery_identity
+from app.store import CaseStore
 from engine.gallery import Gallery
 from engine.hashing import sha256_file
-
-N_ITEMS = 24
-CAMERAS = ("c0", "c1", "c2")
-
-
-def person_crop(k: int, height: int = 128, width: int = 48) -> np.ndarray:
-    """A standing figure: textured head on top, coloured torso and legs (no real face)."""
-    rng = np.random.default_rng(k)
-    image = np.full((height, width, 3), (205, 210, 215), dtype=np.uint8)
-    head = rng.integers(60, 200, (height // 6, width // 2, 3), dtype=np.uint8)
-    image[2:2 + head.shape[0], width // 4:width // 4 + head.shape[1]] = head
-    image[height // 5:height * 3 // 5, width // 6:width * 5 // 6] = ((40 * k) % 255, 90, 160)
-    image[height * 3 // 5:, width // 4:width * 3 // 4] = (60, 60, (25 * k) % 255)
-    return image
-
-
-def png_file(path: Path, image: np.ndarray) -> Path:
-    ok, data = cv2.imencode(".png", image)
-    assert ok
-    path.write_bytes(data.tobytes())
-    return path
-
-
-@dataclass
-class ReportCase:
-    db: Path
-    case_id: int
-    gallery_id: int
-    gallery_root: Path
-    sketch: Path
-    ir: Path
-    steps: tuple[int, ...]
-    confirmed: tuple[str, ...]
-    rejected: tuple[str, ...]
-
-
-def make_gallery(root: Path) -> Gallery:
-    gallery = Gallery.create(root, {"rgb": 8}, "ckpt-report")
-    rng = np.random.default_rng(1)
-    items = []
-    for k in range(N_ITEMS):
-        ok, data = cv2.imencode(".png", person_crop(k))
-        relative, _ = gallery.put_crop(data.tobytes(), ".png")
-        items.append({"id": f"{CAMERAS[k % 3]}/item{k:03d}", "source": "walk.mp4", "frame": k,
-                      "time": 60.0 + 7.5 * k, "camera": CAMERAS[k % 3], "identity": f"p{k % 4}", "crop": relative})
-    vectors = rng.standard_normal((N_ITEMS, 8)).astype(np.float32)
-    gallery.add(items, {"rgb": vectors / np.linalg.norm(vectors, axis=1, keepdims=True)})
-    return gallery
-
-
-def chain_step(gallery_id: int, ids: list[str], keep: int, seed: int, **extra) -> tuple[StepInput, list[str]]:
-    """A step ranking ``ids`` with random scores and keeping the best ``keep``; returns it and the kept ids."""
-    rng = np.random.default_rng(seed)
-    scores = rng.uniform(-0.1, 0.7, len(ids)).astype(np.float32)
-    order = np.argsort(-scores, kind="stable")[:keep]
-    kept = [ids[i] for i in order]
-    fields = dict(gallery_id=gallery_id, query_kind="text", view="text", keep_rule="k", keep_value=keep, k=keep,
-                  candidates_before=len(ids), kept_ids=tuple(kept), kept_scores=tuple(scores[order].tolist()),
-                  scores=scores, seconds=0.02)
-    fields.update(extra)
-    return StepInput(**fields), kept
-
-
-def report_case(tmp_path: Path, *, extra_steps: int = 0) -> ReportCase:
-    """A case with three steps (text; text+sketch with ground truth; IR with a camera filter and a ρ rule), the
-    sketch and IR stills as evidence, two confirmed items (one only kept by step 2), one rejected, two notes.
-    ``extra_steps`` adds further text steps that keep everything (a long chain)."""
-    gallery = make_gallery(tmp_path / "gallery")
-    sketch = png_file(tmp_path / "sketch.png", cv2.line(np.full((96, 48, 3), 255, np.uint8), (24, 8), (24, 90),
-                                                        (0, 0, 0), 2))
-    ir = png_file(tmp_path / "ir.png", np.tile(np.linspace(0, 255, 48, dtype=np.uint8), (96, 1)))
-    db = tmp_path / "cases.sqlite"
-    with CaseStore.open(db, actor="examiner") as store:
-        case = store.create_case("Grey hoodie at the station", "Reported 14:05; two camera views.")
-        gallery_id = store.add_gallery(case, **gallery_identity(gallery))
-        first, kept1 = chain_step(gallery_id, list(gallery.ids), 12, 1, query_text="man in a grey hoodie",
-                                  level="C", level_source="parser")
-        s1 = store.record_step(case, first)
-        relevant = np.array(["p1" in gallery.item(i).identity for i in kept1])
-        second, kept2 = chain_step(gallery_id, kept1, 6, 2, query_kind="text+sketch",
-                                   query_text="man in a grey hoodie, black backpack", level="M",
-                                   level_source="override", sketch=sketch, relevant=relevant)
-        s2 = store.record_step(case, second)
-        third, kept3 = chain_step(gallery_id, kept2, 3, 3, query_kind="ir", view="ir", ir=ir, keep_rule="rho",
-                                  keep_value=0.5, filters={"cameras": ["c0", "c1", "c2"], "time_range": [0.0, None]})
-        s3 = store.record_step(case, third)
-        steps = [s1, s2, s3]
-        kept = kept3
-        for extra in range(extra_steps):
-            step, kept = chain_step(gallery_id, kept, len(kept), 10 + extra, query_text=f"refinement {extra + 1}")
-            steps.append(store.record_step(case, step))
-        dropped = next(i for i in kept2 if i not in kept3)
-        confirmed = (kept3[0], dropped)
-        for item in confirmed:
-            store.mark(case, gallery_id, item, "confirmed", "same bag" if item == kept3[0] else None)
-        store.mark(case, gallery_id, kept3[1], "rejected")
-        store.add_note(case, "Seen leaving by the north exit.")
-        store.add_note(case, "Sketch drawn from the witness account.", step_id=s2)
-    return ReportCase(db, case, gallery_id, gallery.root, sketch, ir, tuple(steps), confirmed, (kept3[1],))
 
 
 @pytest.fixture
 def built(tmp_path):
     return report_case(tmp_path)
-
-
-def collect(built: ReportCase, **options):
-    with CaseStore.open(built.db) as store:
-        return collect_content(store, built.case_id, **options), store.load_case(built.case_id)
 
 
 def test_the_chain_lists_each_step_with_its_level_counts_and_rule(built):

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_report_content import N_ITEMS, report_case
+from report_cases import N_ITEMS, report_case
 
 from app.report import ReportError, export_report, read_manifest, verify_report
 from app.report import export as export_module

@@ -12,7 +12,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from test_report_content import report_case
+from report_cases import report_case
 from typer.testing import CliRunner
 
 from app.report import ReportError, export_report, verify_report
@@ -21,8 +21,8 @@ from app.report.signing import KEY_VARIABLE, grouped, installation_key
 from app.store import CaseStore
 from app.store.audit import entry_hash
 from app.store.models import canonical_json
-from engine.cli import app
 from engine.hashing import sha256_file
+from lineup.cli import app
 
 pytestmark = pytest.mark.usefixtures("qapp")
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_report_content import report_case
-from test_store_audit import edit_audit
+from audit_edits import edit_audit
+from report_cases import report_case
 
 from app.report import export_report, manifest_path, verify_report
 from app.store import CaseStore

@@ -89,8 +89,8 @@ def test_three_steps_narrow_by_ceil_rho_and_report_items(built):
 
 
 def test_step_scores_are_exact_cosines_over_the_survivors(built):
+    from engine.encoding.model_encoder import ModelQueryEncoder
     from engine.models import load
-    from engine.search.model_encoder import ModelQueryEncoder
 
     # attribute weight 0: the similarity alone (the hybrid score is tested in test_search_hybrid.py)
     report = search_json(built, "--text", TEXTS[0], "--then", TEXTS[1], "--top", "24", "--attribute-weight", "0")
@@ -294,7 +294,7 @@ def test_gallery_and_checkpoint_problems_are_clear_errors(built, tmp_path):
 
 
 def test_without_checkpoint_and_without_a_shipped_default_the_error_says_what_to_do(built, monkeypatch):
-    from engine.evaluation import sources
+    from engine.models import discovery as sources
 
     monkeypatch.setattr(sources, "DEFAULT_CHECKPOINT", ("checkpoints", "not-shipped"))
     result = CliRunner().invoke(app, ["search", "--gallery", str(built[0]), "--text", "a man"])

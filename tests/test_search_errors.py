@@ -20,6 +20,11 @@ class Encoder:
     def level_for(self, text):
         return self.level
 
+    attribute_weight = None  # the checkpoint states no attribute weight
+
+    def level_and_source(self, text):
+        return self.level_for(text), "parser"
+
     def encode_text(self, text):
         v = np.ones(self.dim, np.float32)
         return v / np.linalg.norm(v)

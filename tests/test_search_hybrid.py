@@ -8,8 +8,8 @@ import math
 
 import numpy as np
 import pytest
+from fixed_query_encoder import FixedQueryEncoder
 
-from engine.attributes import store
 from engine.attributes.ranking import (
     DEFAULT_ATTRIBUTE_WEIGHT,
     DomainWeights,
@@ -17,10 +17,11 @@ from engine.attributes.ranking import (
     evidence_for,
     explanation_line,
 )
+from engine.encoding.views import gallery_views
 from engine.gallery import Gallery, GalleryInputError
+from engine.gallery import evidence_table as store
 from engine.ontology import ONTOLOGY
 from engine.search import QueryInputError, SearchSession, StepQuery
-from engine.search.views import gallery_views
 
 DIM = 4
 SIMILARITY = [0.9, 0.8, 0.7, 0.6, 0.5, 0.4]
@@ -28,17 +29,7 @@ TOL = 2e-3  # gallery vectors are float16
 TEXT = "a man in a red shirt"  # gender=male, top_type=shirt, top_color=red
 
 
-class Encoder:
-    fingerprint = "ckpt"
-
-    def level_for(self, text):
-        return "C"
-
-    def encode_text(self, text):
-        return np.array([1.0, 0.0, 0.0, 0.0], np.float32)
-
-    def encode_fused(self, text, sketch, ir):
-        return self.encode_text(text)
+Encoder = FixedQueryEncoder
 
 
 def dist(key, value, p, c):

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 import torch
 
+from engine.encoding.model_encoder import ModelQueryEncoder, check_gallery, encode_items, model_views
+from engine.encoding.views import gallery_views
 from engine.gallery import Gallery, GalleryMismatchError
 from engine.models import create
 from engine.models.config import load_config
 from engine.ontology import LEVELS
 from engine.search import QueryEncoder, QueryInputError, SearchSession, StepQuery
-from engine.search.model_encoder import ModelQueryEncoder, check_gallery, encode_items, model_views
-from engine.search.views import gallery_views
 from engine.world.build import build_world
 
 

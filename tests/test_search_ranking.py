@@ -1,4 +1,4 @@
-"""Final ranking (METHODS §1.3) on a hand-made example: six items on a circle, three queries."""
+"""Final ranking (docs/methods.md §1.3) on a hand-made example: six items on a circle, three queries."""
 
 from __future__ import annotations
 
@@ -22,6 +22,11 @@ class AngleEncoder:
 
     def level_for(self, text):
         return "UC"
+
+    attribute_weight = None  # the checkpoint states no attribute weight
+
+    def level_and_source(self, text):
+        return self.level_for(text), "parser"
 
     def encode_text(self, text):
         return at(float(text))

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 import engine.search.session as session_module
+from engine.encoding.views import gallery_views
 from engine.gallery import Gallery
 from engine.gallery.scoring import inner_products
 from engine.metrics.progressive import progressive_ranking
 from engine.ontology import LEVELS
 from engine.search import SearchSession, StepQuery
 from engine.search.ranking import CONFIRMED, UNRANKED
-from engine.search.views import gallery_views
 
 DIM = 16
 N = 1001
@@ -34,6 +34,11 @@ class FakeEncoder:
 
     def level_for(self, text):
         return self.levels.get(text)
+
+    attribute_weight = None  # the checkpoint states no attribute weight
+
+    def level_and_source(self, text):
+        return self.level_for(text), "parser"
 
     def _vector(self, text):
         return self.centres[int(text.split()[-1][1:])]
@@ -224,7 +229,7 @@ def test_later_steps_score_only_their_candidates(session, monkeypatch):
 
 
 def test_final_ranking_equals_the_progressive_protocol(world, session):
-    """Without marks or filters the session's final list is METHODS §1.3's permutation."""
+    """Without marks or filters the session's final list is docs/methods.md §1.3's permutation."""
     g, centres, _ = world
     texts = ["person p3", "person p8", "person p3"]
     for text in texts:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from audit_edits import edit_audit, raw
 
 from app.store import CaseStore, StepInput
 from app.store.audit import GENESIS_HASH, entry_hash
@@ -44,12 +45,6 @@ def filled(tmp_path):
         store.rename(case, "Audited")
         assert store.verify_chain(case).ok
     return db, case, step
-
-
-def raw(db: Path) -> sqlite3.Connection:
-    connection = sqlite3.connect(db, isolation_level=None)
-    connection.execute("PRAGMA foreign_keys = ON")
-    return connection
 
 
 def problems(db: Path, case: int) -> tuple[str, ...]:
@@ -97,14 +92,6 @@ def test_triggers_refuse_update_delete_and_out_of_chain_inserts(filled):
         connection.execute("DELETE FROM steps WHERE id = 2")
     connection.close()
     assert problems(db, case) == ()
-
-
-def edit_audit(db: Path, sql: str, *args) -> None:
-    connection = raw(db)
-    connection.execute("DROP TRIGGER audit_entries_no_update")
-    connection.execute("DROP TRIGGER audit_entries_no_delete")
-    connection.execute(sql, args)
-    connection.close()
 
 
 def test_an_edited_payload_is_caught(filled):

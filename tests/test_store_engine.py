@@ -8,9 +8,9 @@ import pytest
 
 from app.store import CaseStore
 from app.store.from_engine import gallery_identity, step_input
+from engine.encoding.views import gallery_views
 from engine.gallery import Gallery
 from engine.search import SearchSession, StepQuery
-from engine.search.views import gallery_views
 
 DIM = 8
 N = 240
@@ -31,6 +31,11 @@ class CentroidEncoder:
 
     def level_for(self, text):
         return None
+
+    attribute_weight = None  # the checkpoint states no attribute weight
+
+    def level_and_source(self, text):
+        return self.level_for(text), "parser"
 
     def encode_text(self, text):
         return self.centres[int(text.split()[-1][1:])]

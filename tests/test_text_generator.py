@@ -1,5 +1,5 @@
 """Generator: exact statement of the requested keys, gender-free wording, nested subsets / levels /
-query chain (METHODS §1.1), determinism, and errors on bad requests."""
+query chain (docs/methods.md §1.1), determinism, and errors on bad requests."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_train_loop import build_tiny_world, tiny_run
+from tiny_training import build_tiny_world, tiny_run
 
 from engine.data.export import export_cuhk_pedes
 from engine.models import create

@@ -4,10 +4,11 @@ filters, counts and one-line summaries of audit entries."""
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from engine.search.transcript import format_time as footage_time
+from engine.timefmt import export_moment
+from engine.timefmt import export_time as footage_time
 
 MODALITY_NAMES = {"text": "text", "sketch": "sketch", "ir": "IR", "example": "example item"}
 LEVEL_SOURCE_NAMES = {"override": "set by the analyst", "encoder": "model's estimate", "parser": "attribute parser",
@@ -23,9 +24,7 @@ def moment(value: datetime | str | None) -> str:
             value = datetime.fromisoformat(value)
         except ValueError:
             return value
-    if value.tzinfo is None:  # the store keeps UTC; a time without a zone is one of those
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return export_moment(value)  # the store keeps UTC; a time without a zone is one of those
 
 
 def item_time(seconds: float | None) -> str:

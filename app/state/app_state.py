@@ -29,6 +29,7 @@ from app.store.from_engine import gallery_identity, step_input
 from app.workers import Job, WorkerHandle, describe_error, run_in_worker
 from engine.gallery import Gallery
 from engine.search import FinalRanking, QueryEncoder, QueryInputError, SearchSession, StepQuery, StepResult
+from engine.search.opening import open_search
 
 MARK_STATES = ("confirmed", "rejected", "cleared")
 EncoderFactory = Callable[[Gallery], QueryEncoder | None]
@@ -433,7 +434,7 @@ class AppState(QObject):
             self.error.emit("Text, sketch and IR queries need a model: load a checkpoint for this gallery")
             return None
         store, case_id, gallery_id = self._store, self.case_id, self._gallery_id
-        encoder, base = self._encoder, self._session
+        base = self._session
         plan = None
         if base is None:
             try:
@@ -457,13 +458,7 @@ class AppState(QObject):
             job.progress(0, 0, "Searching")
             result = fork.step(query)
             job.check()  # the last point where cancelling leaves no trace
-            level_source = None
-            if query.text is not None and result.level_source == "encoder":
-                level_and_source = getattr(encoder, "level_and_source", None)
-                if level_and_source is not None:
-                    level_source = level_and_source(query.text)[1]
-                    level_source = level_source if level_source in ("parser", "classifier") else None
-            step_id = store.record_step(case_id, step_input(result, gallery_id, level_source=level_source))
+            step_id = store.record_step(case_id, step_input(result, gallery_id))
             return StepOutcome(step_id, result, fork, replayed, store.load_case(case_id))
 
         return self._start("Searching", work, self._step_done)
@@ -584,7 +579,7 @@ class AppState(QObject):
     def _session_factory(self) -> Callable[[], SearchSession]:
         """Makes step-less sessions on the current gallery and encoder (safe to call from a worker)."""
         gallery, encoder, rho, target = self._gallery, self._encoder, self._rho, self._target
-        return lambda: SearchSession(gallery, encoder, rho=rho, target_identity=target)
+        return lambda: open_search(gallery, encoder, rho=rho, target_identity=target)
 
     def set_target_identity(self, identity: str | None) -> bool:
         """Ground truth for trainers: from the next step on, items of gallery identity ``identity`` count as

@@ -24,7 +24,6 @@ from alembic.util import CommandError
 from sqlalchemy import URL, Engine, create_engine, event, inspect
 from sqlalchemy.exc import DBAPIError
 
-import app
 from app.store.errors import (
     DatabaseLockedError,
     MigrationError,
@@ -103,12 +102,10 @@ def make_engine(path: Path, *, foreign_keys: bool = True, read_only: bool = Fals
 
 
 def migrations_folder() -> Path:
-    """The Alembic script folder: the ``migrations`` package beside ``app`` (checkout, editable install or
-    wheel), else wherever an importable ``migrations`` package lives."""
-    candidates = [Path(app.__file__).resolve().parent.parent / "migrations"]
+    """The Alembic script folder: where the ``migrations`` package lives (checkout, editable install or
+    wheel)."""
     spec = importlib.util.find_spec("migrations")
-    if spec is not None and spec.submodule_search_locations:
-        candidates.extend(Path(p) for p in spec.submodule_search_locations)
+    candidates = [Path(p) for p in spec.submodule_search_locations] if spec and spec.submodule_search_locations else []
     for folder in candidates:
         if (folder / "env.py").is_file() and (folder / "versions").is_dir():
             return folder

@@ -48,9 +48,9 @@ def _image(value: Any, what: str) -> Any:
     return EvidenceSource.from_bytes(encoded.tobytes(), ".png")
 
 
-def step_input(result: StepResult, gallery_id: int, *, level_source: str | None = None) -> StepInput:
-    """The store's record of an engine step. ``level_source`` replaces the session's "encoder" with where the
-    encoder took the level from ("parser" or "classifier"), as the search transcript does."""
+def step_input(result: StepResult, gallery_id: int) -> StepInput:
+    """The store's record of an engine step; its level source is ``StepResult.level_origin``, as in the search
+    transcript."""
     query = result.query
     kept_mask = np.isin(result.rows, result.kept, assume_unique=True)
     best_first = result.order[kept_mask[result.order]]
@@ -59,9 +59,6 @@ def step_input(result: StepResult, gallery_id: int, *, level_source: str | None 
         "cameras": None if query.cameras is None else sorted(query.cameras),
         "time_range": None if query.time_range is None else list(query.time_range),
     }
-    source = result.level_source
-    if level_source is not None and source == "encoder":
-        source = level_source
     return StepInput(
         gallery_id=gallery_id,
         query_kind=query.kind,
@@ -72,7 +69,7 @@ def step_input(result: StepResult, gallery_id: int, *, level_source: str | None 
         ir=_image(query.ir, "IR"),
         view=result.view,
         level=result.level,
-        level_source=source,
+        level_source=result.level_origin,
         keep_rule=result.keep_rule,
         keep_value=result.keep_value,
         k=result.k,

@@ -44,10 +44,10 @@ from app.views.results_model import (
     ResultsModel,
     format_score,
     format_time,
-    format_time_short,
-    parse_time,
 )
 from app.views.thumbnails import ThumbnailLoader
+from engine.timefmt import read_screen_time as parse_time
+from engine.timefmt import screen_time_short as format_time_short
 
 __all__ = [  # the grid's vocabulary, importable from here
     "CELL", "CLEAR", "CONFIRMED", "MARKS", "MARK_COLORS", "PAD", "REJECTED", "SORT_SCORE", "SORT_TIME", "THUMB",

@@ -5,16 +5,15 @@ stay smooth; plus the shared mark names and time/score formatting."""
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 
 import numpy as np
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor
 
 from app.views.thumbnails import CropResolver, GalleryCrops, ThumbnailLoader
+from engine.timefmt import screen_time as format_time
 
 CONFIRMED = "confirmed"
 REJECTED = "rejected"
@@ -25,7 +24,6 @@ SORT_SCORE = "score"
 SORT_TIME = "time"
 
 MARK_COLORS = {CONFIRMED: QColor("#2e9d4f"), REJECTED: QColor("#d0393e")}
-POSIX_FROM = 1e8  # seconds at or above this are wall-clock (POSIX) times, below a footage clock
 
 
 class ResultsInputError(ValueError):
@@ -33,49 +31,7 @@ class ResultsInputError(ValueError):
 
 
 # ------------------------------------------------------------------------------------------------ formatting
-
-
-def format_time(seconds: float | None) -> str:
-    """Footage clock as ``h:mm:ss.s``; POSIX times as local ``YYYY-MM-DD HH:MM:SS``; '—' when unknown."""
-    if seconds is None or not math.isfinite(seconds):
-        return "—"
-    if abs(seconds) >= POSIX_FROM:
-        return datetime.fromtimestamp(seconds).strftime("%Y-%m-%d %H:%M:%S")
-    sign = "-" if seconds < 0 else ""
-    tenths = round(abs(seconds) * 10)
-    hours, rest = divmod(tenths, 36000)
-    minutes, rest = divmod(rest, 600)
-    return f"{sign}{hours}:{minutes:02d}:{rest // 10:02d}.{rest % 10}"
-
-
-_CLOCK = re.compile(r"^\s*(-)?(?:(\d+):)?(\d{1,2}):(\d{1,2}(?:\.\d*)?)\s*$")
-
-
-def parse_time(text: str) -> float | None:
-    """Inverse of ``format_time`` (also plain seconds and ``mm:ss``); None when ``text`` is not a time."""
-    text = text.strip()
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    match = _CLOCK.match(text)
-    if match:
-        sign, hours, minutes, seconds = match.groups()
-        value = int(hours or 0) * 3600 + int(minutes) * 60 + float(seconds)
-        return -value if sign else value
-    for pattern in ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d"):
-        try:
-            return datetime.strptime(text, pattern).timestamp()
-        except ValueError:
-            continue
-    return None
-
-
-def format_time_short(seconds: float | None) -> str:
-    """``format_time`` for a narrow cell: POSIX times as ``09 Jun 15:55`` (the tooltip has the full time)."""
-    if seconds is not None and math.isfinite(seconds) and abs(seconds) >= POSIX_FROM:
-        return datetime.fromtimestamp(seconds).strftime("%d %b %H:%M")
-    return format_time(seconds)
+# times: ``engine.timefmt`` (local time with its zone on screen; one rule for wall-clock vs footage clock)
 
 
 def format_score(score: float | None) -> str:

@@ -1,5 +1,5 @@
 """A user's own appearance (re-identification) network as an extra gallery view named ``appearance``
-(``engine.search.views.APPEARANCE_VIEW``): the ONNX network and its normalisation, and the view added to or
+(``engine.encoding.views.APPEARANCE_VIEW``): the ONNX network and its normalisation, and the view added to or
 recomputed in an existing gallery from its stored crops (``engine.appearance.gallery_view``). Lineup ships
 no such network."""
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from engine.appearance.errors import AppearanceModelError
 from engine.appearance.network import AppearanceNetwork, same_model
-from engine.search.views import APPEARANCE_VIEW
+from engine.encoding.views import APPEARANCE_VIEW
 
 ProgressFn = Callable[[int, int], None]
 READ_BATCH = 64

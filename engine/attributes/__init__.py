@@ -13,8 +13,8 @@ table on disk), ``gallery`` (computing it for items: the ingest hook ``add_evide
 ``carried_accuracy`` (scoring that source against labels).
 """
 
-from engine.attributes.evidence import AttributeEvidence, AttributeEvidenceError
 from engine.attributes.extract import extract_attributes
 from engine.attributes.inputs import AttributeInputError
+from engine.gallery.evidence import AttributeEvidence, AttributeEvidenceError
 
 __all__ = ["AttributeEvidence", "AttributeEvidenceError", "AttributeInputError", "extract_attributes"]

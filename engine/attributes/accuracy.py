@@ -23,7 +23,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from engine.attributes.evidence import AttributeEvidence
+from engine.gallery.evidence import AttributeEvidence
 
 SCORED: tuple[str, ...] = ("top_color", "bottom_color", "hair_color", "hat_type", "hat_color", "top_length",
                            "bottom_length")
@@ -146,9 +146,9 @@ class FootageSample:
 
 def ingest_foreground(frames: dict[int, np.ndarray], wanted: set[int]) -> dict[int, np.ndarray]:
     """Foreground masks (uint8, 255 = foreground) of the ``wanted`` frames of a clip (``frames``: all of them,
-    by index) as video ingest sees them: the default fused detector (``engine.ingest.motion``) reset, warmed up
+    by index) as video ingest sees them: the default fused detector (``engine.detection.motion``) reset, warmed up
     on the clip's first frames, then run over every frame in order."""
-    from engine.ingest.motion import FusedDetector
+    from engine.detection.motion import FusedDetector
 
     detector = FusedDetector()
     detector.reset()

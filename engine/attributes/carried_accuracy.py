@@ -28,8 +28,8 @@ import cv2
 import numpy as np
 
 from engine.attributes.accuracy import load_people, read_frames
-from engine.attributes.evidence import AttributeEvidence
 from engine.attributes.objects import KEY, NONE, CarriedTally, objects_by_person
+from engine.gallery.evidence import AttributeEvidence
 
 
 @dataclass(frozen=True)

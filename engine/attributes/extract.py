@@ -26,12 +26,12 @@ import numpy as np
 
 from engine.attributes.colors import GARMENT_NAMER, HAIR_NAMER, ColorReading
 from engine.attributes.constancy import apply_gains, black_level, exposure_gain, reference_pixels, shades_of_grey
-from engine.attributes.evidence import AttributeEvidence
 from engine.attributes.garments import hat_probability, leg_reading, sleeve_reading
 from engine.attributes.inputs import MIN_CROP_HEIGHT, MIN_CROP_WIDTH, as_bgr, as_mask
 from engine.attributes.mask import person_mask
 from engine.attributes.regions import body_regions, mask_box
 from engine.attributes.skin import skin_mask
+from engine.gallery.evidence import AttributeEvidence
 from engine.ontology import ONTOLOGY
 
 ANALYSIS_HEIGHT = 96

@@ -1,5 +1,5 @@
 """Attribute evidence for gallery items: computed from crops (pixels and the checkpoint's attribute heads) and
-stored beside the gallery (``engine.attributes.store``) for the hybrid ranking.
+stored beside the gallery (``engine.gallery.evidence_table``) for the hybrid ranking.
 
 - ``compute_evidence(crops, masks, scenes, model)``: per crop ``{"pixels": …, "model": …}`` (each an
   ``AttributeEvidence.to_dict()``); pixels per crop (``extract_attributes``), model heads in batches;
@@ -27,12 +27,12 @@ from typing import Any
 import cv2
 import numpy as np
 
-from engine.attributes import store
-from engine.attributes.evidence import AttributeEvidence
 from engine.attributes.extract import extract_attributes
 from engine.attributes.inputs import MIN_CROP_HEIGHT, MIN_CROP_WIDTH, AttributeInputError
 from engine.attributes.model_heads import has_heads, model_evidence
+from engine.gallery import evidence_table as store
 from engine.gallery.crops import read_silhouette
+from engine.gallery.evidence import AttributeEvidence
 from engine.gallery.writer_lock import writing
 from engine.paths import is_contained
 

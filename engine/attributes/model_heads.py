@@ -1,4 +1,4 @@
-"""Attribute evidence from a checkpoint's image attribute heads (METHODS §6): softmax over each key's values.
+"""Attribute evidence from a checkpoint's image attribute heads (docs/methods.md §6): softmax over each key's values.
 
 The heads give logits per ontology key in canonical value order (``engine.models.attributes``); the
 probabilities are their softmax. The confidence of a key is how decided the head is, 1 − H(p)/log|V| (0 for a
@@ -13,9 +13,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from engine.attributes.evidence import AttributeEvidence
+from engine.encoding.model_encoder import model_resolution, per_crop, prepared_batch
+from engine.gallery.evidence import AttributeEvidence
 from engine.ontology import ONTOLOGY
-from engine.search.model_encoder import model_resolution, per_crop, prepared_batch
 
 DEFAULT_BATCH = 64
 

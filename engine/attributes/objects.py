@@ -39,12 +39,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine.attributes.evidence import AttributeEvidence
 from engine.boxes import coverage_matrix
+from engine.gallery.evidence import AttributeEvidence
 from engine.ontology import ONTOLOGY
 
 if TYPE_CHECKING:
-    from engine.ingest.detectors import CarriedObjects
+    from engine.detection.detectors import CarriedObjects
 
 KEY = "carrying_type"
 NONE = "none"

@@ -1,5 +1,5 @@
-"""The hybrid ranking's attribute term for a search step, and the explanation of one ranked item (DESIGN,
-"engine/evidence": attribute probabilities per item, used by the hybrid ranking and its explanations).
+"""The hybrid ranking's attribute term for a search step, and the explanation of one ranked item
+(docs/methods.md §7: attribute probabilities per item, used by the hybrid ranking and its explanations).
 
     score(item) = similarity(item) + w · agreement(item)            (agreement: ``engine.attributes.agreement``)
 
@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from engine.attributes import agreement as agree
-from engine.attributes import store
+from engine.gallery import evidence_table as store
 from engine.ontology import ONTOLOGY
 
 #: w for checkpoints that record none, i.e. every checkpoint trained on the synthetic world only. Their learned
@@ -54,7 +54,7 @@ def check_weight(value: object, what: str = "attribute weight") -> float:
 def _checkpoint_metadata(checkpoint: str | Path | None) -> tuple[Path | None, dict[str, Any]]:
     """(metadata.json path, its content) of a checkpoint folder (the shipped one for None); {} when unreadable."""
     if checkpoint is None:
-        from engine.evaluation.sources import default_checkpoint
+        from engine.models.discovery import default_checkpoint
 
         try:
             checkpoint = default_checkpoint()

@@ -1,4 +1,4 @@
-"""Training augmentations of METHODS §1.7 (RDE recipe).
+"""Training augmentations of docs/methods.md §1.7 (RDE recipe).
 
 Images: horizontal flip (p 0.5), zero-pad 10 px then random crop back, random erasing (p 0.5, area 0.02–0.4).
 Text: each word picked with probability 0.2; of the picked, 60% masked, 20% replaced by a random word of the
@@ -69,7 +69,7 @@ class TextAugment:
     mask_word: str = "something"
 
     def __call__(self, text: str, vocabulary: Sequence[str], rng: random.Random) -> str:
-        """Word-level masking / replacement / removal of METHODS §1.7 (RDE ``bases.py`` policy)."""
+        """Word-level masking / replacement / removal of docs/methods.md §1.7 (RDE ``bases.py`` policy)."""
         words = text.split()
         out: list[str] = []
         for word in words:

@@ -1,4 +1,4 @@
-"""Identity-balanced batches: P identities × K samples each (METHODS §1.9, §3 training recipes)."""
+"""Identity-balanced batches: P identities × K samples each (docs/methods.md §1.9, §3 training recipes)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Evaluation of a model on a world's benchmarks or a real dataset (DESIGN "engine/metrics"; METHODS §1–5).
+"""Evaluation of a model on a world's benchmarks or a real dataset (docs/methods.md §1–5).
 
     from engine.evaluation import evaluate, load_model
     report = evaluate(load_model("runs/x/checkpoint"), "worlds/bench", "mg-separate")
@@ -17,7 +17,8 @@ from engine.evaluation.api import (
 )
 from engine.evaluation.errors import EvaluationError
 from engine.evaluation.render import render
-from engine.evaluation.sources import NoCheckpointError, default_checkpoint, load_model, world_benchmark
+from engine.evaluation.sources import world_benchmark
+from engine.models.discovery import NoCheckpointError, default_checkpoint, load_model
 
 __all__ = [
     "DATASET_PROTOCOLS",

@@ -1,4 +1,4 @@
-"""Which gallery view a text query searches, and the per-level gallery views (METHODS §1.9).
+"""Which gallery view a text query searches, and the per-level gallery views (docs/methods.md §1.9).
 
 A gallery image has one view per granularity level (the output of that level's expert). A text query
 searches the view of its level: the benchmark's given level (MG-Eval) or ĝ = argmax of the granularity

@@ -1,9 +1,9 @@
 """Metric blocks of an evaluation report: {"R@1", "R@5", "R@10", "mAP", "mINP", "mSD", "queries"}.
 
-Metrics are fractions in [0, 1] (METHODS §5, §1.4); ``queries`` counts the queries evaluated (those with
+Metrics are fractions in [0, 1] (docs/methods.md §5, §1.4); ``queries`` counts the queries evaluated (those with
 at least one valid positive). A block without evaluated queries has null metrics. ``pooled`` averages
-over all queries of several groups (METHODS §1.2: Σ N_i·ps_i / Σ N_i); ``mean_of_groups`` averages the
-groups' figures with equal weight (the any-time score, METHODS §3).
+over all queries of several groups (docs/methods.md §1.2: Σ N_i·ps_i / Σ N_i); ``mean_of_groups`` averages the
+groups' figures with equal weight (the any-time score, docs/methods.md §3).
 """
 
 from __future__ import annotations

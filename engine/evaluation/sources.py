@@ -1,6 +1,6 @@
 """What an evaluation runs on and with: a world's benchmark files (built on demand, rebuilt when the
-world's manifest changed), a real dataset named ``READER:PATH``, and the model checkpoint (the shipped
-default at ``resources/checkpoints/default`` unless one is given)."""
+world's manifest changed), and a real dataset named ``READER:PATH`` (the model checkpoint comes from
+``engine.models.discovery``)."""
 
 from __future__ import annotations
 
@@ -14,34 +14,7 @@ from engine.evaluation.errors import EvaluationError
 from engine.hashing import sha256_file
 from engine.world.benchmarks import VERSION, build_benchmarks, load_benchmark
 
-DEFAULT_CHECKPOINT: tuple[str, ...] = ("checkpoints", "default")
 BENCHMARKS_FOLDER = "benchmarks"
-
-
-class NoCheckpointError(FileNotFoundError):
-    """No checkpoint was given and none is shipped."""
-
-
-def default_checkpoint() -> Path:
-    """The shipped default checkpoint folder, or ``NoCheckpointError`` naming where it was looked for."""
-    from engine.resources import resource_path
-
-    try:
-        return resource_path(*DEFAULT_CHECKPOINT)
-    except FileNotFoundError:
-        where = resource_path().joinpath(*DEFAULT_CHECKPOINT)
-        raise NoCheckpointError(
-            f"no default checkpoint is shipped (looked for {where}); train one with `lineup train` "
-            "and pass it with --checkpoint PATH"
-        ) from None
-
-
-def load_model(checkpoint: Path | str | None = None, device: str | None = None):
-    """The model of ``checkpoint`` (default: the shipped one), in eval mode."""
-    from engine.models import load
-
-    path = default_checkpoint() if checkpoint is None else Path(checkpoint)
-    return load(path, device=device)
 
 
 # ------------------------------------------------------------------------------------------- worlds

@@ -1,9 +1,9 @@
-"""Standard text-to-image person search on a real dataset's test split (IRRA style, METHODS §5).
+"""Standard text-to-image person search on a real dataset's test split (IRRA style, docs/methods.md §5).
 
 Every caption of every test image is a query; every test image is in the gallery, without camera or
 junk filtering; a gallery image is positive iff its identity equals the query's. Ranking is the stable
 descending sort of ``engine.metrics``. Real datasets carry no level labels, so ``given`` searches the
-config's ``image_query_level`` view and ``auto`` (the default here) the classifier's ĝ (METHODS §1.9).
+config's ``image_query_level`` view and ``auto`` (the default here) the classifier's ĝ (docs/methods.md §1.9).
 """
 
 from __future__ import annotations

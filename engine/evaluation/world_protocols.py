@@ -1,23 +1,23 @@
 """The five protocols on a world's benchmark files (``engine.world.benchmarks``), each one function taking
 the model and a loaded benchmark and returning the protocol's part of the report.
 
-- ``mg_separate`` (METHODS §1.2): every per-level query against the RGB HR gallery, each in the gallery
+- ``mg_separate`` (docs/methods.md §1.2): every per-level query against the RGB HR gallery, each in the gallery
   view of its level; ``by`` the benchmark level; ``overall`` pooled over all queries. ``texts`` picks the
   phrasings: ``generated`` (the training generator's), ``paraphrased`` (the same queries in held-out words
   and frames; in held-out frames with plain words, ``reframed``; and the hand-written set) or ``both``;
   each set's block is in ``text_sets`` and ``overall``/``by`` are the first set's.
-- ``mg_progressive`` (METHODS §1.3): every 5-step chain with Top-k reduction ρ; the final list is scored
+- ``mg_progressive`` (docs/methods.md §1.3): every 5-step chain with Top-k reduction ρ; the final list is scored
   against the last step's relevant set; ``steps`` the mean candidate counts and the share of final
   positives still candidates after each step; ``by`` the chain stopped after the step of each level
   (scored against that step's relevant set), so ``by`` of the last level equals ``overall``.
-- ``modes`` (FlexiReID, METHODS §4): the seven query modes against the RGB HR gallery via ``model.fuse``;
+- ``modes`` (FlexiReID, docs/methods.md §4): the seven query modes against the RGB HR gallery via ``model.fuse``;
   a model without fusion uses its plain encoders for T, S and IR and the normalised mean of their unit
   vectors for combined modes (said in ``fusion``); ``overall`` pooled over all (query, mode) pairs;
   ``oracle`` the attribute oracle's ceiling per single mode (``engine.evaluation.oracle``).
 - ``cross_resolution`` (CRST): text queries; ``by`` a gallery of one resolution level each, every item
   encoded with its own resolution label (the same images at every level); ``overall`` pooled over the
   four; ``mixed`` one gallery of every image at a seeded level.
-- ``anytime`` (Uni-AT, METHODS §3): ``encode_reid`` per scenario with ``anytime_masks``; ``overall`` the
+- ``anytime`` (Uni-AT, docs/methods.md §3): ``encode_reid`` per scenario with ``anytime_masks``; ``overall`` the
   mean of the six scenario blocks; ``by["any-time"]`` = {"score": mean of the six R@1 and the six mAP,
   "R@1": mean R@1, "mAP": mean mAP}.
 
@@ -123,7 +123,7 @@ def mg_separate(
     progress: ProgressFn = no_progress,
     texts: str = "generated",
 ) -> Report:
-    """Separate granularity assessment (METHODS §1.2) on ``granularity.json``, for each text set asked."""
+    """Separate granularity assessment (docs/methods.md §1.2) on ``granularity.json``, for each text set asked."""
     rule = _relevance_rule(bench)
     sets = text_sets(texts)
     _require(bench["queries"], "queries", bench)
@@ -197,7 +197,7 @@ def mg_progressive(
     batch_size: int = 64,
     progress: ProgressFn = no_progress,
 ) -> Report:
-    """Progressive granularity assessment (METHODS §1.3) on the chains of ``granularity.json``."""
+    """Progressive granularity assessment (docs/methods.md §1.3) on the chains of ``granularity.json``."""
     chains = bench["chains"]
     _require(chains, "progressive chains", bench)
     n_steps = len(chains[0]["steps"])
@@ -418,7 +418,7 @@ def cross_resolution(
 
 
 def anytime(model, bench, batch_size: int = 64, progress: ProgressFn = no_progress) -> Report:
-    """Uni-AT any-time re-identification on ``anytime.json`` (six scenarios, METHODS §3)."""
+    """Uni-AT any-time re-identification on ``anytime.json`` (six scenarios, docs/methods.md §3)."""
     if not model.config.scenarios.enabled:
         raise EvaluationError(
             "the anytime protocol needs scenario tokens, and this model has none "

@@ -1,4 +1,4 @@
-"""FAISS index per view, chosen by gallery size and device (DESIGN "faiss tutorials").
+"""FAISS index per view, chosen by gallery size and device (FAISS's own guidance).
 
 - ``flat``: exact inner product over the stored float16 rows (``IndexScalarQuantizer`` QT_fp16: the same
   numbers as ``vectors/<view>.f16.npy``, half the bytes of ``IndexFlatIP``), up to ``ivf_threshold`` items;

@@ -16,6 +16,8 @@ import numpy as np
 from engine.gallery.errors import GalleryCorruptError, GalleryInputError
 from engine.ontology import ONTOLOGY
 
+ITEMS_FILE = "items.jsonl"
+
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _OPTIONAL_STR = ("camera", "source_sha256", "crop_sha256", "resolution", "crop", "identity", "modality")
 

@@ -9,16 +9,19 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 from pathlib import Path
 
 from engine.atomic import atomic_write_json
-from engine.gallery.errors import GalleryCorruptError
+from engine.gallery.errors import GalleryBusyError, GalleryCorruptError
+from engine.gallery.writer_lock import holds_lock, writing
 from engine.paths import PathEscapeError, contained
 from engine.permissions import owner_only_umask
 
 JOURNAL_FILE = "journal.json"
 GALLERY_FILE = "gallery.json"
 PENDING_SUFFIX = ".pending"
+JOURNAL_WAIT_S = 10.0  # how long a reader waits for a live writer to finish applying its journal
 
 
 def pending_name(path: Path) -> Path:
@@ -74,3 +77,22 @@ def clear_pending(root: Path) -> None:
                 if leftover.name.endswith((PENDING_SUFFIX, ".tmp")):
                     with contextlib.suppress(FileNotFoundError):
                         leftover.unlink()
+
+
+def finish_pending(root: Path) -> None:
+    """Apply a remove/rebuild journal found in ``root`` (see ``engine.gallery.journal``): the writer applying it
+    now is waited for (it takes milliseconds); a journal a killed writer left is applied under the write lock."""
+    deadline = time.monotonic() + JOURNAL_WAIT_S
+    while (root / JOURNAL_FILE).exists():
+        if holds_lock(root):
+            roll_forward(root)
+            return
+        try:
+            with writing(root):
+                roll_forward(root)
+            return
+        except GalleryBusyError as exc:
+            if time.monotonic() > deadline:
+                raise GalleryBusyError(f"{exc}; its unfinished change ({JOURNAL_FILE}) was not applied within "
+                                       f"{JOURNAL_WAIT_S:.0f} s") from None
+            time.sleep(0.02)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from engine.gallery.store import Problem
+from engine.timefmt import export_time
 
 
 def _size(count: float) -> str:
@@ -20,8 +21,6 @@ def _size(count: float) -> str:
 
 def info_lines(info: dict[str, Any]) -> list[str]:
     """``Gallery.info()`` as lines: counts, views with their indexes, cameras, time range, bytes on disk."""
-    from engine.search.transcript import format_time
-
     lines = [f"gallery {info['path']}",
              f"  items: {info['count']}   identities: {info['identities']}   format {info['format']}",
              f"  model fingerprint: {info['model_fingerprint']}",
@@ -42,7 +41,7 @@ def info_lines(info: dict[str, Any]) -> list[str]:
     cameras = info["cameras"]
     lines.append(f"  cameras ({len(cameras)}): {', '.join(cameras) if cameras else '-'}")
     span = info["time_range"]
-    lines.append(f"  time: {format_time(span[0])} … {format_time(span[1])}" if span else "  time: unknown")
+    lines.append(f"  time: {export_time(span[0])} … {export_time(span[1])}" if span else "  time: unknown")
     sizes = info["bytes"]
     per_item = info["bytes_per_item_without_crops"]
     lines.append("  on disk: " + ", ".join(f"{name} {_size(value)}" for name, value in sizes.items()))

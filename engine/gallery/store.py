@@ -28,12 +28,8 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
-import re
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +38,7 @@ import numpy as np
 
 from engine.atomic import atomic_write_json
 from engine.gallery import indexes, journal, vector_file
-from engine.gallery.crops import put_crop
 from engine.gallery.errors import (
-    GalleryBusyError,
     GalleryCorruptError,
     GalleryError,
     GalleryIndexError,
@@ -52,70 +46,28 @@ from engine.gallery.errors import (
     GalleryMismatchError,
     GalleryNotFoundError,
 )
-from engine.gallery.items import GalleryItem, ItemColumns, as_item, read_columns
+from engine.gallery.items import ITEMS_FILE, GalleryItem, ItemColumns, read_columns
+from engine.gallery.layout import (
+    FORMAT_VERSION,
+    GALLERY_FILE,
+    AddReport,
+    check_view_models,
+    check_views,
+    now,
+)
 from engine.gallery.scoring import inner_products, to_float32
-from engine.gallery.writer_lock import holds_lock, is_empty_folder, writing
-from engine.hashing import sha256_file
+from engine.gallery.verify import Problem, verify_gallery
+from engine.gallery.writer_lock import is_empty_folder, writing
+from engine.gallery.writes import GalleryWrites
 from engine.paths import PathEscapeError, contained
-from engine.pause_points import pause_point
 from engine.permissions import owner_only_umask
 
-FORMAT_VERSION = 1
-GALLERY_FILE = journal.GALLERY_FILE
 #: What a gallery's items are: crops of a built synthetic world, or of real footage (videos, images, crops).
 GALLERY_DOMAINS: tuple[str, ...] = ("world", "footage")
-ITEMS_FILE = "items.jsonl"
-DEFAULT_BATCH = 4096
-NORM_TOLERANCE = 0.02
 OPEN_ATTEMPTS = 5  # reads of a gallery that a writer keeps committing to while it is opened
-JOURNAL_WAIT_S = 10.0  # how long a reader waits for a live writer to finish applying its journal
-_VIEW_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9:_.+-]{0,63}$")
-ProgressFn = Callable[[int, int], None]
 
 
-@dataclass(frozen=True)
-class AddReport:
-    added: int
-    skipped: int  # ids already in the gallery (a resumed ingest)
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def _file_stem(view: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.+-]", "_", view)
-
-
-def _check_views(views: Mapping[str, int]) -> dict[str, dict[str, Any]]:
-    if not views:
-        raise GalleryInputError("a gallery needs at least one view")
-    out: dict[str, dict[str, Any]] = {}
-    stems: dict[str, str] = {}
-    for name, dim in views.items():
-        if not isinstance(name, str) or not _VIEW_NAME.match(name):
-            raise GalleryInputError(f"view name {name!r} must be 1-64 characters of letters, digits and ':_.+-'")
-        if isinstance(dim, bool) or not isinstance(dim, int) or dim <= 0:
-            raise GalleryInputError(f"view {name!r} needs a positive integer dimension, got {dim!r}")
-        stem = _file_stem(name)
-        if stem.lower() in stems:
-            raise GalleryInputError(f"views {stems[stem.lower()]!r} and {name!r} would share the file name {stem!r}")
-        stems[stem.lower()] = name
-        out[name] = {"dim": dim, "file": stem}
-    return out
-
-
-def _check_view_models(models: Mapping[str, Mapping[str, Any]], views: Mapping[str, Any]) -> dict[str, dict]:
-    unknown = sorted(set(models) - set(views))
-    if unknown:
-        raise GalleryInputError(f"view fingerprints given for views {unknown} the gallery does not have")
-    for view, model in models.items():
-        if not isinstance(model, Mapping) or not model:
-            raise GalleryInputError(f"the fingerprint of view {view!r} must be a non-empty JSON object")
-    return {view: dict(model) for view, model in models.items()}
-
-
-class Gallery:
+class Gallery(GalleryWrites):
     """A gallery folder opened for reading and writing (one writer at a time)."""
 
     def __init__(self, root: Path, meta: dict[str, Any], columns: ItemColumns) -> None:
@@ -152,8 +104,8 @@ class Gallery:
             raise GalleryInputError(f"ivf_threshold must be at least 1, got {ivf_threshold}")
         if not 0 < recall_target <= 1:
             raise GalleryInputError(f"recall_target must lie in (0, 1], got {recall_target}")
-        view_meta = _check_views(views)
-        foreign = _check_view_models(view_models or {}, view_meta)
+        view_meta = check_views(views)
+        foreign = check_view_models(view_models or {}, view_meta)
         with writing(root):
             if not is_empty_folder(root):  # another writer created it between the check and the lock
                 raise GalleryInputError(f"cannot create a gallery in {root}: it exists and is not an empty folder")
@@ -179,8 +131,8 @@ class Gallery:
             "recall_target": float(recall_target),
             "indexes": {name: indexes.IndexSpec("flat", 0).to_dict() for name in view_meta},
             "view_models": foreign,
-            "created": _now(),
-            "updated": _now(),
+            "created": now(),
+            "updated": now(),
         }
         atomic_write_json(root / GALLERY_FILE, meta, indent=1)
 
@@ -199,7 +151,7 @@ class Gallery:
         if not meta_path.is_file() and not (root / journal.JOURNAL_FILE).exists():
             raise GalleryNotFoundError(f"{root} is not a gallery: {GALLERY_FILE} is missing")
         for attempt in range(OPEN_ATTEMPTS):
-            _finish_journal(root)
+            journal.finish_pending(root)
             stamp = _stamp(meta_path)
             try:
                 return cls._open_once(root, check_indexes)
@@ -264,7 +216,7 @@ class Gallery:
                 f"{path} has format {meta['format']!r}; this program reads format {FORMAT_VERSION}"
             )
         try:
-            _check_views({name: entry["dim"] for name, entry in meta["views"].items()})
+            check_views({name: entry["dim"] for name, entry in meta["views"].items()})
         except (GalleryInputError, TypeError, KeyError) as exc:
             raise GalleryCorruptError(f"{path} lists invalid views: {exc}") from None
         for name, entry in meta["views"].items():
@@ -308,7 +260,7 @@ class Gallery:
             if not isinstance(origin, str) or not origin.strip():
                 raise GalleryInputError("the attribute weight's origin must be a non-empty description")
             ranking = {"domain": domain, "attribute_weight": float(attribute_weight), "origin": origin.strip()}
-            self._meta = dict(self._meta, ranking=ranking, updated=_now())
+            self._meta = dict(self._meta, ranking=ranking, updated=now())
             atomic_write_json(self.root / GALLERY_FILE, self._meta, indent=1)
 
     @property
@@ -480,263 +432,11 @@ class Gallery:
             self._gpu[view] = indexes.GpuCopy(self._index(view), self.stored_vectors(view))
         return self._gpu[view]
 
-    # ------------------------------------------------------------------------------------------------ writing
-
-    @owner_only_umask()
-    def put_crop(self, data: bytes, suffix: str = ".png") -> tuple[str, str]:
-        """Store a crop image's bytes in ``crops/``; returns (relative path, SHA-256) for the item record."""
-        return put_crop(self.root, data, suffix)
-
-    def _check_vectors(self, vectors_by_view: Mapping[str, Any], count: int) -> dict[str, np.ndarray]:
-        missing = set(self._meta["views"]) - set(vectors_by_view)
-        extra = set(vectors_by_view) - set(self._meta["views"])
-        if missing or extra:
-            raise GalleryMismatchError(
-                f"vectors must cover exactly the gallery's views {sorted(self.views)}; "
-                f"missing {sorted(missing)}, unknown {sorted(extra)}"
-            )
-        return {view: self._check_vectors_of(view, array, count, self._meta["views"][view]["dim"])
-                for view, array in vectors_by_view.items()}
-
-    @staticmethod
-    def _check_vectors_of(view: str, array: Any, count: int, dim: int) -> np.ndarray:
-        """``array`` as [count, dim] finite, L2-normalised floats; ``GalleryInputError``/``GalleryMismatchError``."""
-        data = np.asarray(array)
-        if data.ndim != 2 or data.shape != (count, dim):
-            raise GalleryMismatchError(
-                f"vectors for view {view!r} must have shape ({count}, {dim}), got {data.shape}"
-            )
-        if not np.issubdtype(data.dtype, np.floating):
-            raise GalleryInputError(f"vectors for view {view!r} must be floating point, got {data.dtype}")
-        if not np.isfinite(data).all():
-            raise GalleryInputError(f"vectors for view {view!r} contain NaN or infinite values")
-        norms = np.linalg.norm(data.astype(np.float32, copy=False), axis=1)
-        bad = np.flatnonzero(np.abs(norms - 1) > NORM_TOLERANCE)
-        if bad.size:
-            raise GalleryInputError(
-                f"vectors for view {view!r} must be L2-normalised; row {int(bad[0])} has norm {norms[bad[0]]:.4f}"
-            )
-        return data
-
-    def _check_crops(self, items: list[GalleryItem]) -> list[GalleryItem]:
-        checked = []
-        for item in items:
-            if item.crop is not None:
-                try:
-                    path = contained(self.root, item.crop, f"item {item.id!r}: crop")
-                except PathEscapeError as exc:
-                    raise GalleryInputError(str(exc)) from None
-                if not path.is_file():
-                    raise GalleryInputError(f"item {item.id!r}: crop file {path} does not exist")
-                digest = sha256_file(path)
-                if item.crop_sha256 is not None and item.crop_sha256 != digest:
-                    raise GalleryInputError(f"item {item.id!r}: crop {path} has SHA-256 {digest}, the item says "
-                                            f"{item.crop_sha256}")
-                item = replace(item, crop_sha256=digest)
-            checked.append(item)
-        return checked
-
-    @owner_only_umask()
-    def add(
-        self,
-        items: Sequence[GalleryItem | Mapping[str, Any]],
-        vectors_by_view: Mapping[str, Any],
-        *,
-        batch_size: int = DEFAULT_BATCH,
-        progress: ProgressFn | None = None,
-    ) -> AddReport:
-        """Append items with one vector per view each (row i of every array belongs to ``items[i]``).
-
-        Everything is validated before anything is written. Ids already in the gallery are skipped, so adding
-        the same items again resumes an interrupted ingest. Batches commit one by one (see module docstring)."""
-        with self._writing():
-            records = [as_item(item) for item in items]
-            vectors = self._check_vectors(vectors_by_view, len(records))
-            seen: set[str] = set()
-            for record in records:
-                if record.id in seen:
-                    raise GalleryInputError(f"item id {record.id!r} appears twice in this add")
-                seen.add(record.id)
-            new_rows = np.asarray([i for i, r in enumerate(records) if r.id not in self._columns.row_of],
-                                  dtype=np.int64)
-            fresh = self._check_crops([records[i] for i in new_rows])
-            if batch_size < 1:
-                raise GalleryInputError(f"batch_size must be positive, got {batch_size}")
-            report = AddReport(added=len(fresh), skipped=len(records) - len(fresh))
-            if not fresh:
-                return report
-            journal.roll_forward(self.root)
-            journal.clear_pending(self.root)
-            for view in self._meta["views"]:
-                self._writable_index(view)
-            done = 0
-            try:
-                for start in range(0, len(fresh), batch_size):
-                    batch = fresh[start : start + batch_size]
-                    picked = new_rows[start : start + batch_size]
-                    self._append_batch(batch, {view: array[picked] for view, array in vectors.items()})
-                    done += len(batch)
-                    if progress is not None:
-                        progress(done, len(fresh))
-            finally:
-                self._finish_add()
-            return report
-
-    def _append_batch(self, batch: list[GalleryItem], vectors: dict[str, np.ndarray]) -> None:
-        count, items_bytes = self._meta["count"], self._meta["items_bytes"]
-        lines = [(item.to_json() + "\n").encode("utf-8") for item in batch]
-        half = {view: np.asarray(array, dtype=np.float16) for view, array in vectors.items()}
-        for view, block in half.items():
-            vector_file.append(self._vector_path(view), count, self._meta["views"][view]["dim"], block)
-        with open(self.root / ITEMS_FILE, "r+b") as fh:
-            fh.truncate(items_bytes)
-            fh.seek(items_bytes)
-            fh.write(b"".join(lines))
-            fh.flush()
-            os.fsync(fh.fileno())
-        meta = dict(self._meta, count=count + len(batch), items_bytes=items_bytes + sum(map(len, lines)),
-                    updated=_now())
-        atomic_write_json(self.root / GALLERY_FILE, meta, indent=1)  # commit point
-        pause_point("gallery:batch-committed")
-        self._meta = meta
-        self._columns.append(batch, map(len, lines), items_bytes)
-        for view, block in half.items():
-            indexes.add_rows(self._indexes[view], block)
-        self._matrices.clear()
-        self._gpu.clear()
-
-    def _finish_add(self) -> None:
-        """Drop an uncommitted tail, fix vector headers, persist the indexes (switching to IVF past the threshold)."""
-        count = len(self)
-        with open(self.root / ITEMS_FILE, "r+b") as fh:
-            fh.truncate(self._meta["items_bytes"])
-        index_meta = dict(self._meta["indexes"])
-        for view, entry in self._meta["views"].items():
-            vector_file.set_rows(self._vector_path(view), count, entry["dim"])
-            index = self._indexes[view]
-            recall = index_meta.get(view, {}).get("recall_at_100")
-            wanted = indexes.choose_kind(count, self._meta["ivf_threshold"])
-            if wanted == "ivf" and not isinstance(index, faiss.IndexIVF):
-                index, spec = indexes.build(self.stored_vectors(view), "ivf", self._meta.get("recall_target", 0.95))
-                self._indexes[view] = index
-                recall = spec.recall_at_100
-            indexes.save(index, self._index_path(view))
-            index_meta[view] = indexes.spec_of(index, recall).to_dict()
-        self._meta = dict(self._meta, indexes=index_meta, updated=_now())
-        atomic_write_json(self.root / GALLERY_FILE, self._meta, indent=1)
-
-    @owner_only_umask()
-    def remove(self, item_ids: Iterable[str]) -> int:
-        """Remove items by id (all or nothing); rewrites vectors and indexes. Returns how many were removed."""
-        with self._writing():
-            ids = list(dict.fromkeys(item_ids))
-            drop = self.rows(ids)
-            if drop.size == 0:
-                return 0
-            keep = np.setdiff1d(np.arange(len(self)), drop)
-            journal.roll_forward(self.root)
-            journal.clear_pending(self.root)
-            moves: list[tuple[Path, Path]] = []
-            lines = self._raw_lines(keep.tolist())
-            items_path = self.root / ITEMS_FILE
-            with open(journal.pending_name(items_path), "wb") as fh:
-                fh.write(b"".join(lines))
-                fh.flush()
-                os.fsync(fh.fileno())
-            moves.append((journal.pending_name(items_path), items_path))
-            index_meta = {}
-            for view in self._meta["views"]:
-                kept = np.asarray(self.stored_vectors(view)[keep])
-                vector_path = self._vector_path(view)
-                vector_file.write_new(journal.pending_name(vector_path), kept)
-                moves.append((journal.pending_name(vector_path), vector_path))
-                kind = indexes.choose_kind(keep.size, self._meta["ivf_threshold"])
-                index, spec = indexes.build(kept, kind, self._meta.get("recall_target", 0.95))
-                index_path = self._index_path(view)
-                indexes.save(index, journal.pending_name(index_path))
-                moves.append((journal.pending_name(index_path), index_path))
-                index_meta[view] = spec.to_dict()
-            remaining_crops = {json.loads(line).get("crop") for line in lines}
-            removed_crops = sorted({c for c in (json.loads(x).get("crop") for x in self._raw_lines(drop.tolist()))
-                                    if c is not None and c not in remaining_crops})
-            meta = dict(self._meta, count=int(keep.size), items_bytes=sum(map(len, lines)), indexes=index_meta,
-                        updated=_now())
-            journal.commit(self.root, moves, meta, removed_crops)
-            self._reload()
-            return int(drop.size)
-
-    def set_view(self, view: str, vectors: np.ndarray, view_model: Mapping[str, Any]) -> None:
-        """Add view ``view`` (or replace it) with one unit vector per item, row i for item i, made by the network
-        ``view_model`` fingerprints; vectors and index are written first, then committed through the journal."""
-        with self._writing():
-            data = np.asarray(vectors)
-            if data.ndim != 2 or data.shape[0] != len(self):
-                raise GalleryInputError(f"view {view!r} needs one vector per item: {len(self)} items, got shape "
-                                        f"{data.shape}")
-            views = {name: entry["dim"] for name, entry in self._meta["views"].items()}
-            views[view] = int(data.shape[1])
-            view_meta = _check_views(views)  # names, dimensions and file names of every view, the new one included
-            foreign = dict(self._meta.get("view_models", {}))
-            foreign[view] = dict(view_model)
-            checked = self._check_vectors_of(view, data, len(self), int(data.shape[1]))
-            journal.roll_forward(self.root)
-            journal.clear_pending(self.root)
-            half = np.asarray(checked, dtype=np.float16)
-            stem = view_meta[view]["file"]
-            vector_path = self.root / "vectors" / f"{stem}.f16.npy"
-            index_path = self.root / "index" / f"{stem}.faiss"
-            vector_file.write_new(journal.pending_name(vector_path), half)
-            index, spec = indexes.build(half, indexes.choose_kind(len(self), self._meta["ivf_threshold"]),
-                                        self._meta.get("recall_target", 0.95))
-            indexes.save(index, journal.pending_name(index_path))
-            meta = dict(self._meta, views=view_meta, view_models=_check_view_models(foreign, view_meta),
-                        indexes={**self._meta["indexes"], view: spec.to_dict()}, updated=_now())
-            journal.commit(self.root, [(journal.pending_name(vector_path), vector_path),
-                                       (journal.pending_name(index_path), index_path)], meta)
-            self._reload()
-
-    @owner_only_umask()
-    def rebuild(self, progress: ProgressFn | None = None) -> dict[str, Any]:
-        """Rebuild every index from the vectors (kind chosen by size), trim interrupted appends, fix headers.
-
-        Cannot restore lost vectors, items or crops: ``verify`` reports those."""
-        with self._writing():
-            journal.roll_forward(self.root)
-            journal.clear_pending(self.root)
-            count = len(self)
-            with open(self.root / ITEMS_FILE, "r+b") as fh:
-                fh.truncate(self._meta["items_bytes"])
-            moves: list[tuple[Path, Path]] = []
-            index_meta = {}
-            kind = indexes.choose_kind(count, self._meta["ivf_threshold"])
-            views = list(self._meta["views"].items())
-            for done, (view, entry) in enumerate(views, start=1):
-                vector_file.set_rows(self._vector_path(view), count, entry["dim"])
-                if kind == "ivf" and count > 0:
-                    index, spec = indexes.build(self.stored_vectors(view), "ivf", self._meta.get("recall_target", 0.95))
-                else:
-                    index, spec = indexes.build(self.stored_vectors(view), "flat")
-                index_path = self._index_path(view)
-                indexes.save(index, journal.pending_name(index_path))
-                moves.append((journal.pending_name(index_path), index_path))
-                index_meta[view] = spec.to_dict()
-                if progress is not None:
-                    progress(done, len(views))
-            meta = dict(self._meta, indexes=index_meta, updated=_now())
-            journal.commit(self.root, moves, meta)
-            self._reload()
-            return self.info()
-
-    def _reload(self) -> None:
-        fresh = Gallery.open(self.root)
-        self.__dict__.update(fresh.__dict__)
 
     # ------------------------------------------------------------------------------------------------ reports
 
     def verify(self, *, check_crops: bool = True, check_sources: bool = False) -> list[Problem]:
         """Problems found (empty when the gallery is sound); see ``engine.gallery.verify``."""
-        from engine.gallery.verify import verify_gallery
-
         return verify_gallery(self, check_crops=check_crops, check_sources=check_sources)
 
     def info(self) -> dict[str, Any]:
@@ -777,16 +477,6 @@ class Gallery:
         }
 
 
-@dataclass(frozen=True)
-class Problem:
-    """One thing ``verify`` found wrong: ``kind`` is a short code, ``subject`` the item, view or file."""
-
-    kind: str
-    subject: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.kind}: {self.subject}: {self.message}"
 
 
 __all__ = ["AddReport", "Gallery", "GalleryError", "Problem"]
@@ -799,22 +489,3 @@ def _stamp(path: Path) -> tuple | None:
     except FileNotFoundError:
         return None
     return stat.st_ino, stat.st_mtime_ns, stat.st_size
-
-
-def _finish_journal(root: Path) -> None:
-    """Apply a remove/rebuild journal found in ``root`` (see ``engine.gallery.journal``): the writer applying it
-    now is waited for (it takes milliseconds); a journal a killed writer left is applied under the write lock."""
-    deadline = time.monotonic() + JOURNAL_WAIT_S
-    while (root / journal.JOURNAL_FILE).exists():
-        if holds_lock(root):
-            journal.roll_forward(root)
-            return
-        try:
-            with writing(root):
-                journal.roll_forward(root)
-            return
-        except GalleryBusyError as exc:
-            if time.monotonic() > deadline:
-                raise GalleryBusyError(f"{exc}; its unfinished change ({journal.JOURNAL_FILE}) was not applied within "
-                                       f"{JOURNAL_WAIT_S:.0f} s") from None
-            time.sleep(0.02)

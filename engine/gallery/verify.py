@@ -3,19 +3,21 @@
 Checks: item records parse and validate; crop files exist and match their SHA-256; optionally source files
 match theirs; each vectors file has the committed rows, a matching header, finite unit rows; each index file
 loads, has the view's dimension, holds exactly the committed rows, and a sample of its stored codes equals the
-vectors file; when the gallery has attribute evidence (``engine.attributes.store``), its table reads and every
+vectors file; when the gallery has attribute evidence (``engine.gallery.evidence_table``), its table reads and every
 item with a crop has an evidence row."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from engine.gallery import indexes, journal, vector_file
 from engine.gallery.errors import GalleryError
-from engine.gallery.items import GalleryItem
+from engine.gallery.evidence_table import FOLDER, EvidenceTable
+from engine.gallery.items import ITEMS_FILE, GalleryItem
 from engine.gallery.scoring import to_float32
 from engine.hashing import sha256_file
 from engine.paths import is_contained
@@ -25,9 +27,19 @@ CONTENT_SAMPLE = 1024
 _CHUNK = 65_536
 
 
-def verify_gallery(gallery, *, check_crops: bool = True, check_sources: bool = False) -> list:
-    from engine.gallery.store import ITEMS_FILE, Problem
+@dataclass(frozen=True)
+class Problem:
+    """One thing ``verify`` found wrong: ``kind`` is a short code, ``subject`` the item, view or file."""
 
+    kind: str
+    subject: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.subject}: {self.message}"
+
+
+def verify_gallery(gallery, *, check_crops: bool = True, check_sources: bool = False) -> list[Problem]:
     problems: list[Problem] = []
     root: Path = gallery.root
     count = len(gallery)
@@ -73,8 +85,6 @@ def verify_gallery(gallery, *, check_crops: bool = True, check_sources: bool = F
 
 def _check_evidence(root: Path, with_crop: list[str], Problem) -> list:
     """Every item with a crop has a row in the attribute evidence table (when the gallery has one)."""
-    from engine.attributes.store import FOLDER, EvidenceTable
-
     try:
         table = EvidenceTable.read(root)
     except (GalleryError, OSError) as exc:

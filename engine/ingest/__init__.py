@@ -1,22 +1,23 @@
 """Footage → gallery items: decode, detect persons, track, keep a few sharp crops per track, hash, estimate
-the resolution level, encode with the model, append to a gallery folder (DESIGN "engine/ingest").
+the resolution level, encode with the model, append to a gallery folder (docs/architecture.md).
 
     from engine.ingest import IngestOptions, ModelEncoder, ingest
     summary = ingest("footage/", "gallery/", ModelEncoder(model), options=IngestOptions(stride=2))
     print("\\n".join(summary.lines()))
 """
 
-from engine.ingest.detectors import (
+from engine.detection.detectors import (
     CARRIED_OBJECT_CLASSES,
-    DETECTORS,
     CarriedObjects,
     Detections,
     HogDetector,
     OnnxDetector,
     PersonDetector,
-    make_detector,
     parse_size,
 )
+from engine.detection.factory import DETECTORS, make_detector
+from engine.detection.motion import FusedDetector
+from engine.encoding.resolution import level_of_height
 from engine.ingest.encoder import (
     DEFAULT_REID_SCENARIOS,
     Encoder,
@@ -24,9 +25,8 @@ from engine.ingest.encoder import (
     parse_scenarios,
 )
 from engine.ingest.errors import DetectorError, IngestError, SourceSkipped
-from engine.ingest.motion import FusedDetector
-from engine.ingest.pipeline import IngestOptions, ingest, item_id
-from engine.ingest.resolution import level_of_height
+from engine.ingest.options import IngestOptions, item_id
+from engine.ingest.pipeline import ingest
 from engine.ingest.summary import IngestSummary, SourceReport
 from engine.ingest.tracking import TrackerSettings
 

@@ -13,9 +13,9 @@ import numpy as np
 
 from engine.appearance import AppearanceNetwork
 from engine.appearance.gallery_view import check_view_model
+from engine.encoding.views import APPEARANCE_VIEW
 from engine.ingest.encoder import Encoder
 from engine.ingest.errors import IngestError
-from engine.search.views import APPEARANCE_VIEW
 
 
 class WithAppearance:

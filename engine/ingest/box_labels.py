@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.ingest.detectors import iou_matrix
+from engine.detection.detectors import iou_matrix
 
 
 class LabelsError(ValueError):

@@ -22,7 +22,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from engine.ingest.detectors import Detections, PersonDetector
+from engine.detection.detectors import Detections, PersonDetector
 from engine.ingest.errors import IngestError, SourceSkipped
 from engine.ingest.sources import WorldSource, discover
 from engine.progress import ProgressFn, no_progress

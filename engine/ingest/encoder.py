@@ -1,16 +1,16 @@
 """The model side of ingest: crops → one unit vector per gallery view.
 
-The views and their names are decided by the search (``engine.search.views.gallery_views``); for a model:
+The views and their names are decided by the search (``engine.encoding.views.gallery_views``); for a model:
 
 - ``text:UC`` … ``text:UF``: the image embedding through each granularity level's expert (one
-  ``encode_images_all_levels`` pass); a text query searches the view of its level (METHODS §1.9);
+  ``encode_images_all_levels`` pass); a text query searches the view of its level (docs/methods.md §1.9);
 - ``rgb``: the embedding at ``granularity.image_query_level``, searched by sketch, IR and fused queries;
 - ``reid:<scenario>`` for each scenario asked for (default ``AD-LT``, the all-day, clothing-change feature
   that serves any pair of cameras and times): the Uni-AT re-identification feature (``encode_reid``), only
   when the model has scenario tokens.
 
 Every crop is encoded with its own modality (rgb / ir) and resolution level (the model's resolution
-embedding, CRST) by ``engine.search.model_encoder.encode_items``, the one gallery-side encoder: crops are BGR
+embedding, CRST) by ``engine.encoding.model_encoder.encode_items``, the one gallery-side encoder: crops are BGR
 uint8 as OpenCV decodes them, one call to the encoder is one model batch. The gallery records
 ``engine.models.checkpoint.model_fingerprint`` and refuses vectors from any other model.
 """
@@ -22,9 +22,9 @@ from typing import Protocol
 
 import numpy as np
 
+from engine.encoding.model_encoder import DEFAULT_REID_SCENARIOS, encode_items, model_views
+from engine.encoding.resolution import MODEL_RESOLUTION
 from engine.ingest.errors import IngestError
-from engine.ingest.resolution import MODEL_RESOLUTION
-from engine.search.model_encoder import DEFAULT_REID_SCENARIOS, encode_items, model_views
 
 
 def parse_scenarios(text: str) -> tuple[str, ...]:

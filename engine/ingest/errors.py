@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from engine.detection.errors import DetectorError
+
+__all__ = ["DetectorError", "IngestError", "SourceSkipped"]
+
 
 class IngestError(ValueError):
     """The ingest as a whole cannot run (bad source path, bad options, gallery made by another model)."""
-
-
-class DetectorError(IngestError):
-    """A detector cannot be built (missing ONNX file, unknown output layout) or its output breaks the contract."""
 
 
 class SourceSkipped(Exception):

@@ -1,11 +1,7 @@
 """Camera names and times of source files: sidecar files, file names, command-line overrides.
 
 Times are seconds: POSIX time (UTC) when the wall clock is known, else the footage clock (seconds since the
-first frame of the video). Accepted spellings of a time:
-
-- a number: seconds (``1715000000.5``);
-- ISO 8601: ``2024-05-06T10:15:30``, ``2024-05-06 10:15:30.250``, with or without an offset (no offset = UTC);
-- compact: ``20240506T101530`` or ``20240506T101530.250`` (UTC).
+first frame of the video); accepted spellings are those of ``engine.timefmt``.
 
 File names ``<camera>_<time>[_anything].<ext>`` give both, with ``<time>`` compact, ISO with ``-`` for ``:``
 (``2024-05-06T10-15-30``) or 10-digit POSIX seconds (``cam01_1715000000.jpg``).
@@ -19,17 +15,16 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from engine.ingest.errors import IngestError
+from engine.timefmt import TimeInputError
+from engine.timefmt import parse_time as read_time
 
 SIDECAR_NAMES: tuple[str, ...] = ("sidecar.csv", "sidecar.json")
-_COMPACT = re.compile(r"^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\.\d+)?$")
 _NAME_TIME = r"\d{8}T\d{6}(?:\.\d+)?|\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?|\d{10}(?:\.\d+)?"
 _NAME = re.compile(rf"^(?P<camera>[A-Za-z0-9-]+)_(?P<time>{_NAME_TIME})(?:_.*)?$")
 _DASHED_CLOCK = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2})-(\d{2})-(\d{2}(?:\.\d+)?)$")
@@ -44,31 +39,11 @@ class Stamp:
 
 
 def parse_time(value: Any, where: str) -> float:
-    """Seconds from a number or a time string (see the module docstring); ``where`` names the input in errors."""
-    if isinstance(value, bool):
-        raise IngestError(f"{where}: a time must be seconds or an ISO 8601 string, got {value!r}")
-    if isinstance(value, int | float):
-        if not math.isfinite(value):
-            raise IngestError(f"{where}: time {value!r} is not finite")
-        return float(value)
-    if not isinstance(value, str) or not value.strip():
-        raise IngestError(f"{where}: a time must be seconds or an ISO 8601 string, got {value!r}")
-    text = value.strip()
+    """Seconds from a number or a time string (``engine.timefmt.parse_time``); a bad one is an ``IngestError``."""
     try:
-        return float(text)
-    except ValueError:
-        pass
-    compact = _COMPACT.match(text)
-    if compact:
-        year, month, day, hour, minute, second, fraction = compact.groups()
-        text = f"{year}-{month}-{day}T{hour}:{minute}:{second}{fraction or ''}"
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise IngestError(f"{where}: {value!r} is neither seconds nor an ISO 8601 time") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
+        return read_time(value, where)
+    except TimeInputError as exc:
+        raise IngestError(str(exc)) from None
 
 
 def stamp_from_name(path: Path) -> Stamp:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.ingest.detectors import Detections
+from engine.detection.detectors import Detections
 from engine.ingest.errors import IngestError
 
 

@@ -1,4 +1,4 @@
-"""Plain image–text InfoNCE, the contrastive baseline L_itc (METHODS §1.5).
+"""Plain image–text InfoNCE, the contrastive baseline L_itc (docs/methods.md §1.5).
 
 L_itc = −(1/2N) Σ_i [ log softmax_j(s_ij/τ)_i + log softmax_j(s_ji/τ)_i ],  s_ij = cos(v_i, t_j):
 every off-diagonal pair is a negative, whatever its identity (the "uniform" constraint of §1.5).

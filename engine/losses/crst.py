@@ -1,4 +1,4 @@
-"""CRST objectives and the resolution-aware masking policy π_r (METHODS §2).
+"""CRST objectives and the resolution-aware masking policy π_r (docs/methods.md §2).
 
 - L_RCR: masked-token cross-entropy, −(1/|𝓜|) Σ_{m∈𝓜} log p(w_m | Z_m); unmasked positions ignored.
 - L_TGR: ‖ṽᴸ/‖ṽᴸ‖ − sg(vᴴ/‖vᴴ‖)‖²₂ = 2 − 2cos (plain MSE as an option), batch mean.
@@ -121,7 +121,7 @@ def resolution_masking(
     rate: float = MASK_RATE,
     replace_probs: tuple[float, float, float] = (0.8, 0.1, 0.1),
 ) -> MaskedTokens:
-    """π_r over a B×T batch of token ids (METHODS §2 [R]).
+    """π_r over a B×T batch of token ids (docs/methods.md §2 [R]).
 
     ``attribute_tokens``: bool B×T, the tokens that name attributes (colours, garments, accessories,
     shoes, hair, patterns); ``eligible``: bool B×T, the ordinary tokens that may be masked (not start /

@@ -1,4 +1,4 @@
-"""Granularity-consistent reasoning losses, L_reason = L_cls + L_match (METHODS §1.8, CMAM GCR).
+"""Granularity-consistent reasoning losses, L_reason = L_cls + L_match (docs/methods.md §1.8, CMAM GCR).
 
 L_cls   = CE(C(v_cls^g), g) + CE(C(t_cls), g)     (one shared level classifier C)
 L_match = BCE(f_m(v_cls^g, t_cls), 1) + BCE(f_m(v_cls^{g'}, t_cls), 0),  g' uniform over the other levels.
@@ -61,7 +61,7 @@ def reasoning_loss(
     matched_logits: torch.Tensor,
     mismatched_logits: torch.Tensor,
 ) -> torch.Tensor:
-    """L_reason = L_cls + L_match with unit weights (METHODS §1.8 [R])."""
+    """L_reason = L_cls + L_match with unit weights (docs/methods.md §1.8 [R])."""
     return granularity_classification_loss(visual_logits, text_logits, levels) + consistency_matching_loss(
         matched_logits, mismatched_logits
     )

@@ -1,4 +1,4 @@
-"""Orthogonality of granularity experts, L_ortho (METHODS §1.6, CMAM OE-MVP).
+"""Orthogonality of granularity experts, L_ortho (docs/methods.md §1.6, CMAM OE-MVP).
 
 Ē_g^l = token mean of FFN_g^l(H^l) per sample;
 L_ortho = (1/L) Σ_l (2/(G(G−1))) Σ_{g<g'} cos(Ē_g^l, Ē_{g'}^l)², averaged over the batch

@@ -1,4 +1,4 @@
-"""Progressive cross-identity alignment: soft labels from attribute overlap (METHODS §1.7, CMAM PCIA).
+"""Progressive cross-identity alignment: soft labels from attribute overlap (docs/methods.md §1.7, CMAM PCIA).
 
 Batch representation of attribute sets: a B×18 int64 tensor of *value codes*, one column per ontology
 attribute in canonical order (``ATTRIBUTE_KEYS``); the entry is the index of the value in that
@@ -120,7 +120,7 @@ def pcia_soft_labels(
     generator: torch.Generator | None = None,
     image_identities: torch.Tensor | None = None,
 ) -> SoftLabels:
-    """Soft cross-identity labels (METHODS §1.7).
+    """Soft cross-identity labels (docs/methods.md §1.7).
 
     ``identities``: text (row) identities; ``image_identities``: column identities (default the same).
     ``query_codes``: B×18 codes of each text; ``fine_codes``: B×18 codes of the finest text of each
@@ -167,7 +167,7 @@ def pcia_tal_loss(
     reduction: str = "sum",
     generator: torch.Generator | None = None,
 ) -> torch.Tensor:
-    """L_stal on a paired batch: M = T Vᵀ (L2-normalised), PCIA labels, margins m(g_i) (METHODS §1.7)."""
+    """L_stal on a paired batch: M = T Vᵀ (L2-normalised), PCIA labels, margins m(g_i) (docs/methods.md §1.7)."""
     require_dim("text_features", text_features, 2)
     require_dim("image_features", image_features, 2)
     if text_features.shape != image_features.shape:

@@ -1,4 +1,4 @@
-"""Top-p expert routing reference and the routing-entropy loss L_ada (METHODS §4, FlexiReID AEA-MoE).
+"""Top-p expert routing reference and the routing-entropy loss L_ada (docs/methods.md §4, FlexiReID AEA-MoE).
 
 Top-p: sort P descending; keep the shortest prefix whose cumulative sum reaches T (the top expert alone
 when P_max ≥ T); gates g_i = P_i on the kept experts, 0 elsewhere, not renormalised.
@@ -34,7 +34,7 @@ def top_p_mask(probs: torch.Tensor, threshold: float = TOP_P_THRESHOLD) -> torch
 
 
 def top_p_gates(probs: torch.Tensor, threshold: float = TOP_P_THRESHOLD) -> torch.Tensor:
-    """g = P on the top-p selection, 0 elsewhere (no renormalisation, METHODS §4)."""
+    """g = P on the top-p selection, 0 elsewhere (no renormalisation, docs/methods.md §4)."""
     return torch.where(top_p_mask(probs, threshold), probs, torch.zeros_like(probs))
 
 

@@ -1,4 +1,4 @@
-"""Similarity distribution matching, SDM (METHODS §2, IRRA form; also FlexiReID §4).
+"""Similarity distribution matching, SDM (docs/methods.md §2, IRRA form; also FlexiReID §4).
 
 Rows are queries, columns are gallery items of the same batch. With logits ℓ_ji (already divided by τ):
 p_{j→i} = softmax_i(ℓ_ji), q_{j→i} = 1[y_i=y_j] / Σ_k 1[y_k=y_j],
@@ -29,7 +29,7 @@ def identity_target(row_labels: torch.Tensor, col_labels: torch.Tensor) -> torch
 
 
 def kl_to_target(logits: torch.Tensor, target: torch.Tensor, eps: float = SDM_EPSILON) -> torch.Tensor:
-    """(1/N) Σ_j KL(softmax(logits_j) ‖ target_j) with log(target + eps) (METHODS §2, KL(p‖q) direction)."""
+    """(1/N) Σ_j KL(softmax(logits_j) ‖ target_j) with log(target + eps) (docs/methods.md §2, KL(p‖q) direction)."""
     log_p = F.log_softmax(logits, dim=1)
     per_row = (log_p.exp() * (log_p - torch.log(target + eps))).sum(dim=1)
     return per_row.mean()
@@ -41,7 +41,7 @@ def sdm_from_logits(
     column_labels: torch.Tensor | None = None,
     eps: float = SDM_EPSILON,
 ) -> torch.Tensor:
-    """L_SDM from a text×image logit matrix (ℓ = s/τ), both directions summed (METHODS §2).
+    """L_SDM from a text×image logit matrix (ℓ = s/τ), both directions summed (docs/methods.md §2).
 
     ``labels`` are the identities of the rows (texts); ``column_labels`` those of the columns (images),
     by default the same (paired batch).

@@ -1,4 +1,4 @@
-"""Soft triplet alignment loss with a level-dependent margin (METHODS §1.7, CMAM PCIA).
+"""Soft triplet alignment loss with a level-dependent margin (docs/methods.md §1.7, CMAM PCIA).
 
 For a query×gallery cosine matrix M, soft labels L ∈ [0,1] and τ:
   α_ij = L_ij e^{M_ij/τ} / Σ_k L_ik e^{M_ik/τ}            (no gradient, TAL-style adaptive weights)
@@ -21,7 +21,7 @@ MARGIN_HIGH = 0.15
 def level_margins(
     levels: torch.Tensor, n_levels: int = 5, low: float = MARGIN_LOW, high: float = MARGIN_HIGH
 ) -> torch.Tensor:
-    """m(g) = low + (high − low)·(g−1)/(G−1) for 0-based level indices g−1 = 0..G−1 (METHODS §1.7 [R]).
+    """m(g) = low + (high − low)·(g−1)/(G−1) for 0-based level indices g−1 = 0..G−1 (docs/methods.md §1.7 [R]).
 
     Defaults give 0.05, 0.075, 0.10, 0.125, 0.15 for UC, C, M, F, UF.
     """
@@ -88,7 +88,7 @@ def soft_tal_loss(
     tau: float = TAL_TAU,
     reduction: str = "sum",
 ) -> torch.Tensor:
-    """L_stal = L_t2i + L_i2t (METHODS §1.7).
+    """L_stal = L_t2i + L_i2t (docs/methods.md §1.7).
 
     ``similarity`` is M = T Vᵀ (rows: texts, columns: images, cosine). ``labels_i2t`` defaults to
     ``labels_t2i.T``. ``margins`` is a scalar or one margin per batch pair (the pair's level; the image

@@ -1,5 +1,5 @@
 """Uni-AT identity objectives: scenario-aware ID loss (SAID) and hierarchical dynamic weighting (HDW)
-(METHODS §3; AT-ReID ``loss/said.py``, ``loss/hdw.py``).
+(docs/methods.md §3; AT-ReID ``loss/said.py``, ``loss/hdw.py``).
 
 Heads, in order, are ``SCENARIOS``. SAID: DT heads see only RGB samples, NT heads only IR samples, AD
 heads all; LT heads: CE over person ids; ST heads: CE over clothing ids where the logits of the sample's
@@ -118,7 +118,7 @@ def _normalise(weights: dict[str, torch.Tensor | None]) -> dict[str, torch.Tenso
 
 
 def hdw_weights(per_head: Sequence[torch.Tensor], detach: bool = False) -> list[torch.Tensor]:
-    """w^s per head from per-sample losses (METHODS §3). Groups without samples are left out of the max."""
+    """w^s per head from per-sample losses (docs/methods.md §3). Groups without samples are left out of the max."""
     if len(per_head) != len(SCENARIOS):
         raise LossInputError(f"per_head needs {len(SCENARIOS)} loss vectors, got {len(per_head)}")
     parts = [loss.detach() if detach else loss for loss in per_head]
@@ -141,7 +141,7 @@ def hdw_weights(per_head: Sequence[torch.Tensor], detach: bool = False) -> list[
 
 
 def hdw_loss(per_head: Sequence[torch.Tensor], batch_size: int, detach_weights: bool = False) -> torch.Tensor:
-    """L = Σ_s Σ_{i∈B_s} w^s ℓ_i / |B| (|B| = the full batch, METHODS §3)."""
+    """L = Σ_s Σ_{i∈B_s} w^s ℓ_i / |B| (|B| = the full batch, docs/methods.md §3)."""
     if batch_size <= 0:
         raise LossInputError(f"batch_size must be positive, got {batch_size}")
     weights = hdw_weights(per_head, detach=detach_weights)

@@ -1,4 +1,4 @@
-"""mSD, the similarity-aware ranking metric of MG-Eval (METHODS §1.4; intended, sorted version).
+"""mSD, the similarity-aware ranking metric of MG-Eval (docs/methods.md §1.4; intended, sorted version).
 
 Per query, on the ranked list with similarities s_i (cosines mapped by s ← (s+1)/2 when ``cosine``) and
 positives at ranks j_1 < … < j_{n⁺}:

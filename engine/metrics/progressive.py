@@ -1,4 +1,4 @@
-"""Progressive granularity assessment (METHODS §1.3).
+"""Progressive granularity assessment (docs/methods.md §1.3).
 
 G⁰ = the (valid) gallery; for j = 0..n−2: rank G^j by step j's scores and keep the top
 k^j = ⌈ρ·|G^j|⌉ (``reading="reduce"``: ⌈(1−ρ)·|G^j|⌉); the last step ranks G^{n−1}. The final

@@ -1,9 +1,9 @@
-"""Ranking metrics: CMC R@k, AP/mAP, INP/mINP (METHODS §5).
+"""Ranking metrics: CMC R@k, AP/mAP, INP/mINP (docs/methods.md §5).
 
 The gallery of each query is ranked by a stable descending sort (ties: lower gallery index first) or
 taken from an explicit order. With positives at (1-based) ranks j_1 < … < j_{n⁺} among the valid items:
   R@k: 1 if j_1 ≤ k;  AP = (1/n⁺) Σ_q q / j_q;  INP = n⁺ / j_{n⁺}.
-Queries with no valid positive are skipped and counted. Fractions in [0, 1] (METHODS reports ×100).
+Queries with no valid positive are skipped and counted. Fractions in [0, 1] (papers report ×100).
 """
 
 from __future__ import annotations

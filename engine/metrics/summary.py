@@ -1,4 +1,4 @@
-"""One-pass summary of a retrieval run: R@1/5/10, mAP, mINP (METHODS §5) and mSD (METHODS §1.4)."""
+"""One-pass summary of a retrieval run: R@1/5/10, mAP, mINP (docs/methods.md §5) and mSD (docs/methods.md §1.4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Lineup network: one configurable PersonSearchModel on an open_clip CLIP (DESIGN "The model").
+"""The Lineup network: one configurable PersonSearchModel on an open_clip CLIP (docs/methods.md §1.9).
 
     from engine.models import create, load, save, load_backbone_weights
     model = create("default")            # or a path / dict / ModelConfig; CUDA when available

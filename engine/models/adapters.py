@@ -1,4 +1,4 @@
-"""FlexiReID AEA-MoE: routed bottleneck adapters parallel to the FFN (METHODS §4).
+"""FlexiReID AEA-MoE: routed bottleneck adapters parallel to the FFN (docs/methods.md §4).
 
 Per token x: P = softmax(W_r x) over n experts. Top-p routing: sort P descending and keep the shortest
 prefix whose cumulative sum reaches T (the top expert alone when P_max ≥ T); gates g_i = P_i on the kept

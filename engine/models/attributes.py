@@ -1,4 +1,4 @@
-"""Attribute heads: one linear classifier per ontology attribute on an embedding (METHODS §6).
+"""Attribute heads: one linear classifier per ontology attribute on an embedding (docs/methods.md §6).
 
 The synthetic world labels all 18 attributes for free; supervising them speeds the image side up. Logits
 come back per attribute key in canonical order, each over that attribute's canonical values.

@@ -2,7 +2,7 @@
 
 A config file is either a full config or an overlay ``{"base": NAME, "overrides": {...}}`` (plus optional
 ``name`` and ``description``) deep-merged onto another config. Unknown keys are an error naming the key.
-Every component is switchable so that each ablation row of the four papers is one config (METHODS §1–4).
+Every component is switchable so that each ablation row of the four papers is one config (docs/methods.md §1–4).
 The ``losses`` section is the switchboard the trainer reads (weights and options of each objective).
 """
 
@@ -23,7 +23,7 @@ from engine.resources import resource_path
 
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
-PAPER_TAL_MARGINS = (0.05, 0.075, 0.10, 0.125, 0.15)  # m(g) = 0.05 + 0.10·(g−1)/(G−1), METHODS §1.7 [R]
+PAPER_TAL_MARGINS = (0.05, 0.075, 0.10, 0.125, 0.15)  # m(g) = 0.05 + 0.10·(g−1)/(G−1), docs/methods.md §1.7 [R]
 
 
 class ConfigError(ValueError):
@@ -35,7 +35,7 @@ class VisionConfig:
     """Image tower: a patch embedding (ViT) or a conv stem of stride ``patch_size``, then transformer blocks."""
 
     image_size: tuple[int, int] = (128, 64)  # height, width
-    stem: str = "conv"  # "patch" (one strided conv, CLIP) | "conv" (stride-2 3×3 convs, METHODS §6)
+    stem: str = "conv"  # "patch" (one strided conv, CLIP) | "conv" (stride-2 3×3 convs, docs/methods.md §6)
     patch_size: int = 8  # total stride of the stem = patch size
     stem_channels: tuple[int, ...] = (32, 64, 128)  # conv stem only: one entry per stride-2 conv
     width: int = 256
@@ -60,7 +60,7 @@ class TextConfig:
 
 @dataclass(frozen=True)
 class GranularityConfig:
-    """CMAM OE-MVP: one FFN expert per level beside the shared FFN in every visual block (METHODS §1.6)."""
+    """CMAM OE-MVP: one FFN expert per level beside the shared FFN in every visual block (docs/methods.md §1.6)."""
 
     enabled: bool = False
     expert_widths: tuple[int, ...] = ()  # hidden width per level UC, C, M, F, UF
@@ -69,14 +69,14 @@ class GranularityConfig:
 
 @dataclass(frozen=True)
 class GCRConfig:
-    """CMAM GCR: shared level classifier and bilinear consistency-matching head (METHODS §1.8)."""
+    """CMAM GCR: shared level classifier and bilinear consistency-matching head (docs/methods.md §1.8)."""
 
     enabled: bool = False
 
 
 @dataclass(frozen=True)
 class AdapterConfig:
-    """FlexiReID AEA-MoE: routed bottleneck adapters parallel to the FFN (METHODS §4)."""
+    """FlexiReID AEA-MoE: routed bottleneck adapters parallel to the FFN (docs/methods.md §4)."""
 
     enabled: bool = False
     routing: str = "top_p"  # "top_p" (AEA) | "top_k" (traditional MoE) | "single" (one MLP adapter)
@@ -108,7 +108,7 @@ class ResolutionConfig:
 
 @dataclass(frozen=True)
 class CRSTConfig:
-    """CRST training-only modules: RCR gated masked grounding and TGR text-guided refinement (METHODS §2)."""
+    """CRST training-only modules: RCR gated masked grounding and TGR text-guided refinement (docs/methods.md §2)."""
 
     rcr: bool = False
     tgr: bool = False
@@ -121,7 +121,7 @@ class CRSTConfig:
 
 @dataclass(frozen=True)
 class ScenarioConfig:
-    """Uni-AT: six scenario CLS tokens, MoAE for them, BN necks and ID classifiers (METHODS §3)."""
+    """Uni-AT: six scenario CLS tokens, MoAE for them, BN necks and ID classifiers (docs/methods.md §3)."""
 
     enabled: bool = False
     moae: bool = False
@@ -133,7 +133,7 @@ class ScenarioConfig:
 
 @dataclass(frozen=True)
 class AttributeConfig:
-    """Per-attribute linear classifiers over the 18 ontology attributes (METHODS §6)."""
+    """Per-attribute linear classifiers over the 18 ontology attributes (docs/methods.md §6)."""
 
     image: bool = False
     text: bool = False
@@ -143,7 +143,7 @@ class AttributeConfig:
 class LossConfig:
     """Weights and options of the objectives (0 = off); the trainer builds the total from these."""
 
-    temperature: float = 0.02  # SDM / CR-RDA τ (METHODS §2)
+    temperature: float = 0.02  # SDM / CR-RDA τ (docs/methods.md §2)
     sdm: float = 1.0  # SDM(text, image)
     tal: float = 0.0  # (soft) TAL, CMAM L_stal
     tal_temperature: float = 0.015

@@ -1,4 +1,4 @@
-"""CRST modules (METHODS §2): resolution embedding, RCR reliability gate with gated masked grounding, and
+"""CRST modules (docs/methods.md §2): resolution embedding, RCR reliability gate with gated masked grounding, and
 TGR text-guided refinement. Everything except the resolution embedding is used in training only.
 
 - Resolution embedding: x_i ← x_i + λ_r e_r for every token, after the positional embedding.

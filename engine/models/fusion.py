@@ -1,4 +1,4 @@
-"""Query fusion of text, sketch and IR into one query vector (FlexiReID CMQF, METHODS §4).
+"""Query fusion of text, sketch and IR into one query vector (FlexiReID CMQF, docs/methods.md §4).
 
 One token per modality in the joint space: sketch CLS, IR CLS, text EOS; a missing modality is replaced by
 its learnable stand-in E_m. Cross-attention layers (pre-LN transformer layers with residuals):

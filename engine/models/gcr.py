@@ -1,4 +1,4 @@
-"""CMAM GCR heads (METHODS §1.8): the shared granularity classifier C and the consistency matcher f_m.
+"""CMAM GCR heads (docs/methods.md §1.8): the shared granularity classifier C and the consistency matcher f_m.
 
 C is one Linear(D → G) applied to both the visual and the text CLS embedding.
 f_m(v, t) = sigmoid(vᵀ W_m t + b_m); ``forward`` returns the pre-sigmoid logit (for BCE-with-logits).

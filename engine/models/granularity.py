@@ -1,4 +1,4 @@
-"""CMAM OE-MVP granularity experts (METHODS §1.6).
+"""CMAM OE-MVP granularity experts (docs/methods.md §1.6).
 
 In every visual block the FFN output is FFN_shared(LN(H')) + FFN_g(LN(H')) where g is the sample's
 granularity level; expert g is FFN_g(X) = act(X W_{g,1} + b_{g,1}) W_{g,2} + b_{g,2} with its own hidden

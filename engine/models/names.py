@@ -1,8 +1,8 @@
 """Names of the categorical inputs the model takes, and their conversion to per-sample index tensors.
 
-Levels come from the ontology (UC, C, M, F, UF); resolutions follow CRST (METHODS §2, same names as
+Levels come from the ontology (UC, C, M, F, UF); resolutions follow CRST (docs/methods.md §2, same names as
 ``engine.losses.crst``); modality codes match ``engine.losses.uniat`` (rgb 0, ir 1); scenarios follow the
-Uni-AT order (METHODS §3).
+Uni-AT order (docs/methods.md §3).
 """
 
 from __future__ import annotations

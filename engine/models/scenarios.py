@@ -1,4 +1,4 @@
-"""Uni-AT scenario experts and heads (METHODS §3; official code AT-ReID ``model/moae.py``, ``model/uniat.py``).
+"""Uni-AT scenario experts and heads (docs/methods.md §3; official code AT-ReID ``model/moae.py``, ``model/uniat.py``).
 
 Six scenario CLS tokens [DT-ST, DT-LT, NT-ST, NT-LT, AD-ST, AD-LT]. In every block their FFN is the
 MoAE: five attribute layers {DT, NT, AD, ST, LT}, each an up-layer a^in: d → h and a down-layer a^out:

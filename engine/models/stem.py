@@ -1,4 +1,4 @@
-"""Convolutional stem replacing the ViT patch embedding on the CPU default (METHODS §6).
+"""Convolutional stem replacing the ViT patch embedding on the CPU default (docs/methods.md §6).
 
 A stack of 3×3 stride-2 convolutions with BatchNorm and ReLU, then a 1×1 projection to the transformer
 width: total stride 2^k equals the patch size, so the token grid is the same as a ViT with that patch.

@@ -1,5 +1,5 @@
 """Text tokenizer: open_clip's byte-pair SimpleTokenizer (vocab shipped inside open_clip, no download) with a
-configurable context length and one extra ``<mask>`` token for masked-token training (CRST RCR, METHODS §2).
+configurable context length and one extra ``<mask>`` token for masked-token training (CRST RCR, docs/methods.md §2).
 
 The mask token takes id 49408, above end-of-text (49407); the text tower therefore pools at the first
 end-of-text position instead of CLIP's arg-max. Descriptions longer than the context are truncated with

@@ -2,6 +2,7 @@
 
 from engine.search.encoder import QueryEncoder
 from engine.search.errors import NoCandidatesError, QueryInputError, SearchError, SessionStateError
+from engine.search.opening import open_search, query_encoder
 from engine.search.query import StepQuery
 from engine.search.ranking import FinalRanking
 from engine.search.session import SearchSession
@@ -17,4 +18,6 @@ __all__ = [
     "SessionStateError",
     "StepQuery",
     "StepResult",
+    "open_search",
+    "query_encoder",
 ]

@@ -110,7 +110,7 @@ def parse_keep(text: str) -> dict[str, float | int]:
 def _time(value: str | None, option: str) -> float | None:
     if value is None:
         return None
-    from engine.ingest.timing import parse_time
+    from engine.timefmt import parse_time
 
     try:
         return parse_time(value, option)
@@ -201,9 +201,8 @@ class PreparedSearch:
 
 def prepare(options: SearchOptions) -> PreparedSearch:
     """Check the options, open the gallery, load the checkpoint and check it against the gallery."""
-    from engine.attributes.ranking import checkpoint_attribute_weight
-    from engine.evaluation.sources import load_model
-    from engine.search.model_encoder import ModelQueryEncoder
+    from engine.models.discovery import load_model
+    from engine.search.opening import open_search, query_encoder
 
     settings, rule = step_settings(options)
     queries = planned_queries(options, settings)
@@ -213,24 +212,15 @@ def prepare(options: SearchOptions) -> PreparedSearch:
         if unknown:
             raise QueryInputError(f"--camera {', '.join(unknown)}: not in the gallery {gallery.root} "
                                   f"(its cameras: {', '.join(gallery.columns.cameras.names) or 'none'})")
-    encoder = ModelQueryEncoder(load_model(options.checkpoint, device=options.device), level_rule=rule)
+    encoder = query_encoder(load_model(options.checkpoint, device=options.device), options.checkpoint,
+                            level_rule=rule)
     encoder.check_gallery(gallery)
-    weight = settings.attribute_weight
-    if weight is None and gallery.ranking is None:  # a gallery from before ingest recorded its weight
-        try:
-            weight = checkpoint_attribute_weight(options.checkpoint)
-        except ValueError as exc:
-            raise QueryInputError(str(exc)) from None
-    session = SearchSession(gallery, encoder, attribute_weight=weight)
+    session = open_search(gallery, encoder, attribute_weight=settings.attribute_weight)
     return PreparedSearch(gallery, session, settings, queries, options.top, options.as_json)
 
 
 def describe_step(search: PreparedSearch, session: SearchSession, step: StepResult) -> dict[str, Any]:
-    source = None
-    encoder = session.encoder
-    if step.query.text is not None and hasattr(encoder, "level_and_source"):
-        source = encoder.level_and_source(step.query.text)[1]
-    return step_record(search.gallery, step, search.top, source)
+    return step_record(search.gallery, step, search.top)
 
 
 def run_planned(search: PreparedSearch) -> dict[str, Any]:

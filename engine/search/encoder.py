@@ -1,7 +1,8 @@
 """The query side of a model, as the search session needs it (no import of ``engine.models`` here).
 
-An adapter around ``PersonSearchModel`` implements it with ``encode_text`` (+ the GCR level logits and the
-attribute parser for ``level_for``) and ``fuse``; tests use a small fake."""
+``engine.encoding.model_encoder.ModelQueryEncoder`` implements it over a ``PersonSearchModel`` with
+``encode_text`` (+ the GCR level logits and the attribute parser for ``level_and_source``) and ``fuse``; tests
+use small fakes."""
 
 from __future__ import annotations
 
@@ -16,8 +17,12 @@ class QueryEncoder(Protocol):
     def fingerprint(self) -> str | None:
         """The checkpoint fingerprint, compared with the gallery's; None skips the check."""
 
-    def level_for(self, text: str) -> str | None:
-        """Granularity level of a description (parser count, classifier when the parser finds nothing)."""
+    @property
+    def attribute_weight(self) -> float | None:
+        """The checkpoint's attribute weight w (score = similarity + w · agreement); None when it states none."""
+
+    def level_and_source(self, text: str) -> tuple[str | None, str]:
+        """(granularity level of a description, the rule that gave it: "parser", "classifier" or "none")."""
 
     def encode_text(self, text: str) -> np.ndarray:
         """Unit query vector [D] of a description, for the ``text:<level>`` views."""

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
+from engine.encoding.errors import QueryInputError, SearchError
 
-class SearchError(ValueError):
-    """Base class for search-session errors."""
-
-
-class QueryInputError(SearchError):
-    """A step query is empty, contradictory, or names a file that cannot be read."""
+__all__ = ["NoCandidatesError", "QueryInputError", "SearchError", "SessionStateError"]
 
 
 class NoCandidatesError(SearchError):

@@ -1,4 +1,4 @@
-"""The session's final ranking (METHODS §1.3, with the session's marks).
+"""The session's final ranking (docs/methods.md §1.3, with the session's marks).
 
 Order: confirmed items (by the last score they received); the last step's candidates ranked by its scores
 (the final list Rank(t^{n−1}, G^{n−1})); then the items eliminated at step n−2, …, then at step 0 (later

@@ -1,4 +1,4 @@
-"""Keep rules of a step (DESIGN "The search session"; METHODS §1.3): top k_j = ⌈ρ·|C_j|⌉, an explicit k, or a
+"""Keep rules of a step (docs/methods.md §1.3; docs/methods.md §1.3): top k_j = ⌈ρ·|C_j|⌉, an explicit k, or a
 score threshold, with confirmed items always kept. Ties at the cut go to the lower gallery row, as in the
 progressive metric's stable sort. All operations are O(|C_j|)."""
 

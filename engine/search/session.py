@@ -1,4 +1,4 @@
-"""Progressive search session (DESIGN "The search session"; METHODS §1.3).
+"""Progressive search session (docs/methods.md §1.3; docs/methods.md §1.3).
 
 Step j scores its candidate set C_j exactly (gathered rows × query vector, cost ∝ |C_j|; the first step scans
 the whole view contiguously), applies its filters, and keeps the top k_j = ⌈ρ·|C_j|⌉ (or an explicit k, or a
@@ -9,7 +9,7 @@ Hybrid ranking: a step's score is similarity + w · agreement, the agreement of 
 evidence with the attributes the query text states (``engine.attributes.agreement``; evidence gathered for the
 candidates only); ``require`` turns stated attributes into filters. w: the step's ``attribute_weight``, else
 the session's, else the one the gallery recorded at ingest for its domain (``Gallery.ranking``), else the
-encoder's ``attribute_weight`` attribute, else ``DEFAULT_ATTRIBUTE_WEIGHT`` (``weight_origin`` says which).
+checkpoint's (the encoder's ``attribute_weight``), else ``DEFAULT_ATTRIBUTE_WEIGHT`` (``weight_origin`` says which).
 
 Steps are immutable ``StepResult`` values; ``undo`` pops the last one, ``branch`` copies the first ones into a
 new session. Marks (reject/confirm) belong to the session and are copied by ``branch``.
@@ -31,6 +31,7 @@ from engine.attributes.ranking import (
     check_weight,
     evidence_for,
 )
+from engine.encoding.views import route
 from engine.gallery import Gallery, GalleryMismatchError
 from engine.gallery.scoring import inner_products
 from engine.metrics.progressive import DEFAULT_RHO
@@ -41,7 +42,6 @@ from engine.search.query import StepQuery, load_image
 from engine.search.ranking import FinalRanking, final_ranking
 from engine.search.selection import keep_mask, members
 from engine.search.step import StepResult, frozen_array
-from engine.search.views import route
 
 #: relevance(query, rows) -> bool per row (ground truth for plots and metrics)
 RelevanceFn = Callable[[StepQuery, np.ndarray], np.ndarray]
@@ -54,7 +54,7 @@ def _session_weight(given: float | None, gallery: Gallery, encoder) -> tuple[flo
     recorded = gallery.ranking
     if recorded is not None:
         return check_weight(recorded["attribute_weight"]), f"gallery ({recorded['domain']}: {recorded['origin']})"
-    from_encoder = getattr(encoder, "attribute_weight", None)
+    from_encoder = None if encoder is None else encoder.attribute_weight
     if from_encoder is not None:
         return check_weight(from_encoder), "checkpoint"
     return DEFAULT_ATTRIBUTE_WEIGHT, "default"
@@ -171,7 +171,7 @@ class SearchSession:
             query = StepQuery(text=query)
         if not isinstance(query, StepQuery):
             raise QueryInputError(f"a step needs a StepQuery or text, got {type(query).__name__}")
-        level, level_source = self._level(query)
+        level, level_source, level_rule = self._level(query)
         target = route(has_text=query.text is not None, has_image=query.sketch is not None or query.ir is not None,
                        example=query.example is not None, scenario=query.scenario, level=level,
                        available=self.gallery.views)
@@ -223,23 +223,25 @@ class SearchSession:
             item_ids=self.gallery.ids,
             attribute_term=term,
             row_of=self.gallery.columns.row_of,
+            level_rule=level_rule,
         )
         self._steps = (*self._steps, result)
         return result
 
-    def _level(self, query: StepQuery) -> tuple[str | None, str | None]:
+    def _level(self, query: StepQuery) -> tuple[str | None, str | None, str | None]:
+        """(level, where it came from, the encoder's rule when the encoder gave it)."""
         if query.level is not None:
-            return query.level, "override"
+            return query.level, "override", None
         if query.text is None:
-            return None, None
+            return None, None, None
         if self.encoder is None:
             raise QueryInputError("text queries need a query encoder (a loaded checkpoint)")
-        level = self.encoder.level_for(query.text)
+        level, rule = self.encoder.level_and_source(query.text)
         if level is None:
-            return LEVELS[0], "default"
+            return LEVELS[0], "default", None
         if level not in LEVELS:
             raise QueryInputError(f"the encoder returned level {level!r}, not one of {list(LEVELS)}")
-        return level, "encoder"
+        return level, "encoder", rule if rule in ("parser", "classifier") else None
 
     def _query_vector(self, query: StepQuery, view: str, encoding: str) -> np.ndarray:
         if encoding == "example":
@@ -337,7 +339,7 @@ class SearchSession:
     # ------------------------------------------------------------------------------------------------ result
 
     def final_ranking(self) -> FinalRanking:
-        """All gallery items in the order of METHODS §1.3 (see ``engine.search.ranking``)."""
+        """All gallery items in the order of docs/methods.md §1.3 (see ``engine.search.ranking``)."""
         if not self._steps:
             raise SessionStateError("the session has no steps yet")
         return final_ranking(self._steps, len(self.gallery), self._mark_rows(self._confirmed), self.gallery.ids)

@@ -51,6 +51,15 @@ class StepResult:
     item_ids: Sequence[str] = field(repr=False)
     attribute_term: AttributeTerm | None = field(default=None, repr=False)
     row_of: Mapping[str, int] | None = field(default=None, repr=False)  # item id → gallery row
+    level_rule: str | None = None  # for level_source "encoder": the encoder's rule, "parser" or "classifier"
+
+    @property
+    def level_origin(self) -> str | None:
+        """Where the level came from, as transcripts and the case store write it: the encoder's rule in place
+        of "encoder", else ``level_source``."""
+        if self.level_source == "encoder" and self.level_rule is not None:
+            return self.level_rule
+        return self.level_source
 
     @property
     def candidates_before(self) -> int:

@@ -14,19 +14,14 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from engine.attributes.ranking import explanation_line
 from engine.gallery import Gallery
 from engine.search.ranking import CONFIRMED, FinalRanking
 from engine.search.step import StepResult
-
-#: times at or after this many seconds are POSIX wall-clock times (2001-09-09); below, footage-clock seconds
-WALL_CLOCK_FROM = 1e9
+from engine.timefmt import export_time
 
 
 def item_record(gallery: Gallery, row: int, score: float | None, rank: int) -> dict[str, Any]:
@@ -45,9 +40,8 @@ def _image_name(value: object) -> str | None:
     return str(value) if isinstance(value, str | Path) else f"<array {getattr(value, 'shape', '?')}>"
 
 
-def step_record(gallery: Gallery, step: StepResult, top: int, level_source: str | None = None) -> dict[str, Any]:
-    """STEP (see the module docstring); ``level_source`` replaces the session's "encoder" with where the encoder
-    took the level from ("parser" or "classifier")."""
+def step_record(gallery: Gallery, step: StepResult, top: int) -> dict[str, Any]:
+    """STEP (see the module docstring); ``level_source`` is ``StepResult.level_origin``."""
     from engine.text.parser import parse
 
     query = step.query
@@ -69,8 +63,7 @@ def step_record(gallery: Gallery, step: StepResult, top: int, level_source: str 
         "attribute_weight": None if term is None else term.weight,
         "required": [] if term is None else list(term.required),
         "level": step.level,
-        "level_source": level_source if level_source is not None and step.level_source == "encoder"
-        else step.level_source,
+        "level_source": step.level_origin,
         "view": step.view,
         "keep": {"rule": step.keep_rule, "value": step.keep_value, "k": step.k},
         "candidates_before": step.candidates_before,
@@ -100,15 +93,6 @@ def final_records(gallery: Gallery, ranking: FinalRanking, top: int,
 # ------------------------------------------------------------------------------------------- text
 
 
-def format_time(seconds: float | None) -> str:
-    """UTC date and time for wall-clock seconds, ``12.5s`` for footage-clock seconds, ``-`` when unknown."""
-    if seconds is None or not np.isfinite(seconds):
-        return "-"
-    if seconds >= WALL_CLOCK_FROM:
-        return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
-    return f"{seconds:.1f}s"
-
-
 def item_line(record: dict[str, Any]) -> str:
     score = "     -" if record["score"] is None else f"{record['score']:+.4f}"
     identity = f"  identity {record['identity']}" if "identity" in record else ""
@@ -116,7 +100,7 @@ def item_line(record: dict[str, Any]) -> str:
     crop = record.get("crop_path", record.get("source", "-"))
     explanation = record.get("explanation")
     why = f"\n         {explanation_line(explanation)}" if explanation and explanation["attributes"] else ""
-    return (f"  {record['rank']:>3}  {score}  {record.get('camera', '-'):<8}  {format_time(record.get('time')):<20}  "
+    return (f"  {record['rank']:>3}  {score}  {record.get('camera', '-'):<8}  {export_time(record.get('time')):<20}  "
             f"{record['id']}{identity}{pinned}\n         {crop}{why}")
 
 

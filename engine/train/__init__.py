@@ -1,4 +1,4 @@
-"""Trainer (DESIGN "engine/train"): ``train(TrainOptions(...))`` or ``lineup train``.
+"""Trainer (docs/methods.md §1.9): ``train(TrainOptions(...))`` or ``lineup train``.
 
     from engine.train import TrainOptions, train
     result = train(TrainOptions(config="default", data="world:/tmp/world", out=Path("runs/default")))

@@ -1,5 +1,5 @@
 """Ablations as data: a plan is a list of model configs trained at one fixed budget and evaluated by the same
-protocols on the same unseen world, so that rows differ only in the components they switch (METHODS §1.8, §2,
+protocols on the same unseen world, so that rows differ only in the components they switch (docs/methods.md §1.8, §2,
 §3, §5 ablation tables).
 
 A plan file (``resources/ablations/*.json``)::

@@ -1,20 +1,20 @@
 """Assemble one training batch from P×K pair indices: images, texts and every auxiliary input the
 enabled components need (``PersonSearchModel.forward_train``), plus the labels the losses read.
 
-- Images come from the uint8 cache, normalised, then augmented (METHODS §1.7) with the step's generator.
+- Images come from the uint8 cache, normalised, then augmented (docs/methods.md §1.7) with the step's generator.
 - Text–image matches (``match_labels``): with ``text_positives = "outfit"`` a text matches the images of
   its person in the outfit it describes (the clothing id), as the evaluation counts them; with
   ``"identity"`` every image of the person.
-- CRST (METHODS §2): each pair gets a resolution r uniform over HR, mild, mid, ultra; its view is the
+- CRST (docs/methods.md §2): each pair gets a resolution r uniform over HR, mild, mid, ultra; its view is the
   augmented HR image downsampled ×2/×4/×8 (area) and upsampled back (bicubic); the HR image goes in as
   ``hr_images``. With ``low_resolution_reference = "source"`` the factors divide the image file's own
   size (a 256×128 world image: 128×64, 64×32, 32×16, the sizes the world's mild, mid and ultra images
   have), capped at the model's input size; with ``"input"`` they divide the input size. Masked token ids
   follow the policy π_r of ``engine.losses.crst.resolution_masking``.
-- FlexiReID (METHODS §4): one sketch and one IR image of the pair's identity (same outfit when there is
+- FlexiReID (docs/methods.md §4): one sketch and one IR image of the pair's identity (same outfit when there is
   one; for sketches only under the outfit rule, as before otherwise).
-- Uni-AT (METHODS §3): RGB and IR re-id images of the batch identities with person and clothing ids.
-- CMAM: the wrong levels g' for GCR (METHODS §1.8) and the attribute codes PCIA needs (METHODS §1.7).
+- Uni-AT (docs/methods.md §3): RGB and IR re-id images of the batch identities with person and clothing ids.
+- CMAM: the wrong levels g' for GCR (docs/methods.md §1.8) and the attribute codes PCIA needs (docs/methods.md §1.7).
 """
 
 from __future__ import annotations
@@ -238,7 +238,7 @@ class BatchBuilder:
 
 
 def _richest(item: PairItem) -> dict[str, str]:
-    """The parsed attributes of an image's most detailed caption (its "finest text", METHODS §1.7)."""
+    """The parsed attributes of an image's most detailed caption (its "finest text", docs/methods.md §1.7)."""
     if not item.caption_attributes:
         return {}
     best = max(item.caption_attributes, key=lambda attrs: ONTOLOGY.count(attrs))

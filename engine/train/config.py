@@ -3,7 +3,7 @@
 ``--config C`` names either a model config (``resources/configs/C.json`` or a JSON path; the training
 settings are then the defaults below) or a *run file*: a JSON object with ``model`` (a config name, path
 or inline config), optional ``model_overrides`` (deep-merged onto it) and ``training`` (fields of
-``TrainConfig``). Defaults follow METHODS §1.9/§2/§6: AdamW, new modules at a higher learning rate,
+``TrainConfig``). Defaults follow docs/methods.md §1.9/§2/§6: AdamW, new modules at a higher learning rate,
 linear warm-up then cosine (or multistep ×0.1), gradient clipping, identity-balanced P×K batches.
 """
 
@@ -54,9 +54,9 @@ class TrainConfig:
     # --init from a checkpoint trained on the same data holds out that checkpoint's identities instead
     validation_queries_per_identity: int = 2  # text queries per held-out identity and level
     level_sizes: str = "range"  # world texts: "range" = uniform count within the level, "upper" = its maximum
-    text_augment: float = 0.5  # share of texts that get the METHODS §1.7 word masking/replacement/removal
+    text_augment: float = 0.5  # share of texts that get the docs/methods.md §1.7 word masking/replacement/removal
     text_pick: float = 0.2  # per-word pick probability of that augmentation
-    image_augment: bool = True  # flip, pad + crop, random erasing (METHODS §1.7)
+    image_augment: bool = True  # flip, pad + crop, random erasing (docs/methods.md §1.7)
     low_resolution_factors: tuple[int, ...] = (2, 4, 8)  # CRST views: mild, mid, ultra LR
     low_resolution_reference: str = "source"  # factors divide the image's own size ("source": the world's
     # mild/mid/ultra sizes, as evaluated) or the model's input size ("input", the earlier behaviour)

@@ -1,7 +1,7 @@
 """Loss composition in one place: forward outputs + batch → named losses and their weighted total.
 
 Each term is an ``engine.losses`` function, weighted by ``config.losses``; a term is present exactly when
-its weight is positive and the forward produced its inputs (METHODS §1.9, §2, §3, §4, §6):
+its weight is positive and the forward produced its inputs (docs/methods.md §1.9, §2, §3, §4, §6):
 
   sdm            SDM(t, v) — v is the HR view when CRST views exist                          (§2)
   tal            soft TAL with level margins, PCIA soft labels when ``losses.pcia``         (§1.7)

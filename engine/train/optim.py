@@ -1,4 +1,4 @@
-"""Optimiser and learning-rate schedule (METHODS §1.9, §2, §6).
+"""Optimiser and learning-rate schedule (docs/methods.md §1.9, §2, §6).
 
 Adam or AdamW over four parameter groups: {pretrained CLIP layout, new modules} × {decayed, not decayed}.
 New modules (experts, adapters, fusion, CRST and Uni-AT parts, heads) get ``lr × new_lr_multiplier``

@@ -1,13 +1,13 @@
 """The text side of a training pair, drawn afresh every time the pair is used.
 
 World images: a level g is drawn uniformly from UC…UF, then a nested key subset of a size in that level
-(``level_sizes`` "range": uniform between the level's bounds; "upper": its upper bound, METHODS §1.1) and
+(``level_sizes`` "range": uniform between the level's bounds; "upper": its upper bound, docs/methods.md §1.1) and
 a new description of exactly those keys (``engine.text.generator``). Text variety is the augmentation; the
-stated keys are kept for the PCIA soft labels (METHODS §1.7) and the text attribute heads.
+stated keys are kept for the PCIA soft labels (docs/methods.md §1.7) and the text attribute heads.
 Captioned datasets: one of the image's captions with the level and attributes the parser read from it.
-Either may then get the METHODS §1.7 word masking / replacement / removal (``TextAugment``).
+Either may then get the docs/methods.md §1.7 word masking / replacement / removal (``TextAugment``).
 
-Also here: the token ids that name attributes, for the CRST masking policy π_r (METHODS §2).
+Also here: the token ids that name attributes, for the CRST masking policy π_r (docs/methods.md §2).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ class TextSource:
         return rng.randint(bounds.min, high)
 
     def world_text(self, attributes: dict[str, str], rng: random.Random) -> SampledText:
-        """A fresh description of a uniformly drawn level (METHODS §1.1 nested subsets)."""
+        """A fresh description of a uniformly drawn level (docs/methods.md §1.1 nested subsets)."""
         available = ONTOLOGY.count(attributes)
         size = self._size(rng.randrange(len(LEVELS)), available, rng)
         keys = nested_key_subsets(attributes, rng, sizes=(size,))[0] if size < available else None

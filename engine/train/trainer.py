@@ -1,5 +1,5 @@
 """The training loop: data → batches → forward → composed losses → AdamW step, with checkpoints, resume,
-a time limit, per-epoch validation and a JSON-lines learning curve (DESIGN "engine/train").
+a time limit, per-epoch validation and a JSON-lines learning curve (docs/methods.md §1.9).
 
 Determinism: every step draws its randomness (sampled texts, augmentation, LR views, masks, g', PCIA
 noise, any global-RNG use inside the model) from generators seeded by (seed, epoch, step), and the

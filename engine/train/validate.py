@@ -1,4 +1,4 @@
-"""Per-epoch validation on held-out identities: text→image R@1 and mAP per query level (METHODS §5).
+"""Per-epoch validation on held-out identities: text→image R@1 and mAP per query level (docs/methods.md §5).
 
 Each level's queries search the gallery view of that level (one view per level with granularity
 experts); a gallery image is relevant by the run's ``text_positives`` rule, as training counts matches:

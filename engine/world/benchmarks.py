@@ -1,7 +1,7 @@
 """Benchmark splits built from a world: granularity, modalities, cross-resolution and any-time.
 
 ``build_benchmarks(world_dir)`` writes four JSON files (plus ``summary.json``) into ``world_dir/benchmarks``;
-``load_benchmark(out_dir, name)`` reads one back; ``anytime_masks`` applies the Uni-AT filters (METHODS §3).
+``load_benchmark(out_dir, name)`` reads one back; ``anytime_masks`` applies the Uni-AT filters (docs/methods.md §3).
 
 Test identities are all identities of the world (a benchmark world is built from a seed never used in
 training), or a seeded sample of ``max_identities`` of them. Every choice is seeded by ``seed`` and the
@@ -16,7 +16,7 @@ rule by which that benchmark's ``relevant`` lists were made (``RELEVANCE``); ``l
 ``{"id", "image", "identity", "outfit", "camera", "modality", "resolution"}``. ``relevant`` lists
 indices into the file's ``gallery``.
 
-- ``granularity.json`` (MG-Eval, METHODS §1.2–1.4): ``levels``; ``gallery`` = RGB HR items, each with its
+- ``granularity.json`` (MG-Eval, docs/methods.md §1.2–1.4): ``levels``; ``gallery`` = RGB HR items, each with its
   own (outfit) ``attributes``; ``queries`` = one per test identity and level
   ``{"identity", "outfit", "source", "level", "text", "paraphrase", "reframed", "attributes": {stated key:
   value}, "relevant"}`` where a gallery image is relevant iff its attributes contain every stated
@@ -92,7 +92,7 @@ QueryChain = Callable[[dict[str, str], random.Random], list[dict[str, Any]]]
 
 def anytime_masks(query_records: Sequence[Any], gallery_records: Sequence[Any],
                   scenario: str) -> tuple[np.ndarray, np.ndarray]:
-    """(valid, positive) Q×G boolean masks of one any-time scenario (METHODS §3, Uni-AT ``others/eval.py``).
+    """(valid, positive) Q×G boolean masks of one any-time scenario (docs/methods.md §3, Uni-AT ``others/eval.py``).
 
     Records are mappings (or objects) with ``identity``, ``camera``, ``outfit`` and ``modality``. Rules:
     drop same-identity same-camera gallery items; DT keeps RGB query with RGB gallery, NT IR with IR, AD
@@ -173,7 +173,7 @@ class AttributeTable:
                 self.matrix[row, ATTRIBUTE_KEYS.index(key)] = ONTOLOGY.attributes[key].index(value)
 
     def relevant(self, stated: Mapping[str, str]) -> list[int]:
-        """Indices of the rows whose attributes contain every stated attribute-value (METHODS §5, MG-Eval)."""
+        """Indices of the rows whose attributes contain every stated attribute-value (docs/methods.md §5, MG-Eval)."""
         columns = [ATTRIBUTE_KEYS.index(k) for k in stated]
         values = [ONTOLOGY.attributes[k].index(v) for k, v in stated.items()]
         mask = np.all(self.matrix[:, columns] == np.array(values, dtype=np.int16), axis=1)

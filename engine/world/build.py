@@ -50,7 +50,6 @@ import numpy as np
 from engine.atomic import atomic_target, atomic_write_text
 from engine.ontology import LEVELS
 from engine.world.cameras import CAMERAS, IR_CAMERAS, RGB_CAMERAS, SKETCH_CAMERA, timestamp
-from engine.world.figure import make_look
 from engine.world.identities import (
     STREAM_IMAGE,
     STREAM_LOOK,
@@ -60,6 +59,7 @@ from engine.world.identities import (
     pick,
     stream_rng,
 )
+from engine.world.look import make_look
 from engine.world.modalities import RESOLUTIONS
 from engine.world.render import VIEWS, render_sample
 

@@ -7,7 +7,7 @@ are not seen by a camera; their records use the pseudo-camera ``"sketch"``.
 Clock: the world starts on :data:`BASE_DATE`; an outfit is worn on one world day. Day images are stamped
 07:00:00–18:59:59 of that day, night images 20:00:00–05:59:59 of the night that follows it (so a night
 image after midnight carries the next date but the same outfit). Short-term pairs share an outfit and a
-day; long-term pairs are on different days in changed outfits (Uni-AT ST/LT, METHODS §3).
+day; long-term pairs are on different days in changed outfits (Uni-AT ST/LT, docs/methods.md §3).
 """
 
 from __future__ import annotations

@@ -21,9 +21,11 @@ import numpy as np
 from engine.ontology import ATTRIBUTE_KEYS, DEPENDENT_COLORS
 from engine.world.backgrounds import background
 from engine.world.cameras import SKETCH_CAMERA, Camera, get_camera
-from engine.world.figure import CANVAS_H, CANVAS_W, Figure, Look, Painter, Pose, make_look
+from engine.world.figure import CANVAS_H, CANVAS_W, Figure, Pose
 from engine.world.identities import canonical
+from engine.world.look import Look, make_look
 from engine.world.modalities import MODALITIES, RESOLUTIONS, add_noise, downsample, materials, to_three_channels
+from engine.world.painter import Painter
 
 VIEWS: tuple[str, ...] = ("front", "back", "side")
 OCCLUSION_RATE = 0.1

@@ -4,7 +4,7 @@
 Standard protocol (as torchreid and the original evaluation code do it): person ``-1`` images are junk
 and are not read (counted in ``notes["junk_skipped"]``); person ``0000`` images are distractors, kept in
 the gallery, never positive; at evaluation a gallery item with the query's person *and* camera is
-removed; queries left without a positive are skipped (METHODS §5). Other files (``Thumbs.db``) are
+removed; queries left without a positive are skipped (docs/methods.md §5). Other files (``Thumbs.db``) are
 ignored; a ``.jpg`` whose name does not parse is an error.
 """
 

@@ -115,7 +115,7 @@ class ReidProtocol:
     """A query/gallery evaluation protocol: which pairs are scored and which of those are positives.
 
     ``valid[i, j]`` says gallery item j is kept for query i; ``positive`` is a subset of ``valid``.
-    Queries left without a positive have an all-False row (they are skipped, METHODS §5).
+    Queries left without a positive have an all-False row (they are skipped, docs/methods.md §5).
     """
 
     query: tuple[Sample, ...]

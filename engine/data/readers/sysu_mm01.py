@@ -3,7 +3,7 @@ near-infrared, the others RGB; ``exp/train_id.txt``, ``exp/val_id.txt``, ``exp/t
 comma-separated person ids (split names ``train``, ``val``, ``test``). Images of persons listed in no
 id file are left out and counted in ``notes["unlisted_images"]``.
 
-Protocol (METHODS §4, the standard one): queries are all IR images (cams 3, 6) of the test persons;
+Protocol (docs/methods.md §4, the standard one): queries are all IR images (cams 3, 6) of the test persons;
 the gallery holds, per test person and RGB camera (all-search 1, 2, 4, 5; indoor 1, 2), one randomly
 drawn image (single-shot; ``shots=10`` for multi-shot); gallery items from cam 2 are ignored for cam-3
 queries (same place); results are averaged over 10 random gallery draws (``trial`` 0..9).

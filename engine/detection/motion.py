@@ -49,8 +49,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from engine.ingest.detectors import Detections, HogDetector, clip_boxes, iou_matrix, suppress
-from engine.ingest.errors import DetectorError
+from engine.detection.detectors import Detections, HogDetector, clip_boxes, iou_matrix, suppress
+from engine.detection.errors import DetectorError
 
 FOREGROUND = 255  # KNN mask values: 0 background, 127 shadow, 255 foreground
 KNN_HISTORY = 500
@@ -179,7 +179,7 @@ class FusedDetector:
 
     def mask(self, frame: np.ndarray) -> np.ndarray:
         """The frame's cleaned foreground alone (step 1), at frame size (uint8, 255 = moving): the background
-        model another detector borrows for silhouettes (``engine.ingest.yolox``). Counts as a detected frame."""
+        model another detector borrows for silhouettes (``engine.detection.yolox``). Counts as a detected frame."""
         height, width = frame.shape[:2]
         foreground = self.foreground(self._work(frame)) * np.uint8(FOREGROUND)
         self._seen += 1

@@ -17,9 +17,9 @@ One pass over an image region:
    ``CARRIED_OBJECT_CLASSES`` (backpack, umbrella, handbag, suitcase) with score ≥ ``object_min_score`` (0.3).
    Boxes are divided by the letterbox scale and shifted by the region's origin.
 
-The whole frame is one pass; large frames add tiles (``engine.ingest.tiles``: ``tiles="auto"|"off"|"RxC"``), and
+The whole frame is one pass; large frames add tiles (``engine.detection.tiles``: ``tiles="auto"|"off"|"RxC"``), and
 the passes are merged there (cut boxes dropped or joined, then NMS at ``nms_iou``). Carried objects pass NMS per
-kind. With ``foreground=True`` (ingest's default for videos) a background model (``engine.ingest.motion``'s
+kind. With ``foreground=True`` (ingest's default for videos) a background model (``engine.detection.motion``'s
 KNN foreground step, on frames shrunk to ``foreground_height`` rows) hands each frame's foreground mask along
 (``Detections.foreground``), the person silhouettes attribute reading cuts from; it then also has
 ``warm_up``. Otherwise the detector keeps no state between frames.
@@ -36,10 +36,10 @@ from typing import Any
 import cv2
 import numpy as np
 
-from engine.ingest.detectors import CARRIED_OBJECT_CLASSES, CarriedObjects, Detections, clip_boxes, suppress
-from engine.ingest.errors import DetectorError
-from engine.ingest.motion import FusedDetector
-from engine.ingest.tiles import TILE_SCALE, Region, cut_by_tile, merge_passes, parse_tiles, plan_tiles
+from engine.detection.detectors import CARRIED_OBJECT_CLASSES, CarriedObjects, Detections, clip_boxes, suppress
+from engine.detection.errors import DetectorError
+from engine.detection.motion import FusedDetector
+from engine.detection.tiles import TILE_SCALE, Region, cut_by_tile, merge_passes, parse_tiles, plan_tiles
 
 YOLOX_STRIDES: tuple[int, ...] = (8, 16, 32)
 LETTERBOX_PAD = 114
@@ -194,12 +194,12 @@ class YoloxDetector:
             self.foreground.reset()
 
     def warm_up(self, frames: Iterable[np.ndarray]) -> int:
-        """Feed the sequence's first frames to the background model (``engine.ingest.motion``); 0 without one
+        """Feed the sequence's first frames to the background model (``engine.detection.motion``); 0 without one
         (then ``frames`` is not read)."""
         return 0 if self.foreground is None else self.foreground.warm_up(frames)
 
     def regions(self, width: int, height: int) -> list[Region]:
-        """The whole frame, then the tiles (``engine.ingest.tiles``)."""
+        """The whole frame, then the tiles (``engine.detection.tiles``)."""
         return [(0, 0, width, height), *plan_tiles(width, height, self.tiles, self.input_size,
                                                    scale=self.tile_scale)]
 

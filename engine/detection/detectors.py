@@ -5,15 +5,15 @@ A detector sees the frames of one sequence (a video, or one camera's images) in 
     detector.reset()                      # a new sequence starts (stateful detectors drop their history)
     found = detector.detect(frame_bgr)    # Detections: boxes [N, 4] (x, y, w, h) in frame pixels, scores [N]
 
-``reset``/ordered frames let a stateful detector (``engine.ingest.motion.FusedDetector``: background subtraction
+``reset``/ordered frames let a stateful detector (``engine.detection.motion.FusedDetector``: background subtraction
 fused with HOG; it also offers ``warm_up(first frames)``, which ingest calls when a detector has it) slot in
 beside the stateless ones here; ``settings()`` is what a done marker records about it. Build one by name with
 ``make_detector``; ``DETECTORS`` maps names to factories:
 
-- ``"auto"`` and ``"yolox"``: ``engine.ingest.yolox.YoloxDetector``, the shipped YOLOX-Nano (people and carried
+- ``"auto"`` and ``"yolox"``: ``engine.detection.yolox.YoloxDetector``, the shipped YOLOX-Nano (people and carried
   objects, tiling for large frames) — the default;
-- ``"fast"``: ``engine.ingest.darknet.FastDetector``, the shipped person-only Yolo-Fastest 1.1;
-- ``"fused"``: ``engine.ingest.motion.FusedDetector``; ``"hog"``: ``HogDetector`` below;
+- ``"fast"``: ``engine.detection.darknet.FastDetector``, the shipped person-only Yolo-Fastest 1.1;
+- ``"fused"``: ``engine.detection.motion.FusedDetector``; ``"hog"``: ``HogDetector`` below;
 - a path to an ``.onnx`` file: ``OnnxDetector`` below, or ``YoloxDetector`` when ``layout="yolox"``.
 
 - ``HogDetector``: OpenCV's HOG + linear SVM people detector (no download). Its window is 128 px tall, so a
@@ -31,7 +31,7 @@ beside the stateless ones here; ``settings()`` is what a done marker records abo
     score = class score of ``person_class``;
   - ``"ssd"``: ``[1, 1, N, 7]`` rows ``(image, class, score, x1, y1, x2, y2)`` with corners as fractions of
     the input (OpenCV's DetectionOutput layout); rows of another class are dropped;
-  - ``"yolox"``: YOLOX's raw grid output, letterboxed BGR input: ``engine.ingest.yolox`` (``make_detector``
+  - ``"yolox"``: YOLOX's raw grid output, letterboxed BGR input: ``engine.detection.yolox`` (``make_detector``
     builds a ``YoloxDetector`` for it).
 
   Boxes scoring at least ``min_score`` are scaled to frame pixels, clipped to the frame and pass NMS.
@@ -40,7 +40,6 @@ beside the stateless ones here; ``settings()`` is what a done marker records abo
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -49,7 +48,7 @@ import cv2
 import numpy as np
 
 from engine.boxes import iou_matrix
-from engine.ingest.errors import DetectorError
+from engine.detection.errors import DetectorError
 
 HOG_WINDOW_HEIGHT = 128
 HOG_WINDOW_WIDTH = 64
@@ -226,8 +225,8 @@ class OnnxDetector:
         if layout not in ONNX_LAYOUTS:
             raise DetectorError(f"ONNX output layout must be one of {list(ONNX_LAYOUTS)}, got {layout!r}")
         if layout == "yolox":
-            raise DetectorError("layout 'yolox' is read by engine.ingest.yolox.YoloxDetector (make_detector picks it "
-                                "for a path with layout='yolox')")
+            raise DetectorError("layout 'yolox' is read by engine.detection.yolox.YoloxDetector (make_detector "
+                                "picks it for a path with layout='yolox')")
         if len(input_size) != 2 or min(input_size) < 1:
             raise DetectorError(f"ONNX input size must be two positive integers (W, H), got {input_size!r}")
         if person_class < 0:
@@ -330,44 +329,3 @@ def parse_size(text: str) -> tuple[int, int]:
     if not match or 0 in (int(match.group(1)), int(match.group(2))):
         raise DetectorError(f"input size must look like 640x640 (width x height), got {text!r}")
     return int(match.group(1)), int(match.group(2))
-
-
-def _fused(**options: Any) -> PersonDetector:
-    from engine.ingest.motion import FusedDetector  # motion builds on this module
-
-    return FusedDetector(**options)
-
-
-def _yolox(path: str | Path | None = None, **options: Any) -> PersonDetector:
-    from engine.ingest.yolox import YoloxDetector  # yolox builds on this module
-
-    return YoloxDetector(path, **options)
-
-
-def _fast(**options: Any) -> PersonDetector:
-    from engine.ingest.darknet import FastDetector  # darknet builds on this module
-
-    return FastDetector(**options)
-
-
-DETECTORS: dict[str, Callable[..., PersonDetector]] = {"auto": _yolox, "yolox": _yolox, "fast": _fast,
-                                                       "hog": HogDetector, "fused": _fused, "onnx": OnnxDetector}
-
-
-def make_detector(spec: str = "auto", **options: Any) -> PersonDetector:
-    """A detector from a registered name (``"auto"``: YOLOX-Nano) or a path to an ``.onnx`` file (its
-    ``layout`` option picks ``OnnxDetector`` or, for ``"yolox"``, ``YoloxDetector``); ``options`` go to its
-    constructor (options it does not take are an error)."""
-    try:
-        if isinstance(spec, str) and spec.lower().endswith(".onnx"):
-            if options.get("layout") == "yolox":
-                options = {k: v for k, v in options.items() if k != "layout"}
-                return _yolox(spec, **options)
-            return OnnxDetector(spec, **options)
-        factory = DETECTORS.get(spec)
-        if factory is None:
-            raise DetectorError(f"unknown detector {spec!r}; use one of {sorted(DETECTORS)} or a path to an .onnx "
-                                "file")
-        return factory(**options)
-    except TypeError as exc:
-        raise DetectorError(f"detector {spec!r}: {exc}") from None

@@ -17,8 +17,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from engine.ingest.detectors import Detections, clip_boxes, suppress
-from engine.ingest.errors import DetectorError
+from engine.detection.detectors import Detections, clip_boxes, suppress
+from engine.detection.errors import DetectorError
 
 FAST_FILES = ("yolo-fastest-1.1_body.cfg", "yolo-fastest-1.1_body.weights")
 

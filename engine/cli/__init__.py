@@ -1,4 +1,5 @@
-"""The ``lineup`` command (typer). Each subcommand is a thin shell over an engine function."""
+"""The engine's commands of ``lineup`` (typer). Each subcommand is a thin shell over an engine function; the
+commands that need the desktop app are added above both layers, in ``lineup.cli``."""
 
 from __future__ import annotations
 
@@ -9,16 +10,15 @@ from pathlib import Path
 
 import typer
 
+from engine.cli.checkpoint import checkpoint_app
+from engine.cli.gallery import gallery_app
+from engine.cli.output import fail as _fail
+from engine.cli.world import world_app
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Lineup: progressive person search.")
-world_app = typer.Typer(no_args_is_help=True, help="The synthetic pedestrian world: build, look, benchmark.")
 app.add_typer(world_app, name="world")
-
-
-def _fail(message: str) -> None:
-    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
-    raise typer.Exit(code=2)
 
 
 @app.command()
@@ -38,74 +38,6 @@ def parse(
         typer.echo(f"  {key:<15} {value}")
     if result["missing"]:
         typer.echo("add next: " + ", ".join(result["missing"][:6]))
-
-
-@world_app.command("build")
-def world_build(
-    out: Path = typer.Option(..., "--out", help="Output folder (created)."),
-    identities: int = typer.Option(100, "--identities", min=1),
-    images_per_identity: int = typer.Option(10, "--images-per-identity", min=2),
-    seed: int = typer.Option(0, "--seed"),
-    workers: int = typer.Option(0, "--workers", help="Processes; 0 = all cores. Output does not depend on it."),
-) -> None:
-    """Render a synthetic world: images plus manifest.jsonl (one record per image)."""
-    from engine.progress import cli_progress
-    from engine.world.build import build_world
-
-    try:
-        with cli_progress("rendering") as report:
-            manifest = build_world(out, identities=identities, images_per_identity=images_per_identity,
-                                   seed=seed, workers=workers or (os.cpu_count() or 1), progress=report)
-    except (ValueError, OSError) as exc:
-        _fail(str(exc))
-    typer.echo(f"wrote {manifest}")
-
-
-@world_app.command("sheet")
-def world_sheet(
-    out: Path = typer.Option(..., "--out", help="PNG file to write."),
-    identities: int = typer.Option(6, "--identities", min=1, max=32),
-    seed: int = typer.Option(0, "--seed"),
-) -> None:
-    """Draw a contact sheet: identities × modalities × resolutions."""
-    from engine.world.sheet import contact_sheet
-
-    try:
-        sheet = contact_sheet(out, identities=identities, seed=seed)
-    except (ValueError, OSError) as exc:
-        _fail(str(exc))
-    typer.echo(f"wrote {sheet}")
-
-
-@world_app.command("benchmarks")
-def world_benchmarks(
-    world: Path = typer.Argument(..., help="A built world folder."),
-    out: Path = typer.Option(None, "--out", help="Folder for the split files (default WORLD/benchmarks)."),
-    seed: int = typer.Option(0, "--seed"),
-) -> None:
-    """Build the benchmark splits (granularity, modalities, cross-res, any-time) from a world."""
-    from engine.world.benchmarks import build_benchmarks
-
-    try:
-        summary = build_benchmarks(world, out, seed=seed)
-    except (ValueError, OSError) as exc:
-        _fail(str(exc))
-    typer.echo(json.dumps(summary, indent=2))
-
-
-@world_app.command("export")
-def world_export(
-    world: Path = typer.Argument(..., help="A built world folder."),
-    out: Path = typer.Option(..., "--out", help="JSON file in the CUHK-PEDES layout."),
-) -> None:
-    """Export a world's RGB images and descriptions in the CUHK-PEDES json layout."""
-    from engine.data.export import export_cuhk_pedes
-
-    try:
-        n = export_cuhk_pedes(world, out)
-    except (ValueError, OSError) as exc:
-        _fail(str(exc))
-    typer.echo(f"wrote {n} records to {out}")
 
 
 @app.command()
@@ -340,11 +272,11 @@ def ingest_command(
     from contextlib import ExitStack
 
     from engine.attributes.ranking import DomainWeights
-    from engine.evaluation.sources import load_model
+    from engine.detection.tiles import parse_tiles
     from engine.gallery import writing
     from engine.ingest import IngestOptions, ModelEncoder, ingest, parse_scenarios
-    from engine.ingest.tiles import parse_tiles
     from engine.ingest.timing import parse_time
+    from engine.models.discovery import load_model
     from engine.progress import cli_progress
 
     try:
@@ -483,294 +415,10 @@ def search_command(
         typer.echo("\n".join(report_lines(report, len(search.gallery))))
 
 
-checkpoint_app = typer.Typer(no_args_is_help=True, help="Model checkpoints: look, export.")
 app.add_typer(checkpoint_app, name="checkpoint")
 
 
-@checkpoint_app.command("info")
-def checkpoint_info(
-    path: Path = typer.Argument(None, help="Checkpoint folder (default: the shipped one)."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-) -> None:
-    """Config, size, fingerprint, training command, evaluation report and the papers' components of a
-    checkpoint (which are on, and why the others are off)."""
-    from engine.evaluation.sources import default_checkpoint
-    from engine.models import load, model_fingerprint, read_metadata
-    from engine.models.components import components
-
-    try:
-        folder = default_checkpoint() if path is None else path
-        model = load(folder, device="cpu")
-        metadata = read_metadata(folder)
-    except (ValueError, OSError) as exc:
-        _fail(str(exc))
-    info = {"path": str(folder), "config": model.config.name, "parameters": metadata.get("parameters"),
-            "weights_dtype": metadata.get("weights_dtype", "float32"), "fingerprint": model_fingerprint(model),
-            "training_command": metadata.get("training_command"), "eval_report": metadata.get("eval_report"),
-            "world": (metadata.get("data_fingerprint") or {}).get("world"),
-            "components": components(model.config, (metadata.get("components") or {}).get("off"))}
-    if as_json:
-        typer.echo(json.dumps(info))
-        return
-    for key, value in info.items():
-        if key != "components":
-            typer.echo(f"{key:>16}: {value}")
-    typer.echo("      components:")
-    for row in info["components"]:
-        state = "on " if row["on"] else "off"
-        typer.echo(f"    {state} {row['paper']:<9} {row['name']:<15} {row['what']}")
-        if not row["on"]:
-            typer.echo(f"{'':>34}why: {row['why_off'] or 'not recorded (checkpoint export --components FILE)'}")
-
-
-@checkpoint_app.command("export")
-def checkpoint_export(
-    source: Path = typer.Argument(..., help="Checkpoint folder to copy (e.g. RUN/model)."),
-    destination: Path = typer.Argument(..., help="Where to write the copy (replaced atomically)."),
-    fp16: bool = typer.Option(False, "--fp16", help="Store floating-point weights in float16 (half the size)."),
-    eval_report: str = typer.Option(None, "--eval-report", help="Record this evaluation report path."),
-    components_file: Path = typer.Option(None, "--components",
-                                         help="JSON: component name → why it is off; recorded as the "
-                                              "checkpoint's components note."),
-) -> None:
-    """Copy a checkpoint (e.g. to ship it), optionally with fp16 weights; metadata is kept."""
-    import torch
-
-    from engine.models import load
-    from engine.models.checkpoint import export_checkpoint
-    from engine.models.components import component_note
-
-    extra = {} if eval_report is None else {"eval_report": eval_report}
-    try:
-        if components_file is not None:
-            try:
-                reasons = json.loads(components_file.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{components_file}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
-            config = load(source, device="cpu").config
-            extra["components"] = component_note(config, reasons, str(components_file))
-        out = export_checkpoint(source, destination, weights_dtype=torch.float16 if fp16 else None,
-                                extra_metadata=extra)
-    except (ValueError, OSError) as exc:
-        _fail(str(exc))
-    size = sum(f.stat().st_size for f in out.iterdir())
-    typer.echo(f"checkpoint written to {out} ({size / 1e6:.1f} MB)")
-
-
-gallery_app = typer.Typer(no_args_is_help=True, help="Gallery folders: look, check, repair.")
 app.add_typer(gallery_app, name="gallery")
-
-
-def _open_gallery(folder: Path, check_indexes: bool = True):
-    from engine.gallery import Gallery
-
-    try:
-        return Gallery.open(folder, check_indexes=check_indexes)
-    except (ValueError, OSError) as exc:
-        _fail(str(exc))
-
-
-@gallery_app.command("info")
-def gallery_info(
-    folder: Path = typer.Argument(..., help="Gallery folder."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-) -> None:
-    """Counts, views and their indexes, cameras, time range and bytes on disk."""
-    from engine.gallery.report import info_lines
-
-    info = _open_gallery(folder).info()
-    typer.echo(json.dumps(info) if as_json else "\n".join(info_lines(info)))
-
-
-@gallery_app.command("verify")
-def gallery_verify(
-    folder: Path = typer.Argument(..., help="Gallery folder."),
-    crops: bool = typer.Option(True, "--crops/--no-crops", help="Check crop files and their SHA-256."),
-    sources: bool = typer.Option(False, "--sources", help="Also check source files against their SHA-256."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-) -> None:
-    """Re-read every file of a gallery; exit 1 when anything is wrong (nothing is changed)."""
-    from dataclasses import asdict
-
-    from engine.gallery.report import problem_lines
-
-    store = _open_gallery(folder, check_indexes=False)
-    try:
-        problems = store.verify(check_crops=crops, check_sources=sources)
-    except (ValueError, OSError) as exc:
-        _fail(str(exc))
-    if as_json:
-        typer.echo(json.dumps({"path": str(store.root), "problems": [asdict(p) for p in problems]}))
-    else:
-        typer.echo("\n".join(problem_lines(problems, str(store.root))))
-    if problems:
-        raise typer.Exit(code=1)
-
-
-@gallery_app.command("rebuild")
-def gallery_rebuild(
-    folder: Path = typer.Argument(..., help="Gallery folder."),
-    attributes: bool = typer.Option(False, "--attributes", help="Also recompute every item's attribute evidence "
-                                                                "from its stored crop (pixels; model with "
-                                                                "--checkpoint; carried-objects evidence is "
-                                                                "kept as stored)."),
-    checkpoint: Path = typer.Option(None, "--checkpoint", help="With --attributes: the checkpoint whose attribute "
-                                                               "heads give the model evidence (else it is kept)."),
-    device: str = typer.Option(None, "--device", help="cpu, cuda, cuda:1 ... (default: CUDA when available)."),
-    appearance: Path = typer.Option(None, "--appearance", help="Add (or recompute) the 'appearance' view from the "
-                                                               "stored crops with your own re-identification "
-                                                               "network (ONNX)."),
-    appearance_norm: str = typer.Option("imagenet", "--appearance-norm",
-                                        help="--appearance input normalisation (see `lineup ingest --help`)."),
-    replace_appearance: bool = typer.Option(False, "--replace-appearance",
-                                            help="With --appearance: replace an 'appearance' view another file "
-                                                 "made."),
-    as_json: bool = typer.Option(False, "--json", help="Print the gallery info afterwards as one JSON object."),
-) -> None:
-    """Rebuild every view's index from the stored vectors (repairs index problems that verify reports);
-    --appearance adds or recomputes the 'appearance' view."""
-    from contextlib import ExitStack
-
-    from engine.gallery import writing
-    from engine.gallery.report import info_lines
-
-    if checkpoint is not None and not attributes:
-        _fail("--checkpoint is only used with --attributes")
-    if replace_appearance and appearance is None:
-        _fail("--replace-appearance is only used with --appearance")
-    lock = ExitStack()
-    evidence = added = None
-    try:
-        if folder.is_dir():  # held from before the gallery is read until every change is written
-            lock.enter_context(writing(folder))
-        store = _open_gallery(folder, check_indexes=False)
-        if appearance is not None:
-            from engine.appearance import AppearanceNetwork, parse_normalisation
-            from engine.appearance.gallery_view import check_view_model, compute_appearance_view
-            from engine.progress import cli_progress
-
-            network = AppearanceNetwork(appearance, parse_normalisation(appearance_norm))
-            if not replace_appearance:
-                check_view_model(store, network)
-        info = store.rebuild()
-        if appearance is not None:
-            with cli_progress("appearance view") as report:
-                added = compute_appearance_view(store, network, replace=replace_appearance, progress=report)
-            info = store.info()
-        if attributes:
-            from engine.attributes.gallery import refresh_evidence
-            from engine.progress import cli_progress
-
-            model = None
-            if checkpoint is not None:
-                from engine.models import load
-
-                model = load(checkpoint, device=device)
-            with cli_progress("attribute evidence") as report:
-                evidence = refresh_evidence(store, model, progress=report)
-    except (ValueError, OSError, RuntimeError) as exc:
-        _fail(str(exc))
-    finally:
-        lock.close()
-    if as_json:
-        extra = {**({} if evidence is None else {"attributes": evidence}),
-                 **({} if added is None else {"appearance": added})}
-        typer.echo(json.dumps({**info, **extra}))
-        return
-    lines = ["rebuilt every index", *info_lines(info)]
-    if added is not None:
-        lines.append(f"{'recomputed' if added['replaced'] else 'added'} view {added['view']!r}: {added['items']} "
-                     f"items × {added['dim']} from {added['model']['file']}")
-    if evidence is not None:
-        lines.append(f"attribute evidence: {evidence['items']} items, {evidence['pixels']} from pixels, "
-                     f"{evidence['model']} from the model, {evidence['objects']} with carried objects kept, "
-                     f"{evidence['no_crop']} without a readable crop "
-                     f"({evidence['seconds']:.1f} s)")
-    typer.echo("\n".join(lines))
-
-
-@app.command("app")
-def app_command(
-    db: Path = typer.Option(None, "--db", help="Case database (default: cases.db in the user data folder)."),
-    gallery: Path = typer.Option(None, "--gallery", help="Gallery folder (default: the built-in demo gallery)."),
-    checkpoint: Path = typer.Option(None, "--checkpoint", help="Checkpoint folder (default: the shipped one)."),
-    play: str = typer.Option(None, "--play", help="Replay a demo script (a path or a name in resources/demos)."),
-    export_report: Path = typer.Option(None, "--export-report", help="After --play: export the report (.pdf/.html)."),
-    screenshot: Path = typer.Option(None, "--screenshot", help="After --play: save a PNG of the window."),
-    quit_after: bool = typer.Option(False, "--quit", help="After --play: quit (exit 0 when everything worked)."),
-    fast: bool = typer.Option(False, "--fast", help="Play without the watchable pauses (tests)."),
-    blur_faces: bool = typer.Option(False, "--blur-faces", help="Blur faces in the report's thumbnails."),
-) -> None:
-    """Open the analyst window (first launch without --gallery builds and ingests the demo, once).
-    With --play, replay a trainer demo script through the window."""
-    import importlib
-
-    try:  # the app is a layer above the engine: looked up by name at run time, never imported here
-        launch = importlib.import_module("app.launch")
-    except ImportError as exc:
-        _fail(f"the desktop app cannot start ({exc}); install Lineup with its app dependencies (PySide6)")
-    raise typer.Exit(code=launch.launch(db, gallery, checkpoint, play=play, export_report=export_report,
-                                        screenshot=screenshot, quit_after=quit_after, fast=fast,
-                                        blur_faces=blur_faces))
-
-
-report_app = typer.Typer(no_args_is_help=True, help="Case reports: export a case to PDF or HTML, verify a report.")
-app.add_typer(report_app, name="report")
-
-
-def _report_module():
-    """``app.report``, looked up by name at run time: the engine never imports the app layer."""
-    import importlib
-
-    try:
-        return importlib.import_module("app.report")
-    except ImportError as exc:
-        _fail(f"case reports need Lineup's app dependencies (PySide6, SQLAlchemy): {exc}")
-
-
-@report_app.command("export")
-def report_export(
-    db: Path = typer.Option(..., "--db", help="Case database (SQLite file)."),
-    case: int = typer.Option(..., "--case", help="Case id (see the app's case list)."),
-    out: Path = typer.Option(..., "--out", help="Report file to write: .pdf or .html (manifest goes beside it)."),
-    blur_faces: bool = typer.Option(False, "--blur-faces", help="Blur faces in the report's thumbnails."),
-) -> None:
-    """Write a case report (details, query chain with plots, confirmed results, evidence hashes, audit trail)."""
-    report = _report_module()
-    try:
-        result = report.export_report(db, case, out, blur_faces=blur_faces)
-    except (ValueError, OSError) as exc:
-        _fail(str(exc))
-    pages = f", {result.pages} pages" if result.pages else ""
-    typer.echo(f"wrote {result.report_path} ({result.format}{pages}, {result.evidence} evidence hashes)")
-    typer.echo(f"wrote {result.manifest_path}")
-    for warning in result.warnings:
-        typer.secho(f"warning: {warning}", fg=typer.colors.YELLOW, err=True)
-
-
-@report_app.command("verify")
-def report_verify(
-    report_file: Path = typer.Argument(..., metavar="REPORT", help="Report file (its manifest lies beside it)."),
-    db: Path = typer.Option(..., "--db", help="Case database the report was made from."),
-    trust: str = typer.Option(None, "--trust", help="Fingerprint of the key that must have signed the report "
-                                                    "(default: this installation's key)."),
-) -> None:
-    """Check a report's signature, file, evidence and content against its manifest and the case's audit trail
-    (exit 1 if not)."""
-    report = _report_module()
-    try:
-        result = report.verify_report(report_file, db, trusted_fingerprint=trust)
-    except (ValueError, OSError) as exc:
-        _fail(str(exc))
-    for note in result.notes:
-        typer.echo(f"note: {note}")
-    if result.ok:
-        typer.echo(f"OK: {report_file} matches its manifest, its evidence files and the audit trail")
-        return
-    typer.secho(f"FAILED: {report_file}: {len(result.problems)} problem(s)", fg=typer.colors.RED)
-    for problem in result.problems:
-        typer.echo(f"  - {problem}")
-    raise typer.Exit(code=1)
 
 
 def main() -> None:

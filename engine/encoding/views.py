@@ -1,4 +1,4 @@
-"""Which gallery view a query searches: decided here and nowhere else (DESIGN "The model").
+"""Which gallery view a query searches: decided here and nowhere else (docs/methods.md §1.9).
 
 View names (the gallery stores one float16 matrix per name):
 
@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from engine.encoding.errors import QueryInputError
 from engine.gallery.errors import GalleryMismatchError
 from engine.ontology import LEVELS
-from engine.search.errors import QueryInputError
 
 TEXT_PREFIX = "text:"
 IMAGE_QUERY_VIEW = "rgb"

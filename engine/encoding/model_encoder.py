@@ -1,15 +1,15 @@
 """A ``PersonSearchModel`` on both sides of the search: the query encoder a session uses, and the gallery-side
-encoding of crops into every view the gallery stores (DESIGN "The model"; view names from
-``engine.search.views``, which alone decides which view a query searches).
+encoding of crops into every view the gallery stores (docs/methods.md §1.9; view names from
+``engine.encoding.views``, which alone decides which view a query searches).
 
 Query side (``ModelQueryEncoder``):
 
-- level of a description: the parser's attribute count through ``ONTOLOGY.level_of`` (METHODS §1.1), with
-  the model's GCR level classifier (METHODS §1.8) when the parser finds no attribute (rule ``"parser"``), or
+- level of a description: the parser's attribute count through ``ONTOLOGY.level_of`` (docs/methods.md §1.1), with
+  the model's GCR level classifier (docs/methods.md §1.8) when the parser finds no attribute (rule ``"parser"``), or
   the classifier first (rule ``"classifier"``); a step's ``level`` overrides both;
 - text vectors for the ``text:<level>`` views: ``encode_text`` (one text tower, the level picks the image
   expert on the gallery side, CMAM);
-- sketch, IR and mixed queries for the ``rgb`` view through ``model.fuse`` (FlexiReID CMQF, METHODS §4);
+- sketch, IR and mixed queries for the ``rgb`` view through ``model.fuse`` (FlexiReID CMQF, docs/methods.md §4);
   a checkpoint without fusion answers single-modality queries with the plain tower embedding;
 - find-similar needs no model: the session reads the example item's stored ``appearance`` vector (a user's
   own network, ``engine.appearance``), else its ``reid:<scenario>`` vector, else its ``rgb`` vector.
@@ -27,10 +27,10 @@ from functools import cached_property
 
 import numpy as np
 
+from engine.encoding.errors import QueryInputError
+from engine.encoding.views import IMAGE_QUERY_VIEW, REID_PREFIX, TEXT_PREFIX, gallery_views, reid_view, text_view
 from engine.gallery.errors import GalleryMismatchError
 from engine.ontology import LEVELS, ONTOLOGY
-from engine.search.errors import QueryInputError
-from engine.search.views import IMAGE_QUERY_VIEW, REID_PREFIX, TEXT_PREFIX, gallery_views, reid_view, text_view
 
 LEVEL_RULES: tuple[str, ...] = ("parser", "classifier")
 DEFAULT_REID_SCENARIOS: tuple[str, ...] = ("AD-LT",)
@@ -93,10 +93,12 @@ def _rgb_tensor(image: np.ndarray, what: str):
 class ModelQueryEncoder:
     """``engine.search.encoder.QueryEncoder`` over a ``PersonSearchModel`` (see the module docstring)."""
 
-    def __init__(self, model, *, level_rule: str = "parser", resolution: str = "hr") -> None:
+    def __init__(self, model, *, level_rule: str = "parser", resolution: str = "hr",
+                 attribute_weight: float | None = None) -> None:
         if level_rule not in LEVEL_RULES:
             raise QueryInputError(f"level rule must be one of {list(LEVEL_RULES)}, got {level_rule!r}")
         self.model = model.eval()
+        self.attribute_weight = attribute_weight  # the checkpoint's w; None when it states none
         self.level_rule = level_rule
         self.resolution = resolution
         self._levels: dict[str, tuple[str | None, str]] = {}
@@ -173,7 +175,7 @@ class ModelQueryEncoder:
 
 def model_resolution(name: str) -> str:
     """A gallery item's resolution label (HR, mild, mid, ultra) or a model resolution name → the model's name."""
-    from engine.ingest.resolution import MODEL_RESOLUTION
+    from engine.encoding.resolution import MODEL_RESOLUTION
     from engine.models import RESOLUTIONS
 
     if name in MODEL_RESOLUTION:

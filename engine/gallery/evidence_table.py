@@ -39,9 +39,9 @@ from typing import Any
 import numpy as np
 
 from engine.atomic import atomic_write_json
-from engine.attributes.evidence import AttributeEvidence, AttributeEvidenceError
 from engine.gallery import vector_file
 from engine.gallery.errors import GalleryCorruptError, GalleryInputError
+from engine.gallery.evidence import AttributeEvidence, AttributeEvidenceError
 from engine.gallery.writer_lock import writing
 from engine.ontology import ONTOLOGY
 from engine.paths import PathEscapeError, contained

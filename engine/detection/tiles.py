@@ -33,8 +33,8 @@ import re
 import numpy as np
 
 from engine.boxes import coverage_matrix
-from engine.ingest.detectors import Detections, suppress
-from engine.ingest.errors import DetectorError
+from engine.detection.detectors import Detections, suppress
+from engine.detection.errors import DetectorError
 
 TILE_OVERLAP = 0.2
 TILE_MIN_RATIO = 3.5

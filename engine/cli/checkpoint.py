@@ -1,0 +1,82 @@
+"""``lineup checkpoint``: look at a checkpoint (config, components, evaluation) and export one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from engine.cli.output import fail as _fail
+
+checkpoint_app = typer.Typer(no_args_is_help=True, help="Model checkpoints: look, export.")
+
+
+@checkpoint_app.command("info")
+def checkpoint_info(
+    path: Path = typer.Argument(None, help="Checkpoint folder (default: the shipped one)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Config, size, fingerprint, training command, evaluation report and the papers' components of a
+    checkpoint (which are on, and why the others are off)."""
+    from engine.models import load, model_fingerprint, read_metadata
+    from engine.models.components import components
+    from engine.models.discovery import default_checkpoint
+
+    try:
+        folder = default_checkpoint() if path is None else path
+        model = load(folder, device="cpu")
+        metadata = read_metadata(folder)
+    except (ValueError, OSError) as exc:
+        _fail(str(exc))
+    info = {"path": str(folder), "config": model.config.name, "parameters": metadata.get("parameters"),
+            "weights_dtype": metadata.get("weights_dtype", "float32"), "fingerprint": model_fingerprint(model),
+            "training_command": metadata.get("training_command"), "eval_report": metadata.get("eval_report"),
+            "world": (metadata.get("data_fingerprint") or {}).get("world"),
+            "components": components(model.config, (metadata.get("components") or {}).get("off"))}
+    if as_json:
+        typer.echo(json.dumps(info))
+        return
+    for key, value in info.items():
+        if key != "components":
+            typer.echo(f"{key:>16}: {value}")
+    typer.echo("      components:")
+    for row in info["components"]:
+        state = "on " if row["on"] else "off"
+        typer.echo(f"    {state} {row['paper']:<9} {row['name']:<15} {row['what']}")
+        if not row["on"]:
+            typer.echo(f"{'':>34}why: {row['why_off'] or 'not recorded (checkpoint export --components FILE)'}")
+
+
+@checkpoint_app.command("export")
+def checkpoint_export(
+    source: Path = typer.Argument(..., help="Checkpoint folder to copy (e.g. RUN/model)."),
+    destination: Path = typer.Argument(..., help="Where to write the copy (replaced atomically)."),
+    fp16: bool = typer.Option(False, "--fp16", help="Store floating-point weights in float16 (half the size)."),
+    eval_report: str = typer.Option(None, "--eval-report", help="Record this evaluation report path."),
+    components_file: Path = typer.Option(None, "--components",
+                                         help="JSON: component name → why it is off; recorded as the "
+                                              "checkpoint's components note."),
+) -> None:
+    """Copy a checkpoint (e.g. to ship it), optionally with fp16 weights; metadata is kept."""
+    import torch
+
+    from engine.models import load
+    from engine.models.checkpoint import export_checkpoint
+    from engine.models.components import component_note
+
+    extra = {} if eval_report is None else {"eval_report": eval_report}
+    try:
+        if components_file is not None:
+            try:
+                reasons = json.loads(components_file.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{components_file}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+            config = load(source, device="cpu").config
+            extra["components"] = component_note(config, reasons, str(components_file))
+        out = export_checkpoint(source, destination, weights_dtype=torch.float16 if fp16 else None,
+                                extra_metadata=extra)
+    except (ValueError, OSError) as exc:
+        _fail(str(exc))
+    size = sum(f.stat().st_size for f in out.iterdir())
+    typer.echo(f"checkpoint written to {out} ({size / 1e6:.1f} MB)")

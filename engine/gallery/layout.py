@@ -1,0 +1,62 @@
+"""A gallery folder's fixed layout and rules shared by its reads and writes: the format version, the metadata
+file, view names and their file stems, batch size and the unit-norm tolerance of stored vectors."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from engine.gallery import journal
+from engine.gallery.errors import GalleryInputError
+
+FORMAT_VERSION = 1
+GALLERY_FILE = journal.GALLERY_FILE
+DEFAULT_BATCH = 4096
+NORM_TOLERANCE = 0.02
+VIEW_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9:_.+-]{0,63}$")
+ProgressFn = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class AddReport:
+    added: int
+    skipped: int  # ids already in the gallery (a resumed ingest)
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def file_stem(view: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.+-]", "_", view)
+
+
+def check_views(views: Mapping[str, int]) -> dict[str, dict[str, Any]]:
+    if not views:
+        raise GalleryInputError("a gallery needs at least one view")
+    out: dict[str, dict[str, Any]] = {}
+    stems: dict[str, str] = {}
+    for name, dim in views.items():
+        if not isinstance(name, str) or not VIEW_NAME.match(name):
+            raise GalleryInputError(f"view name {name!r} must be 1-64 characters of letters, digits and ':_.+-'")
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim <= 0:
+            raise GalleryInputError(f"view {name!r} needs a positive integer dimension, got {dim!r}")
+        stem = file_stem(name)
+        if stem.lower() in stems:
+            raise GalleryInputError(f"views {stems[stem.lower()]!r} and {name!r} would share the file name {stem!r}")
+        stems[stem.lower()] = name
+        out[name] = {"dim": dim, "file": stem}
+    return out
+
+
+def check_view_models(models: Mapping[str, Mapping[str, Any]], views: Mapping[str, Any]) -> dict[str, dict]:
+    unknown = sorted(set(models) - set(views))
+    if unknown:
+        raise GalleryInputError(f"view fingerprints given for views {unknown} the gallery does not have")
+    for view, model in models.items():
+        if not isinstance(model, Mapping) or not model:
+            raise GalleryInputError(f"the fingerprint of view {view!r} must be a non-empty JSON object")
+    return {view: dict(model) for view, model in models.items()}

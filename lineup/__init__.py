@@ -1,0 +1,1 @@
+"""The ``lineup`` entry point: engine and app wired together (``lineup.cli``)."""

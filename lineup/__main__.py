@@ -1,0 +1,5 @@
+"""``python -m lineup``: the ``lineup`` command."""
+
+from lineup.cli import main
+
+main()

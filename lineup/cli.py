@@ -1,0 +1,95 @@
+"""The ``lineup`` command: the engine's commands (``engine.cli``) and the two that open the desktop app's
+code, ``lineup app`` and ``lineup report export|verify``. This package sits above both ``engine`` and ``app``
+and is the only place that wires them together."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from engine.cli import app, main  # main runs app, to which this module adds the commands below
+from engine.cli.output import fail as _fail
+
+__all__ = ["app", "main"]
+
+
+@app.command("app")
+def app_command(
+    db: Path = typer.Option(None, "--db", help="Case database (default: cases.db in the user data folder)."),
+    gallery: Path = typer.Option(None, "--gallery", help="Gallery folder (default: the built-in demo gallery)."),
+    checkpoint: Path = typer.Option(None, "--checkpoint", help="Checkpoint folder (default: the shipped one)."),
+    play: str = typer.Option(None, "--play", help="Replay a demo script (a path or a name in resources/demos)."),
+    export_report: Path = typer.Option(None, "--export-report", help="After --play: export the report (.pdf/.html)."),
+    screenshot: Path = typer.Option(None, "--screenshot", help="After --play: save a PNG of the window."),
+    quit_after: bool = typer.Option(False, "--quit", help="After --play: quit (exit 0 when everything worked)."),
+    fast: bool = typer.Option(False, "--fast", help="Play without the watchable pauses (tests)."),
+    blur_faces: bool = typer.Option(False, "--blur-faces", help="Blur faces in the report's thumbnails."),
+) -> None:
+    """Open the analyst window (first launch without --gallery builds and ingests the demo, once).
+    With --play, replay a trainer demo script through the window."""
+    try:  # imported when the command runs: the other commands start without Qt
+        from app import launch
+    except ImportError as exc:
+        _fail(f"the desktop app cannot start ({exc}); install Lineup with its app dependencies (PySide6)")
+    raise typer.Exit(code=launch.launch(db, gallery, checkpoint, play=play, export_report=export_report,
+                                        screenshot=screenshot, quit_after=quit_after, fast=fast,
+                                        blur_faces=blur_faces))
+
+
+report_app = typer.Typer(no_args_is_help=True, help="Case reports: export a case to PDF or HTML, verify a report.")
+app.add_typer(report_app, name="report")
+
+
+def _report_module():
+    """``app.report``, imported when a report command runs: the other commands start without Qt."""
+    try:
+        from app import report
+    except ImportError as exc:
+        _fail(f"case reports need Lineup's app dependencies (PySide6, SQLAlchemy): {exc}")
+    return report
+
+
+@report_app.command("export")
+def report_export(
+    db: Path = typer.Option(..., "--db", help="Case database (SQLite file)."),
+    case: int = typer.Option(..., "--case", help="Case id (see the app's case list)."),
+    out: Path = typer.Option(..., "--out", help="Report file to write: .pdf or .html (manifest goes beside it)."),
+    blur_faces: bool = typer.Option(False, "--blur-faces", help="Blur faces in the report's thumbnails."),
+) -> None:
+    """Write a case report (details, query chain with plots, confirmed results, evidence hashes, audit trail)."""
+    report = _report_module()
+    try:
+        result = report.export_report(db, case, out, blur_faces=blur_faces)
+    except (ValueError, OSError) as exc:
+        _fail(str(exc))
+    pages = f", {result.pages} pages" if result.pages else ""
+    typer.echo(f"wrote {result.report_path} ({result.format}{pages}, {result.evidence} evidence hashes)")
+    typer.echo(f"wrote {result.manifest_path}")
+    for warning in result.warnings:
+        typer.secho(f"warning: {warning}", fg=typer.colors.YELLOW, err=True)
+
+
+@report_app.command("verify")
+def report_verify(
+    report_file: Path = typer.Argument(..., metavar="REPORT", help="Report file (its manifest lies beside it)."),
+    db: Path = typer.Option(..., "--db", help="Case database the report was made from."),
+    trust: str = typer.Option(None, "--trust", help="Fingerprint of the key that must have signed the report "
+                                                    "(default: this installation's key)."),
+) -> None:
+    """Check a report's signature, file, evidence and content against its manifest and the case's audit trail
+    (exit 1 if not)."""
+    report = _report_module()
+    try:
+        result = report.verify_report(report_file, db, trusted_fingerprint=trust)
+    except (ValueError, OSError) as exc:
+        _fail(str(exc))
+    for note in result.notes:
+        typer.echo(f"note: {note}")
+    if result.ok:
+        typer.echo(f"OK: {report_file} matches its manifest, its evidence files and the audit trail")
+        return
+    typer.secho(f"FAILED: {report_file}: {len(result.problems)} problem(s)", fg=typer.colors.RED)
+    for problem in result.problems:
+        typer.echo(f"  - {problem}")
+    raise typer.Exit(code=1)

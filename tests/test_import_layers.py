@@ -1,0 +1,102 @@
+"""The engine's layer and acyclicity contracts (``pyproject.toml``) hold, and they break when an upward import or
+an import cycle is added: import-linter runs on a copy of ``engine/`` with the contracts as configured."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+ENGINE_CONTRACTS = ("layers", "acyclic_siblings")
+
+
+def _engine_contracts() -> list[dict]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    return [c for c in config["contracts"] if c["type"] in ENGINE_CONTRACTS]
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@pytest.fixture
+def engine_copy(tmp_path: Path) -> Path:
+    """A copy of ``engine/`` with a config that holds only the engine's layer and acyclicity contracts."""
+    shutil.copytree(ROOT / "engine", tmp_path / "engine", ignore=shutil.ignore_patterns("__pycache__"))
+    lines = ["[tool.importlinter]", 'root_packages = ["engine"]', ""]
+    for contract in _engine_contracts():
+        lines.append("[[tool.importlinter.contracts]]")
+        lines += [f"{key} = {_toml_value(value)}" for key, value in contract.items()]
+        lines.append("")
+    (tmp_path / "contracts.toml").write_text("\n".join(lines), encoding="utf-8")
+    return tmp_path
+
+
+def _lint(folder: Path) -> subprocess.CompletedProcess:
+    if not LINT_IMPORTS.exists():
+        pytest.fail(f"lint-imports is not installed beside {sys.executable} (install the dev extras)")
+    env = dict(os.environ, PYTHONPATH=str(folder))
+    return subprocess.run([str(LINT_IMPORTS), "--config", "contracts.toml", "--no-cache"], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _add_import(module: Path, statement: str) -> None:
+    text = module.read_text(encoding="utf-8")
+    module.write_text(text + f"\n{statement}  # added by the test\n", encoding="utf-8")
+
+
+def test_the_engine_contracts_are_configured():
+    kinds = sorted(c["type"] for c in _engine_contracts())
+    assert kinds == sorted(ENGINE_CONTRACTS)
+    layers = next(c for c in _engine_contracts() if c["type"] == "layers")
+    assert layers["containers"] == ["engine"] and layers["exhaustive"] is True
+    assert layers["layers"][0] == "cli" and layers["layers"][-1] == "permissions | resources"
+
+
+def test_the_unchanged_engine_keeps_both_contracts(engine_copy):
+    result = _lint(engine_copy)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 kept, 0 broken" in result.stdout
+
+
+def test_an_upward_import_breaks_the_layers_contract(engine_copy):
+    _add_import(engine_copy / "engine" / "gallery" / "scoring.py", "import engine.search.session")
+    result = _lint(engine_copy)
+    assert result.returncode == 1
+    assert "strict stack of layers" in result.stdout and "BROKEN" in result.stdout
+    assert "engine.gallery.scoring -> engine.search.session" in result.stdout
+
+
+def test_a_lazy_upward_import_inside_a_function_breaks_it_too(engine_copy):
+    _add_import(engine_copy / "engine" / "encoding" / "resolution.py",
+                "def _late():\n    from engine.ingest import timing\n    return timing")
+    result = _lint(engine_copy)
+    assert result.returncode == 1
+    assert "engine.encoding.resolution -> engine.ingest.timing" in result.stdout
+
+
+def test_a_file_cycle_inside_a_folder_breaks_the_acyclic_contract(engine_copy):
+    _add_import(engine_copy / "engine" / "gallery" / "items.py", "import engine.gallery.store")
+    result = _lint(engine_copy)
+    assert result.returncode == 1
+    broken = [line for line in result.stdout.splitlines() if "BROKEN" in line]
+    assert any("no import cycles" in line or "folder" in line for line in broken), result.stdout
+    assert "strict stack of layers" not in "".join(broken)
+
+
+def test_a_new_top_level_module_must_be_placed_in_a_layer(engine_copy):
+    (engine_copy / "engine" / "unplaced.py").write_text('"""Not in any layer."""\n', encoding="utf-8")
+    result = _lint(engine_copy)
+    assert result.returncode == 1
+    assert "engine.unplaced" in result.stdout
