@@ -37,8 +37,11 @@ def user_data(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def tiny_checkpoint(tmp_path_factory):
+    import torch
+
     from engine.models import create, save
 
+    torch.manual_seed(0)  # the same untrained weights in every run: rankings on it repeat
     return save(create("tiny", device="cpu"), tmp_path_factory.mktemp("launch") / "checkpoint")
 
 
