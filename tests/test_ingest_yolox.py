@@ -241,7 +241,7 @@ def test_ingest_takes_the_tiling_of_its_default_detector(tmp_path):
 @pytest.mark.parametrize(("layout", "message"), [("yolov8", "gives 8396 classes, so it is not the 'yolov8' layout"),
                                                  ("yolo", "that is the 'yolox' layout")])
 def test_a_real_detector_declared_with_the_wrong_layout_is_refused_when_built(layout, message):
-    from engine.ingest.yolox import shipped_yolox
+    from engine.detection.yolox import shipped_yolox
 
     with pytest.raises(DetectorError, match=message):
         make_detector(str(shipped_yolox()), layout=layout, input_size=(640, 640))
