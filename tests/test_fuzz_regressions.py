@@ -1,0 +1,113 @@
+"""Inputs ``bench/fuzz.py`` found crashing or hanging the CLI, each reproduced exactly: every one must now end
+in a named error (exit code 1 or 2, the input and the problem in the message, no traceback) or a clean success."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from engine.cli import app
+from engine.models import create, save
+from engine.models.checkpoint import CONFIG_FILE, METADATA_FILE
+from engine.world.build import build_world
+
+
+@pytest.fixture(scope="module")
+def tiny_checkpoint(tmp_path_factory):
+    return save(create("tiny", device="cpu"), tmp_path_factory.mktemp("fuzz_ck") / "good")
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fuzz_world") / "world"
+    build_world(root, identities=2, images_per_identity=2, seed=0, workers=1)
+    return root
+
+
+def invoke(*args):
+    return CliRunner().invoke(app, [str(a) for a in args], catch_exceptions=True)
+
+
+def assert_named(result, *words: str, code: int = 2) -> None:
+    """Exit ``code`` through ``typer.Exit`` (no exception escaped, no traceback) with every word in the output."""
+    assert result.exit_code == code, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.output
+    for word in words:
+        assert word in result.output, (word, result.output)
+
+
+def damaged_copy(good, tmp_path, name, edit):
+    folder = tmp_path / name
+    folder.mkdir()
+    for file in good.iterdir():
+        (folder / file.name).write_bytes(file.read_bytes())
+    edit(folder)
+    return folder
+
+
+def edit_config(**changes):
+    def edit(folder):
+        config = json.loads((folder / CONFIG_FILE).read_text())
+        for dotted, value in changes.items():
+            target = config
+            *parents, key = dotted.split(".")
+            for parent in parents:
+                target = target[parent]
+            target[key] = value
+        (folder / CONFIG_FILE).write_text(json.dumps(config))
+    return edit
+
+
+def test_config_stacking_a_billion_layers_is_refused_not_built(tiny_checkpoint, tmp_path):
+    """fuzz seed 0 case 36: ``vision.layers`` 10**9 hung ``checkpoint info`` building the model block by block."""
+    checkpoint = damaged_copy(tiny_checkpoint, tmp_path, "layers", edit_config(**{"vision.layers": 10**9}))
+    started = time.monotonic()
+    assert_named(invoke("checkpoint", "info", checkpoint), "config.json", "'vision.layers' 1000000000 is over the "
+                                                                          "limit of 256")
+    assert time.monotonic() - started < 30
+
+
+@pytest.mark.parametrize("dotted", ["embed_dim", "vision.width", "text.context_length"])
+def test_config_declaring_a_huge_model_is_compared_with_the_weights_before_allocating(tiny_checkpoint, tmp_path,
+                                                                                     dotted):
+    """A config whose sizes disagree with its weights: a named mismatch from the weights header, without building
+    a model of 10**8-wide layers (which raised a raw allocation error or exhausted memory)."""
+    checkpoint = damaged_copy(tiny_checkpoint, tmp_path, "huge", edit_config(**{dotted: 10**8}))
+    assert_named(invoke("checkpoint", "info", checkpoint), "weights.safetensors does not match its config")
+
+
+@pytest.mark.parametrize("text", ["[]", "5", '"text"'])
+def test_metadata_that_is_not_an_object_is_named(tiny_checkpoint, tmp_path, text):
+    """``metadata.json`` holding a list raised ``AttributeError: 'list' object has no attribute 'get'``."""
+    checkpoint = damaged_copy(tiny_checkpoint, tmp_path, "meta", lambda f: (f / METADATA_FILE).write_text(text))
+    assert_named(invoke("checkpoint", "info", checkpoint), "metadata.json is corrupt: expected a JSON object")
+
+
+def test_metadata_with_a_data_fingerprint_of_the_wrong_type_is_shown(tiny_checkpoint, tmp_path):
+    def edit(folder):
+        metadata = json.loads((folder / METADATA_FILE).read_text())
+        (folder / METADATA_FILE).write_text(json.dumps({**metadata, "data_fingerprint": [1, 2]}))
+
+    checkpoint = damaged_copy(tiny_checkpoint, tmp_path, "fingerprint", edit)
+    result = invoke("checkpoint", "info", checkpoint, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["world"] is None
+
+
+def test_world_manifest_with_bytes_that_are_not_utf8_is_named(world, tiny_checkpoint, tmp_path):
+    """A manifest of random bytes (fuzz ``world:binary``) gave the bare ``'utf-8' codec can't decode …``."""
+    broken = tmp_path / "world"
+    broken.mkdir()
+    (broken / "manifest.jsonl").write_bytes((world / "manifest.jsonl").read_bytes().splitlines()[0] + b"\n\x83\xff{}\n")
+    for args in (["world", "export", broken, "--out", tmp_path / "export.json"],
+                 ["world", "benchmarks", broken, "--out", tmp_path / "benchmarks"],
+                 ["ingest", broken, "--gallery", tmp_path / "gallery", "--checkpoint", tiny_checkpoint,
+                  "--device", "cpu"]):
+        result = invoke(*args)
+        assert result.exit_code in (1, 2), result.output
+        assert "Traceback" not in result.output and "codec can't decode" not in result.output
+        assert "manifest.jsonl: line 2" in result.output and "not UTF-8 text" in result.output, result.output
