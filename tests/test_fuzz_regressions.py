@@ -4,12 +4,15 @@ in a named error (exit code 1 or 2, the input and the problem in the message, no
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import time
 
 import pytest
 from typer.testing import CliRunner
 
 from engine.cli import app
+from engine.gallery import Gallery
 from engine.models import create, save
 from engine.models.checkpoint import CONFIG_FILE, METADATA_FILE
 from engine.world.build import build_world
@@ -111,3 +114,57 @@ def test_world_manifest_with_bytes_that_are_not_utf8_is_named(world, tiny_checkp
         assert result.exit_code in (1, 2), result.output
         assert "Traceback" not in result.output and "codec can't decode" not in result.output
         assert "manifest.jsonl: line 2" in result.output and "not UTF-8 text" in result.output, result.output
+
+
+@pytest.mark.parametrize("special", ["dev-zero", "fifo"])
+def test_a_pipe_or_device_named_like_an_image_is_skipped_not_read_forever(world, tmp_path, special):
+    """fuzz seed 1 cases 215 and 418: ``detect`` on a folder whose ``bad.jpg`` links to ``/dev/zero`` hashed it
+    forever (a named pipe would block the read); now it is listed as skipped and the folder goes on."""
+    folder = tmp_path / "source"
+    folder.mkdir()
+    bad = folder / "bad.jpg"
+    if special == "fifo":
+        os.mkfifo(bad)
+    else:
+        bad.symlink_to("/dev/zero")
+    good = next((world / "images").rglob("*.jpg"))
+    (folder / "good.jpg").write_bytes(good.read_bytes())
+    result = invoke("detect", folder, "--detector", "hog")
+    assert result.exit_code in (0, 1), result.output  # 1: the good image holds nobody the detector finds
+    assert "Traceback" not in result.output
+    assert f"{bad}: not a regular file" in result.output
+    alone = invoke("detect", bad)
+    assert_named(alone, str(bad), "is not a regular file or folder")
+    sketch = invoke("search", "--gallery", tmp_path / "none", "--sketch", bad)
+    assert sketch.exit_code == 2 and "Traceback" not in sketch.output
+
+
+def test_a_pipe_in_a_built_world_is_skipped_at_ingest(world, tiny_checkpoint, tmp_path):
+    copy = tmp_path / "world"
+    shutil.copytree(world, copy)
+    victim = sorted((copy / "images").rglob("*.jpg"))[0]
+    victim.unlink()
+    os.mkfifo(victim)
+    result = invoke("ingest", copy, "--gallery", tmp_path / "gallery", "--checkpoint", tiny_checkpoint,
+                    "--device", "cpu")
+    assert result.exit_code == 0, result.output
+    assert f"{victim}: is not a regular file" in result.output
+
+
+@pytest.fixture
+def gallery(tmp_path):
+    return Gallery.create(tmp_path / "g", {"rgb": 4}, "some-model").root
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("view_models", "x"),  # fuzz seed 1 case 407: AttributeError: 'str' object has no attribute 'get'
+    ("view_models", {"rgb": 5}), ("views", [1, 2]), ("indexes", {"rgb": "flat"}), ("count", "3"),
+    ("count", -1), ("items_bytes", None), ("ivf_threshold", 0), ("recall_target", "high"),
+    ("model_fingerprint", 7),
+])
+def test_gallery_json_fields_of_the_wrong_type_are_named(gallery, field, value):
+    meta = json.loads((gallery / "gallery.json").read_text())
+    (gallery / "gallery.json").write_text(json.dumps({**meta, field: value}))
+    for args in (["gallery", "info", gallery], ["gallery", "verify", gallery],
+                 ["gallery", "rebuild", gallery, "--attributes"]):
+        assert_named(invoke(*args), "gallery.json", f"field {field!r} must be")

@@ -52,7 +52,7 @@ from engine.gallery import Gallery, GalleryItem
 from engine.gallery.crops import put_crop, put_silhouette
 from engine.gallery.writer_lock import is_empty_folder, writing
 from engine.hashing import sha256_bytes
-from engine.images import ImageInputError, decode_image
+from engine.images import ImageInputError, decode_image, read_image_bytes
 from engine.ingest.appearance import check_view_models
 from engine.ingest.crops import (
     MIN_CROP_HEIGHT,
@@ -356,11 +356,7 @@ class _Reader:
                 sketches += 1
                 continue
             try:
-                data = sample.image.read_bytes()
-            except OSError as exc:
-                self.on_skip(str(sample.image), f"cannot be read: {exc.strerror or exc}")
-                continue
-            try:
+                data = read_image_bytes(sample.image)
                 image = decode_image(data, str(sample.image))
             except ImageInputError as exc:
                 self.on_skip(str(sample.image), exc.reason)
