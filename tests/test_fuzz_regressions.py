@@ -159,7 +159,8 @@ def gallery(tmp_path):
 @pytest.mark.parametrize(("field", "value"), [
     ("view_models", "x"),  # fuzz seed 1 case 407: AttributeError: 'str' object has no attribute 'get'
     ("view_models", {"rgb": 5}), ("views", [1, 2]), ("indexes", {"rgb": "flat"}), ("count", "3"),
-    ("count", -1), ("items_bytes", None), ("ivf_threshold", 0), ("recall_target", "high"),
+    ("count", -1), ("count", 1.5),  # fuzz seed 1 case 666: TypeError from the float count
+    ("items_bytes", None), ("ivf_threshold", 0), ("recall_target", "high"),
     ("model_fingerprint", 7),
 ])
 def test_gallery_json_fields_of_the_wrong_type_are_named(gallery, field, value):
@@ -168,3 +169,12 @@ def test_gallery_json_fields_of_the_wrong_type_are_named(gallery, field, value):
     for args in (["gallery", "info", gallery], ["gallery", "verify", gallery],
                  ["gallery", "rebuild", gallery, "--attributes"]):
         assert_named(invoke(*args), "gallery.json", f"field {field!r} must be")
+
+
+def test_items_bytes_far_past_the_file_is_named_without_reading_that_much(gallery):
+    """fuzz seed 1 case 612: ``items_bytes`` 10**18 made ``gallery verify`` allocate a buffer of that size
+    (MemoryError)."""
+    meta = json.loads((gallery / "gallery.json").read_text())
+    (gallery / "gallery.json").write_text(json.dumps({**meta, "items_bytes": 10**18}))
+    for args in (["gallery", "verify", gallery], ["search", "--gallery", gallery, "--text", "a man"]):
+        assert_named(invoke(*args), "items.jsonl holds 0 bytes but gallery.json records 1000000000000000000")
