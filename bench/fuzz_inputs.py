@@ -661,8 +661,41 @@ def query_case(fixtures: Fixtures, rng: random.Random, folder: Path) -> Case:
     option = rng.choice(list(OPTIONS))
     value = rng.choice(OPTIONS[option])
     argv = [*gallery, "--text", rng.choice(["a man", text]), option, value]
-    names = [option, option.lstrip("-"), value or "''", "--text", "query"]
+    names = [option, option.lstrip("-"), value or "''", "--text", "query", "filters"]
     return Case(f"search {option}", f"option:{value[:16]!r}", argv, names)
+
+
+FOOTAGE_OPTIONS = {"--tiles": ["0x0", "99999x99999", "-1x2", "x", "3x", "auto ", "1x1000000", "off"],
+                   "--detector": ["nonsense", "", "../../etc/passwd.onnx", "HOG", "yolox.ONNX"],
+                   "--min-score": ["nan", "-1", "2", "inf", "1e-300"],
+                   "--stride": ["0", "-1", "99999999999999999999", "1000000"],
+                   "--onnx-size": ["0x0", "100000x100000", "axb", "640", "-640x640"],
+                   "--start": ["nan", "1e400", "-1e20", "2024-02-30T00:00:00", "tomorrow"],
+                   "--modality": ["thermal", "", "IR", "😀"],
+                   "--reid": ["XX-YY", "", "all,none", "AD-LT,AD-LT", ","],
+                   "--batch": ["0", "99999999", "-5"],
+                   "--camera": ["", "\x00", "../x", "c" * 5000],
+                   "--samples-per-track": ["0", "100000"],
+                   "--min-box-height": ["0", "nan", "1e308"]}
+INGEST_ONLY = {"--start", "--modality", "--reid", "--batch", "--camera", "--samples-per-track", "--min-box-height"}
+
+
+def footage_option_case(fixtures: Fixtures, rng: random.Random, folder: Path) -> Case:
+    """An absurd value of one detect or ingest option on good footage."""
+    option = rng.choice(list(FOOTAGE_OPTIONS))
+    value = rng.choice(FOOTAGE_OPTIONS[option])
+    source = fixtures.video if rng.random() < 0.5 else write(folder / "source" / "good.jpg", fixtures.person_jpeg)
+    extra = []
+    if option == "--onnx-size" or (option == "--tiles" and rng.random() < 0.3):
+        extra = ["--detector", str(ROOT_DETECTOR), "--onnx-layout", "yolox"] if option == "--onnx-size" else []
+    if option in INGEST_ONLY or rng.random() < 0.4:
+        argv = ["ingest", str(source), "--gallery", str(folder / "gallery"), option, value, *extra]
+    else:
+        argv = ["detect", str(source), option, value, *extra]
+    return Case(f"{argv[0]} {option}", f"option:{value[:16]!r}", argv, [option, option.lstrip("-"), value or "''"])
+
+
+ROOT_DETECTOR = Path(__file__).resolve().parents[1] / "resources" / "models" / "detectors" / "yolox_nano.onnx"
 
 
 # --------------------------------------------------------------------------------------------- galleries
@@ -848,12 +881,13 @@ def database_case(fixtures: Fixtures, rng: random.Random, folder: Path) -> Case:
 
 
 GENERATORS: dict[str, tuple[Callable[[Fixtures, random.Random, Path], Case], float]] = {
-    "image": (image_case, 0.26),
+    "image": (image_case, 0.24),
     "video": (video_case, 0.08),
     "world": (world_case, 0.12),
     "dataset": (dataset_case, 0.12),
     "checkpoint": (checkpoint_case, 0.10),
-    "query": (query_case, 0.14),
+    "query": (query_case, 0.10),
+    "footage-option": (footage_option_case, 0.06),
     "gallery": (gallery_case, 0.12),
     "database": (database_case, 0.06),
 }

@@ -178,3 +178,42 @@ def test_items_bytes_far_past_the_file_is_named_without_reading_that_much(galler
     (gallery / "gallery.json").write_text(json.dumps({**meta, "items_bytes": 10**18}))
     for args in (["gallery", "verify", gallery], ["search", "--gallery", gallery, "--text", "a man"]):
         assert_named(invoke(*args), "items.jsonl holds 0 bytes but gallery.json records 1000000000000000000")
+
+
+def test_config_with_a_width_pytorch_cannot_size_is_named(tiny_checkpoint, tmp_path):
+    """fuzz seed 1 case 982: ``vision.width`` 10**18 raised ``RuntimeError: Storage size calculation
+    overflowed`` out of ``checkpoint info``."""
+    checkpoint = damaged_copy(tiny_checkpoint, tmp_path, "width", edit_config(**{"vision.width": 10**18}))
+    assert_named(invoke("checkpoint", "info", checkpoint), "config.json describes a model that cannot be built")
+
+
+def test_a_pipe_among_crops_is_skipped_not_opened(world, tiny_checkpoint, tmp_path):
+    """fuzz seed 1 case 996: ``ingest --crops`` on a folder holding a named pipe ``bad.png`` blocked in OpenCV's
+    header check forever."""
+    folder = tmp_path / "crops"
+    folder.mkdir()
+    os.mkfifo(folder / "bad.png")
+    (folder / "good.jpg").write_bytes(next((world / "images").rglob("*.jpg")).read_bytes())
+    result = invoke("ingest", folder, "--crops", "--gallery", tmp_path / "gallery", "--checkpoint", tiny_checkpoint,
+                    "--device", "cpu")
+    assert result.exit_code == 0, result.output
+    assert f"{folder / 'bad.png'}: not a regular file" in result.output
+    assert_named(invoke("ingest", folder / "bad.png", "--crops", "--gallery", tmp_path / "other", "--checkpoint",
+                        tiny_checkpoint, "--device", "cpu"), "bad.png is not a regular file")
+
+
+def test_a_view_file_holding_a_nul_byte_is_named(gallery):
+    """fuzz seed 1 cases 138 and 797: a view ``file`` of ``"\\u0000"`` gave the bare ``embedded null byte``."""
+    meta = json.loads((gallery / "gallery.json").read_text())
+    meta["views"]["rgb"]["file"] = "\x00"
+    (gallery / "gallery.json").write_text(json.dumps(meta))
+    assert_named(invoke("gallery", "verify", gallery), "gallery.json", "view 'rgb' file", "holds a NUL byte")
+
+
+@pytest.mark.parametrize("value", ["1e400", "nan", "-inf"])
+def test_a_time_bound_that_is_not_finite_names_the_option(value, tmp_path):
+    """fuzz seed 1 case 662: ``--after 1e400`` was read as infinity and refused later as ``time_range bound must
+    be a finite number``, not naming the option."""
+    gallery = Gallery.create(tmp_path / "g", {"rgb": 4}, "some-model").root
+    result = invoke("search", "--gallery", gallery, "--text", "a man", "--after", value)
+    assert_named(result, f"--after: time {value!r} is not finite")

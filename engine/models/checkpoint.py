@@ -173,8 +173,11 @@ def load(path: str | Path, device: str | torch.device | None = None) -> PersonSe
     config_file = _checkpoint_file(path, CONFIG_FILE)
     weights_file = _checkpoint_file(path, WEIGHTS_FILE)
     config = ModelConfig.from_dict(_read_json(config_file), source=str(config_file))
-    with torch.device("meta"):
-        skeleton = PersonSearchModel(config)
+    try:
+        with torch.device("meta"):
+            skeleton = PersonSearchModel(config)
+    except (RuntimeError, ValueError, OverflowError) as exc:  # sizes PyTorch cannot even describe
+        raise CheckpointError(f"{config_file} describes a model that cannot be built: {exc}") from None
     expected = {name: tuple(tensor.shape) for name, tensor in skeleton.state_dict().items()}
     problem = _mismatch(expected, stored_shapes(weights_file))
     if problem:
