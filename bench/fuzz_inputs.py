@@ -665,7 +665,7 @@ def query_case(fixtures: Fixtures, rng: random.Random, folder: Path) -> Case:
     return Case(f"search {option}", f"option:{value[:16]!r}", argv, names)
 
 
-FOOTAGE_OPTIONS = {"--tiles": ["0x0", "99999x99999", "-1x2", "x", "3x", "auto ", "1x1000000", "off"],
+FOOTAGE_OPTIONS = {"--tiles": ["0x0", "99999x99999", "-1x2", "x", "3x", "auto ", "1x1000000", "off", "16x16", "1x16"],
                    "--detector": ["nonsense", "", "../../etc/passwd.onnx", "HOG", "yolox.ONNX"],
                    "--min-score": ["nan", "-1", "2", "inf", "1e-300"],
                    "--stride": ["0", "-1", "99999999999999999999", "1000000"],

@@ -217,3 +217,45 @@ def test_a_time_bound_that_is_not_finite_names_the_option(value, tmp_path):
     gallery = Gallery.create(tmp_path / "g", {"rgb": 4}, "some-model").root
     result = invoke("search", "--gallery", gallery, "--text", "a man", "--after", value)
     assert_named(result, f"--after: time {value!r} is not finite")
+
+
+def test_a_tile_grid_of_billions_is_refused(world, tmp_path):
+    """fuzz seed 2 case 366: ``ingest --tiles 99999x99999`` planned ten billion detector runs per frame (a hang)."""
+    image = next((world / "images").rglob("*.jpg"))
+    for args in (["detect", image, "--tiles", "99999x99999"],
+                 ["ingest", image, "--gallery", tmp_path / "g", "--tiles", "99999x99999"]):
+        assert_named(invoke(*args), "tiles '99999x99999': at most 16 rows and 16 columns")
+
+
+def test_an_onnx_input_size_of_a_hundred_thousand_pixels_is_refused(world, tmp_path):
+    """fuzz seed 2 case 511: ``--onnx-size 100000x100000`` allocated a 27.9 GiB input blob (numpy
+    ``_ArrayMemoryError``)."""
+    from engine.resources import resource_path
+
+    image = next((world / "images").rglob("*.jpg"))
+    model = resource_path("models", "detectors", "yolox_nano.onnx")
+    for layout in ("yolox", "yolo"):
+        result = invoke("detect", image, "--detector", model, "--onnx-layout", layout, "--onnx-size", "100000x100000")
+        assert_named(result, "input size '100000x100000' is over the limit of 4096 pixels a side")
+
+
+def test_a_case_database_with_an_empty_schema_revision_is_named(tmp_path):
+    """fuzz seed 2 case 652: ``alembic_version`` holding ``''`` made ``report verify`` fail on an Alembic
+    ``AssertionError``; opening the store for writing too."""
+    import sqlite3
+
+    from app.store import CaseStore
+    from app.store.database import check_revision_read_only
+    from app.store.errors import NotACaseDatabaseError
+
+    db = tmp_path / "cases.db"
+    with CaseStore.open(db, actor="examiner") as store:
+        store.create_case("A case")
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE alembic_version SET version_num = ''")
+    message = "records an empty case-store schema revision ''"
+    with pytest.raises(NotACaseDatabaseError, match=message):
+        check_revision_read_only(db)
+    with pytest.raises(NotACaseDatabaseError, match=message):
+        CaseStore.open(db, actor="examiner")
+    assert_named(invoke("report", "export", "--db", db, "--case", 1, "--out", tmp_path / "case.html"), message)
