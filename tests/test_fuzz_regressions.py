@@ -259,3 +259,9 @@ def test_a_case_database_with_an_empty_schema_revision_is_named(tmp_path):
     with pytest.raises(NotACaseDatabaseError, match=message):
         CaseStore.open(db, actor="examiner")
     assert_named(invoke("report", "export", "--db", db, "--case", 1, "--out", tmp_path / "case.html"), message)
+
+
+def test_reid_scenarios_mixing_all_and_none_name_the_input(world, tmp_path):
+    """fuzz seed 0 cases 16 and 600: ``--reid all,none`` was refused without naming what was given."""
+    result = invoke("ingest", world, "--gallery", tmp_path / "g", "--reid", "all,none")
+    assert_named(result, "re-identification scenarios 'all,none': unknown ['all', 'none']", "'all' or 'none' alone")
