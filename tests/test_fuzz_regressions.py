@@ -264,4 +264,4 @@ def test_a_case_database_with_an_empty_schema_revision_is_named(tmp_path):
 def test_reid_scenarios_mixing_all_and_none_name_the_input(world, tmp_path):
     """fuzz seed 0 cases 16 and 600: ``--reid all,none`` was refused without naming what was given."""
     result = invoke("ingest", world, "--gallery", tmp_path / "g", "--reid", "all,none")
-    assert_named(result, "re-identification scenarios 'all,none': unknown ['all', 'none']", "'all' or 'none' alone")
+    assert_named(result, "unknown re-identification scenarios ['all', 'none'] in 'all,none'", "'all' or 'none' alone")
