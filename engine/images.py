@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import stat
 import warnings
 from pathlib import Path
 
@@ -134,8 +135,17 @@ def read_image(path: str | Path, *, mode: str = "color", max_pixels: int | None 
     """Read and decode an image file (see ``decode_image``); a missing or unreadable file is an
     ``ImageInputError`` too."""
     path = Path(path)
+    return decode_image(read_image_bytes(path), str(path), mode=mode, max_pixels=max_pixels, min_side=min_side,
+                        max_side=max_side)
+
+
+def read_image_bytes(path: str | Path) -> bytes:
+    """The bytes of an image file; ``ImageInputError`` when it cannot be read or is no regular file (reading a
+    named pipe would block, a device would never end)."""
+    path = Path(path)
     try:
-        data = path.read_bytes()
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise ImageInputError(str(path), "is not a regular file (a folder, a named pipe or a device)")
+        return path.read_bytes()
     except OSError as exc:
         raise ImageInputError(str(path), f"cannot be read ({exc.strerror or exc})") from None
-    return decode_image(data, str(path), mode=mode, max_pixels=max_pixels, min_side=min_side, max_side=max_side)

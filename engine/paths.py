@@ -14,8 +14,8 @@ from pathlib import Path
 class PathEscapeError(ValueError):
     """A path from a data file resolves outside its allowed root; names the path, where it leads and the root."""
 
-    def __init__(self, name: str, resolved: Path, root: Path, what: str) -> None:
-        super().__init__(f"{what} {name!r} resolves to {resolved}, outside the allowed folder {root}")
+    def __init__(self, name: str, resolved: Path, root: Path, what: str, problem: str | None = None) -> None:
+        super().__init__(f"{what} {name!r} {problem or f'resolves to {resolved}, outside the allowed folder {root}'}")
         self.name = name
         self.resolved = resolved
         self.root = root
@@ -26,6 +26,8 @@ def contained(root: str | Path, name: str | Path, what: str = "path") -> Path:
 
     ``what`` says in the error what the name is ("image", "view file", ...)."""
     base = Path(root).resolve()
+    if "\x00" in str(name):  # the operating system refuses such names; resolving would raise a bare ValueError
+        raise PathEscapeError(str(name), base, base, what, "holds a NUL byte, which no file name can hold")
     resolved = (base / name).resolve()
     if not resolved.is_relative_to(base):
         raise PathEscapeError(str(name), resolved, base, what)

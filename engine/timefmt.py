@@ -128,9 +128,13 @@ def parse_time(value: Any, where: str) -> float:
         raise TimeInputError(f"{where}: a time must be seconds or an ISO 8601 string, got {value!r}")
     text = value.strip()
     try:
-        return float(text)
+        seconds = float(text)
     except ValueError:
         pass
+    else:
+        if not math.isfinite(seconds):
+            raise TimeInputError(f"{where}: time {value!r} is not finite")
+        return seconds
     compact = _COMPACT.match(text)
     if compact:
         year, month, day, hour, minute, second, fraction = compact.groups()

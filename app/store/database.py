@@ -145,15 +145,10 @@ def migrate(path: Path, target: str) -> tuple[str | None, str]:
                     raise NotACaseDatabaseError(
                         f"{path} is an SQLite database but not a Lineup case store (tables {sorted(foreign)[:5]}, "
                         f"no schema revision)")
-            else:
-                try:
-                    known = script.get_revision(current)
-                except CommandError:
-                    known = None
-                if known is None:
-                    raise SchemaTooNewError(
-                        f"{path} has case-store schema revision {current!r}, which this program does not know "
-                        f"(it knows up to {head!r}): it was written by a newer Lineup; open it with that version")
+            elif not _known_revision(script, path, current):
+                raise SchemaTooNewError(
+                    f"{path} has case-store schema revision {current!r}, which this program does not know "
+                    f"(it knows up to {head!r}): it was written by a newer Lineup; open it with that version")
             if current == wanted:
                 return current, wanted
             config.attributes["connection"] = connection
@@ -175,6 +170,18 @@ def migrate(path: Path, target: str) -> tuple[str | None, str]:
         raise
     finally:
         engine.dispose()
+
+
+def _known_revision(script: ScriptDirectory, path: Path, current: str) -> bool:
+    """Whether ``current`` is one of this program's revisions; a blank one is a damaged store (Alembic asserts on
+    it rather than answering)."""
+    if not isinstance(current, str) or not current.strip():
+        raise NotACaseDatabaseError(f"{path} records an empty case-store schema revision {current!r}: the "
+                                    "alembic_version table is damaged")
+    try:
+        return script.get_revision(current) is not None
+    except CommandError:
+        return False
 
 
 def check_revision_read_only(path: Path) -> str:
@@ -200,11 +207,7 @@ def check_revision_read_only(path: Path) -> str:
         raise NotACaseDatabaseError(f"{path} is not a Lineup case store (no schema revision)")
     if current == head:
         return current
-    try:
-        known = script.get_revision(current)
-    except CommandError:
-        known = None
-    if known is None:
+    if not _known_revision(script, path, current):
         raise SchemaTooNewError(f"{path} has case-store schema revision {current!r}, which this program does not "
                                 f"know (it knows up to {head!r}): it was written by a newer Lineup; open it with "
                                 "that version")

@@ -29,10 +29,11 @@ def checkpoint_info(
         metadata = read_metadata(folder)
     except (ValueError, OSError) as exc:
         _fail(str(exc))
+    data = metadata.get("data_fingerprint")
     info = {"path": str(folder), "config": model.config.name, "parameters": metadata.get("parameters"),
             "weights_dtype": metadata.get("weights_dtype", "float32"), "fingerprint": model_fingerprint(model),
             "training_command": metadata.get("training_command"), "eval_report": metadata.get("eval_report"),
-            "world": (metadata.get("data_fingerprint") or {}).get("world"),
+            "world": data.get("world") if isinstance(data, dict) else None,
             "components": components(model.config, (metadata.get("components") or {}).get("off"))}
     if as_json:
         typer.echo(json.dumps(info))

@@ -328,4 +328,10 @@ def parse_size(text: str) -> tuple[int, int]:
     match = re.fullmatch(r"\s*(\d+)\s*[xX×]\s*(\d+)\s*", text or "")
     if not match or 0 in (int(match.group(1)), int(match.group(2))):
         raise DetectorError(f"input size must look like 640x640 (width x height), got {text!r}")
-    return int(match.group(1)), int(match.group(2))
+    width, height = int(match.group(1)), int(match.group(2))
+    if max(width, height) > MAX_INPUT_SIDE:  # the network's input blob is allocated at this size
+        raise DetectorError(f"input size {text!r} is over the limit of {MAX_INPUT_SIDE} pixels a side")
+    return width, height
+
+
+MAX_INPUT_SIDE = 4096

@@ -46,6 +46,9 @@ JOIN = 0.6
 Region = tuple[int, int, int, int]  # x, y, w, h in frame pixels
 
 
+MAX_TILES_PER_SIDE = 16
+
+
 def parse_tiles(text: str) -> str | tuple[int, int]:
     """``"auto"`` or ``"off"`` as they are, ``"RxC"`` → (rows, columns); anything else is a named error."""
     value = (text or "").strip().lower()
@@ -54,7 +57,10 @@ def parse_tiles(text: str) -> str | tuple[int, int]:
     match = re.fullmatch(r"(\d+)\s*[x×]\s*(\d+)", value)
     if not match or 0 in (int(match.group(1)), int(match.group(2))):
         raise DetectorError(f"tiles must be auto, off or ROWSxCOLUMNS (e.g. 2x3), got {text!r}")
-    return int(match.group(1)), int(match.group(2))
+    rows, columns = int(match.group(1)), int(match.group(2))
+    if max(rows, columns) > MAX_TILES_PER_SIDE:  # each tile is a detector run: 99999x99999 would never end
+        raise DetectorError(f"tiles {text!r}: at most {MAX_TILES_PER_SIDE} rows and {MAX_TILES_PER_SIDE} columns")
+    return rows, columns
 
 
 def _spread(length: int, count: int, overlap: float) -> list[tuple[int, int]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
@@ -218,9 +219,14 @@ def read_columns(path, committed_bytes: int, expected_rows: int) -> ItemColumns:
     columns = ItemColumns()
     try:
         with open(path, "rb") as fh:
-            data = fh.read(committed_bytes)
+            size = os.fstat(fh.fileno()).st_size
+            data = fh.read(committed_bytes) if size >= committed_bytes else b""  # never a buffer past the file
     except OSError as exc:
         raise GalleryCorruptError(f"cannot read {path}: {exc}") from exc
+    if size < committed_bytes:
+        raise GalleryCorruptError(
+            f"{path} holds {size} bytes but gallery.json records {committed_bytes}: the item list is truncated"
+        )
     if len(data) != committed_bytes:
         raise GalleryCorruptError(
             f"{path} holds {len(data)} bytes but gallery.json records {committed_bytes}: the item list is truncated"

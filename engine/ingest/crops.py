@@ -22,7 +22,15 @@ import cv2
 import numpy as np
 
 from engine.ingest.errors import IngestError
-from engine.ingest.sources import GALLERY_MARKER, IMAGE_EXTENSIONS, Discovery, ImageSequence, _natural_key, _sequences
+from engine.ingest.sources import (
+    GALLERY_MARKER,
+    IMAGE_EXTENSIONS,
+    NOT_REGULAR,
+    Discovery,
+    ImageSequence,
+    _natural_key,
+    _sequences,
+)
 from engine.ingest.timing import SIDECAR_NAMES
 
 MIN_CROP_HEIGHT = 16  # pixels: a smaller image is too small to show a person
@@ -56,6 +64,8 @@ def discover_crops(path: str | Path, camera: str | None = None) -> Discovery:
     root = Path(path)
     if not root.exists():
         raise IngestError(f"crop folder {root} does not exist")
+    if not root.is_file() and not root.is_dir():
+        raise IngestError(f"crop {root} is {NOT_REGULAR}")
     if root.is_file():
         if root.suffix.lower() not in IMAGE_EXTENSIONS or not cv2.haveImageReader(str(root)):
             raise IngestError(f"crop {root} is not a decodable image")
@@ -76,6 +86,8 @@ def discover_crops(path: str | Path, camera: str | None = None) -> Discovery:
                 continue
             if file.suffix.lower() not in IMAGE_EXTENSIONS:
                 skipped.append((str(file), f"not an image (extension {file.suffix.lower() or 'none'})"))
+            elif not file.is_file():  # checked before OpenCV opens it: a named pipe would block the header read
+                skipped.append((str(file), NOT_REGULAR))
             elif not cv2.haveImageReader(str(file)):
                 skipped.append((str(file), UNREADABLE))
             else:

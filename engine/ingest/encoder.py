@@ -39,7 +39,8 @@ def parse_scenarios(text: str) -> tuple[str, ...]:
     by_name = {s.lower(): s for s in SCENARIOS}
     unknown = [w for w in words if w.lower() not in by_name]
     if unknown:
-        raise IngestError(f"unknown re-identification scenarios {unknown}; use {list(SCENARIOS)}, 'all' or 'none'")
+        raise IngestError(f"unknown re-identification scenarios {unknown} in {text!r}; use {list(SCENARIOS)} "
+                          "(comma-separated), or 'all' or 'none' alone")
     return tuple(dict.fromkeys(by_name[w.lower()] for w in words))
 
 

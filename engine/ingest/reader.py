@@ -22,7 +22,7 @@ from engine.encoding.resolution import level_of_height
 from engine.gallery import GalleryItem
 from engine.gallery.crops import put_crop, put_silhouette
 from engine.hashing import sha256_bytes
-from engine.images import ImageInputError, decode_image
+from engine.images import ImageInputError, decode_image, read_image_bytes
 from engine.ingest.crops import (
     RAW_CROP_SUFFIXES,
     CropFolder,
@@ -241,11 +241,7 @@ class SourceReader:
                 sketches += 1
                 continue
             try:
-                data = sample.image.read_bytes()
-            except OSError as exc:
-                self.on_skip(str(sample.image), f"cannot be read: {exc.strerror or exc}")
-                continue
-            try:
+                data = read_image_bytes(sample.image)
                 image = decode_image(data, str(sample.image))
             except ImageInputError as exc:
                 self.on_skip(str(sample.image), exc.reason)

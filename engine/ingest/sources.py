@@ -37,6 +37,7 @@ VIDEO_EXTENSIONS = frozenset({".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", "
                               ".ts", ".3gp", ".gif", ".mjpeg", ".mjpg"})
 IMAGE_EXTENSIONS = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".jp2", ".pgm", ".ppm"})
 WORLD_MANIFEST = "manifest.jsonl"
+NOT_REGULAR = "not a regular file or folder (a named pipe, a device or a broken or looping link)"
 GALLERY_MARKER = "gallery.json"
 SkipFn = Callable[[str, str], None]
 
@@ -248,6 +249,8 @@ def discover(path: str | Path, camera: str | None = None, start: float | None = 
     root = Path(path)
     if not root.exists():
         raise IngestError(f"source {root} does not exist")
+    if not root.is_file() and not root.is_dir():
+        raise IngestError(f"source {root} is {NOT_REGULAR}")
     if root.is_file():
         suffix = root.suffix.lower()
         if root.name == WORLD_MANIFEST:
@@ -275,6 +278,9 @@ def discover(path: str | Path, camera: str | None = None, start: float | None = 
             suffix = file.suffix.lower()
             video_sidecar = suffix == ".json" and Path(name[: -len(".json")]).suffix.lower() in VIDEO_EXTENSIONS
             if name.startswith(".") or name in SIDECAR_NAMES or video_sidecar:
+                continue
+            if not file.is_file():  # reading a pipe blocks, a device never ends
+                skipped.append((str(file), NOT_REGULAR))
                 continue
             if suffix in VIDEO_EXTENSIONS:
                 sources.append(_video(file, camera, start))

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
 from engine.models.config import ModelConfig, load_config
@@ -110,8 +111,12 @@ def model_fingerprint(model: PersonSearchModel) -> str:
 
 
 def read_metadata(path: str | Path) -> dict[str, Any]:
-    """The metadata.json of a checkpoint folder."""
-    return _read_json(_checkpoint_file(Path(path), METADATA_FILE))
+    """The metadata.json of a checkpoint folder (a JSON object; ``CheckpointError`` naming the file otherwise)."""
+    file = _checkpoint_file(Path(path), METADATA_FILE)
+    metadata = _read_json(file)
+    if not isinstance(metadata, dict):
+        raise CheckpointError(f"{file} is corrupt: expected a JSON object, got {type(metadata).__name__}")
+    return metadata
 
 
 def _read_json(file: Path) -> Any:
@@ -133,28 +138,59 @@ def read_weights(weights_file: Path) -> dict[str, torch.Tensor]:
         raise CheckpointError(f"{weights_file} is corrupt or truncated: {exc}") from None
 
 
+def stored_shapes(weights_file: Path) -> dict[str, tuple[int, ...]]:
+    """Name → shape of every tensor in a weights file, read from its header alone (no tensor is loaded)."""
+    try:
+        with safe_open(str(weights_file), framework="pt") as stored:
+            return {name: tuple(stored.get_slice(name).get_shape()) for name in stored.keys()}  # noqa: SIM118
+    except OSError:
+        raise
+    except Exception as exc:  # SafetensorError for a damaged header
+        raise CheckpointError(f"{weights_file} is corrupt or truncated: {exc}") from None
+
+
+def _mismatch(expected: dict[str, tuple[int, ...]], stored: dict[str, tuple[int, ...]]) -> str | None:
+    missing = sorted(set(expected) - set(stored))
+    unexpected = sorted(set(stored) - set(expected))
+    wrong = sorted(k for k in set(expected) & set(stored) if expected[k] != stored[k])
+    parts = []
+    if missing:
+        parts.append(f"missing {len(missing)} (e.g. {missing[:3]})")
+    if unexpected:
+        parts.append(f"unexpected {len(unexpected)} (e.g. {unexpected[:3]})")
+    if wrong:
+        parts.append(f"shape mismatch {len(wrong)} (e.g. {wrong[:3]})")
+    return "; ".join(parts) or None
+
+
 def load(path: str | Path, device: str | torch.device | None = None) -> PersonSearchModel:
-    """The model stored in a checkpoint folder, in eval mode on ``device`` (CUDA when available unless given)."""
+    """The model stored in a checkpoint folder, in eval mode on ``device`` (CUDA when available unless given).
+
+    The config is first built without memory (PyTorch's meta device) and its tensor shapes compared with the
+    weights file's header, so a config that does not match its weights (a damaged or hostile ``config.json``
+    declaring a huge model) is refused before any memory is allocated for it."""
     path = Path(path)
     config_file = _checkpoint_file(path, CONFIG_FILE)
     weights_file = _checkpoint_file(path, WEIGHTS_FILE)
     config = ModelConfig.from_dict(_read_json(config_file), source=str(config_file))
+    try:
+        with torch.device("meta"):
+            skeleton = PersonSearchModel(config)
+    except (RuntimeError, ValueError, OverflowError) as exc:  # sizes PyTorch cannot even describe
+        raise CheckpointError(f"{config_file} describes a model that cannot be built: {exc}") from None
+    expected = {name: tuple(tensor.shape) for name, tensor in skeleton.state_dict().items()}
+    problem = _mismatch(expected, stored_shapes(weights_file))
+    if problem:
+        raise CheckpointError(f"{weights_file} does not match its config: {problem}")
     model = PersonSearchModel(config)
     state = read_weights(weights_file)
-    expected = model.state_dict()
-    missing = sorted(set(expected) - set(state))
-    unexpected = sorted(set(state) - set(expected))
-    wrong = sorted(k for k in set(expected) & set(state) if expected[k].shape != state[k].shape)
-    if missing or unexpected or wrong:
-        parts = []
-        if missing:
-            parts.append(f"missing {len(missing)} (e.g. {missing[:3]})")
-        if unexpected:
-            parts.append(f"unexpected {len(unexpected)} (e.g. {unexpected[:3]})")
-        if wrong:
-            parts.append(f"shape mismatch {len(wrong)} (e.g. {wrong[:3]})")
-        raise CheckpointError(f"{weights_file} does not match its config: " + "; ".join(parts))
-    model.load_state_dict(state, strict=True)
+    problem = _mismatch(expected, {name: tuple(tensor.shape) for name, tensor in state.items()})
+    if problem:
+        raise CheckpointError(f"{weights_file} does not match its config: {problem}")
+    try:
+        model.load_state_dict(state, strict=True)
+    except RuntimeError as exc:  # a dtype that cannot be copied into the model (e.g. bool weights)
+        raise CheckpointError(f"{weights_file} cannot be loaded into its config's model: {exc}") from None
     return model.to(choose_device(device)).eval()
 
 

@@ -279,9 +279,22 @@ def _choice(value: str, allowed: tuple[str, ...], source: str, path: str) -> Non
     _require(value in allowed, source, f"{path!r} must be one of {list(allowed)}, got {value!r}")
 
 
+#: Most blocks or experts a component may stack: each is a Python-built module, so a damaged config asking for
+#: millions would hang model construction (the paper-sized config stacks 12).
+MAX_STACKED = 256
+
+
+def _stack(count: int, source: str, path: str) -> None:
+    _require(count <= MAX_STACKED, source, f"'{path}' {count} is over the limit of {MAX_STACKED}")
+
+
 def validate(config: ModelConfig, source: str = "config") -> None:
     """Check ranges, choices and the consistency between components and loss weights."""
     v, t = config.vision, config.text
+    for path, count in (("vision.layers", v.layers), ("text.layers", t.layers), ("fusion.layers", config.fusion.layers),
+                        ("crst.cross_layers", config.crst.cross_layers),
+                        ("adapters.num_experts", config.adapters.num_experts)):
+        _stack(count, source, path)
     _require(config.embed_dim > 0, source, "'embed_dim' must be positive")
     _choice(v.stem, ("patch", "conv"), source, "vision.stem")
     _require(v.patch_size > 0, source, "'vision.patch_size' must be positive")

@@ -476,6 +476,8 @@ def load_benchmark(out_dir: Path, name: str) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text (byte {exc.start + 1})") from None
     if not isinstance(data, dict) or data.get("benchmark") != name:
         raise ValueError(f"{path}: not a {name!r} benchmark file")
     if data.get("version") != VERSION:

@@ -50,10 +50,16 @@ def manifest_path(root: Path) -> Path:
 
 
 def read_manifest(manifest: Path) -> list[tuple[int, dict[str, Any]]]:
-    """(line number, record) for every non-blank line; bad JSON names the file and line."""
+    """(line number, record) for every non-blank line; bad JSON or bytes that are not UTF-8 name the file and
+    line."""
     records = []
-    with open(manifest, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
+    with open(manifest, "rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DatasetFormatError(manifest, f"line {number}", None,
+                                         f"not UTF-8 text (byte {exc.start + 1})") from None
             if not line.strip():
                 continue
             try:
