@@ -76,9 +76,9 @@ def build_fixtures(work: Path) -> Fixtures:
     import torch
 
     torch.set_num_threads(1)
-    from engine.models.discovery import load_model
     from engine.ingest import ModelEncoder, ingest
     from engine.models import create, save
+    from engine.models.discovery import load_model
     from engine.world.build import build_world
 
     root = work / "fixtures"
