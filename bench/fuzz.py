@@ -4,7 +4,7 @@ Generates ``--count`` bad inputs (``bench/fuzz_inputs.py``: images, videos, worl
 checkpoints, text queries and options, damaged gallery folders, case databases and report manifests) from
 ``--seed`` and drives each through the CLI entry point a user would call. Most cases run in-process through
 typer's ``CliRunner`` inside worker processes that load the shipped checkpoint once; every ``--subprocess-every``
--th case runs as a real ``python -m engine.cli`` process instead, to catch signals and what only a fresh
+-th case runs as a real ``python -m lineup`` process instead, to catch signals and what only a fresh
 interpreter shows. A worker that dies by a signal or runs past ``--timeout`` is a crash of the case it was
 running, and is replaced.
 
@@ -112,7 +112,7 @@ def case_report(root: Path, work: Path) -> tuple[Path, Path]:
         case = store.create_case("Fuzz case", "A case whose database and report are damaged per input.")
         store.add_note(case, "A note.")
     report = root / "case.html"
-    done = subprocess.run([sys.executable, "-m", "engine.cli", "report", "export", "--db", str(db), "--case",
+    done = subprocess.run([sys.executable, "-m", "lineup", "report", "export", "--db", str(db), "--case",
                            str(case), "--out", str(report)], cwd=ROOT, env=environment(work), capture_output=True,
                           text=True, timeout=300)
     if done.returncode != 0:
@@ -140,8 +140,8 @@ def worker_main(connection, env: dict[str, str]) -> None:
 
     import engine.models
     import engine.models.checkpoint
-    from engine.cli import app
     from engine.models.discovery import default_checkpoint
+    from lineup.cli import app
 
     original = engine.models.checkpoint.load
     shipped = Path(default_checkpoint()).resolve()
@@ -209,13 +209,13 @@ class Worker:
 
 
 class Child:
-    """One case as a real ``python -m engine.cli`` process."""
+    """One case as a real ``python -m lineup`` process."""
 
     def __init__(self, case: Case, env: dict[str, str], folder: Path) -> None:
         self.output = folder / "output.txt"
         self.started = time.monotonic()
         with open(self.output, "wb") as out:
-            self.process = subprocess.Popen([sys.executable, "-m", "engine.cli", *case.argv], cwd=ROOT, env=env,
+            self.process = subprocess.Popen([sys.executable, "-m", "lineup", *case.argv], cwd=ROOT, env=env,
                                             stdin=subprocess.PIPE if case.stdin is not None else subprocess.DEVNULL,
                                             stdout=out, stderr=subprocess.STDOUT, preexec_fn=limit_memory)
         if case.stdin is not None:

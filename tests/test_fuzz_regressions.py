@@ -11,11 +11,11 @@ import time
 import pytest
 from typer.testing import CliRunner
 
-from engine.cli import app
 from engine.gallery import Gallery
 from engine.models import create, save
 from engine.models.checkpoint import CONFIG_FILE, METADATA_FILE
 from engine.world.build import build_world
+from lineup.cli import app
 
 
 @pytest.fixture(scope="module")
