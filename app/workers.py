@@ -27,8 +27,9 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 
 LOG = logging.getLogger("lineup.app")
 
-#: Minimum seconds between two relayed progress reports (the first and the last always go through).
-PROGRESS_INTERVAL = 0.05
+#: Minimum seconds between two relayed progress reports: at most ~10 a second reach the UI thread, each a
+#: progress bar repaint (the first, the last and a new message always go through).
+PROGRESS_INTERVAL = 0.1
 
 
 class Cancelled(Exception):  # noqa: N818 - reads as "the job was cancelled"

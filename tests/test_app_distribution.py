@@ -154,8 +154,8 @@ def test_relevant_and_other_histograms_split_the_candidates(panel, step):
     assert counts["relevant"].sum() == relevant.sum() == N // 6
     assert counts["relevant"].sum() + counts["others"].sum() == N
     assert panel.rug is not None and len(panel.rug.data) == relevant.sum()
-    legend = [label.text for _, label in panel.legend.items]
-    assert legend == [f"others ({N - N // 6:,})", f"relevant ({N // 6:,})"]
+    assert panel.legend_entries == [f"others ({N - N // 6:,})", f"relevant ({N // 6:,})"]
+    assert "others (250)" in panel.legend_label.text() and "relevant (50)" in panel.legend_label.text()
 
 
 def test_ap_and_msd_equal_engine_metrics(panel, step):

@@ -9,10 +9,11 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 import numpy as np
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QPixmap
 
 from app.views.thumbnails import CropResolver, GalleryCrops, ThumbnailLoader
 
@@ -166,6 +167,21 @@ class ResultSet:
 
 
 # ------------------------------------------------------------------------------------------------ model
+
+
+class Card(NamedTuple):
+    """Everything one result card paints, read in one call (``ResultsModel.card``)."""
+
+    item_id: str
+    thumbnail: QPixmap | None
+    thumbnail_failed: bool
+    mark: str | None
+    kept: bool
+    rank: int
+    relevant: bool | None
+    score: float | None
+    camera: str | None
+    time: float | None
 
 
 class ResultsModel(QAbstractListModel):
@@ -362,6 +378,17 @@ class ResultsModel(QAbstractListModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return self._tooltip(entry, item_id)
         return None
+
+    def card(self, row: int) -> Card:
+        """The roles a result card paints for visible ``row``, in one call (painting a card through ``data``
+        crossed into Qt and back a dozen times per card)."""
+        entry = int(self._order[row])
+        item_id = self._set.ids[entry]
+        pixmap = self._loader.thumbnail(item_id)
+        relevant = None if self._set.relevant is None else bool(self._set.relevant[entry])
+        return Card(item_id, pixmap, pixmap is None and self._loader.failed(item_id), self._marks.get(item_id),
+                    self._kept(entry), int(self._rank[entry]), relevant, _finite(self._set.scores[entry]),
+                    self._set.cameras[entry], _finite(self._set.times[entry]))
 
     def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
         if not index.isValid():
