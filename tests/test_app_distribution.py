@@ -190,3 +190,19 @@ def test_bad_scores_are_refused(panel):
         panel.set_scores([0.1, 0.2], 1, relevant=[True])
     with pytest.raises(DistributionInputError, match="k must be"):
         panel.set_scores([0.1, 0.2], -1)
+
+
+def test_a_new_step_updates_the_plot_in_place(panel, step):
+    panel.set_step(step)
+    items = list(panel.plot.getPlotItem().items)
+    panel.set_scores(np.linspace(-0.2, 0.6, 40), 5)  # no ground truth: one histogram, no rug
+    assert list(panel.plot.getPlotItem().items) == items  # the same items, nothing made or removed
+    assert set(panel.curves) == {"candidates"} and panel.rug is None
+    assert not panel._curves["relevant"].isVisible() and panel.curves["candidates"].isVisible()
+    assert panel.legend_entries == ["candidates (40)"]
+    low, high = panel.plot.getPlotItem().getViewBox().viewRange()[0]
+    assert low < -0.2 and high > 0.6 and high - low < 0.9  # the view follows the new scores
+    panel.set_step(step)
+    assert set(panel.curves) == {"relevant", "others"} and panel.rug is not None
+    panel.clear()
+    assert panel.curves == {} and panel.rug is None and not any(c.isVisible() for c in panel._curves.values())

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple
@@ -86,6 +86,40 @@ def format_score(score: float | None) -> str:
 # ------------------------------------------------------------------------------------------------ data
 
 
+class DeferredExplanations(Mapping[str, str]):
+    """Tooltip lines per item id made by ``compute()`` on first use (a hover), not when a step is shown: the
+    batch of a step's best items costs the UI thread milliseconds it needs to paint the new results."""
+
+    def __init__(self, compute: Callable[[], Mapping[str, str]]) -> None:
+        self._compute = compute
+        self._lines: dict[str, str] | None = None
+
+    def _resolved(self) -> dict[str, str]:
+        if self._lines is None:
+            self._lines = dict(self._compute())
+        return self._lines
+
+    @property
+    def computed(self) -> bool:
+        return self._lines is not None
+
+    def __getitem__(self, item_id: str) -> str:
+        return self._resolved()[item_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._resolved())
+
+    def __len__(self) -> int:
+        return len(self._resolved())
+
+
+def _kept_explanations(explanations: Mapping[str, str] | None) -> Mapping[str, str]:
+    """A private copy of ``explanations`` (a deferred one is kept as it is, still unresolved)."""
+    if explanations is None:
+        return {}
+    return explanations if isinstance(explanations, DeferredExplanations) else dict(explanations)
+
+
 @dataclass(frozen=True, eq=False)
 class ResultSet:
     """One ranking to show, as columns: entry i is the i-th item of the ranking, best first (the "score"
@@ -126,7 +160,7 @@ class ResultSet:
         object.__setattr__(self, "scores", scores)
         object.__setattr__(self, "times", times)
         object.__setattr__(self, "cameras", cameras)
-        object.__setattr__(self, "explanations", dict(self.explanations))
+        object.__setattr__(self, "explanations", _kept_explanations(self.explanations))
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -162,7 +196,7 @@ class ResultSet:
         rows = np.asarray(rows, dtype=np.int64)
         names = np.asarray([*columns.cameras.names, None], dtype=object)  # code −1 → None
         return cls(ids=ids, scores=np.asarray(scores, dtype=np.float64), cameras=names[columns.camera[rows]],
-                   times=columns.time[rows], relevant=relevant, kept=kept, explanations=explanations or {},
+                   times=columns.time[rows], relevant=relevant, kept=kept, explanations=explanations,
                    crops=GalleryCrops(gallery))
 
 
@@ -213,7 +247,7 @@ class ResultsModel(QAbstractListModel):
         self._order = np.zeros(0, dtype=np.int64)
         self._position = np.zeros(0, dtype=np.int64)
         self._marks: dict[str, str] = {}
-        self._explanations: dict[str, str] = {}
+        self._explanations: Mapping[str, str] = {}
         self._sort = SORT_SCORE
         self._cameras: frozenset[str] | None = None
         self._time_range: tuple[float | None, float | None] | None = None
@@ -229,7 +263,7 @@ class ResultsModel(QAbstractListModel):
         self._camera_names = sorted({c for c in results.cameras if c is not None})
         lookup = {name: code for code, name in enumerate(self._camera_names)}
         self._camera_code = np.fromiter((lookup.get(c, -1) for c in results.cameras), np.int32, len(results))
-        self._explanations = dict(results.explanations)
+        self._explanations = _kept_explanations(results.explanations)
         self._preview_threshold = None
         self._loader.set_resolver(results.crops)
         self._reorder()
@@ -256,7 +290,7 @@ class ResultsModel(QAbstractListModel):
         self.counts_changed.emit()
 
     def set_explanations(self, explanations: Mapping[str, str]) -> None:
-        self._explanations = dict(explanations)
+        self._explanations = _kept_explanations(explanations)
         if self.rowCount():
             self.dataChanged.emit(self.index(0), self.index(self.rowCount() - 1), [Qt.ItemDataRole.ToolTipRole])
 
