@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.gc_freeze import freeze_long_lived_objects, freeze_startup_objects
 from app.state import AppState, KeepRule
 from app.views.case_list import choose_case
 from app.views.detail import DetailPane
@@ -92,6 +93,7 @@ class CheckpointModels:
                 from engine.models import load
 
                 self._model = load(self.checkpoint, device=self.device)
+                freeze_long_lived_objects()
             return self._model
 
     def query_encoder(self, _gallery=None):
@@ -104,6 +106,7 @@ class CheckpointModels:
                 encoder = ModelQueryEncoder(self.model())
                 encoder.attribute_weight = checkpoint_attribute_weight(self.checkpoint)  # w: sim + w·agreement
                 self._query_encoder = encoder
+                freeze_long_lived_objects()  # its tokenizer's tables are long-lived objects too
             return self._query_encoder
 
     def ingest_encoder(self):
@@ -113,6 +116,7 @@ class CheckpointModels:
                 from engine.ingest import ModelEncoder
 
                 self._ingest_encoder = ModelEncoder(self.model())
+                freeze_long_lived_objects()
             return self._ingest_encoder
 
     def domain_weights(self):
@@ -165,6 +169,7 @@ class MainWindow(QMainWindow):
                  parent: QWidget | None = None, *, settings: QSettings | None = None) -> None:
         super().__init__(parent)
         preload_worker_modules()
+        freeze_startup_objects()  # a full garbage collection over them stalled the window ~0.5 s
         self.state = state
         self.models = models
         self.settings = settings
