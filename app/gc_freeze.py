@@ -1,4 +1,4 @@
-"""Keep the garbage collector's full passes short (DESIGN "The app": the UI thread never waits long).
+"""Keep the garbage collector's full passes short, so no thread, the UI thread included, waits long on one.
 
 A full collection walks every tracked object of the process while holding the interpreter lock, so it stops
 the UI thread too. With torch, Qt, SQLAlchemy and pyqtgraph imported that is over half a million objects and
