@@ -117,6 +117,16 @@ def test_a_card_reads_the_same_values_as_the_roles(qtbot, view):
     assert {model.card(model.row_of(i)).mark for i in ("i1", "i2")} == {CONFIRMED, REJECTED}
 
 
+def test_new_results_reset_the_grid_once_and_a_filter_change_once_more(view, gallery, step):
+    resets = []
+    view.model.modelReset.connect(lambda: resets.append(1))
+    view.set_results(ResultSet.from_step(step, gallery))
+    assert len(resets) == 1
+    view.set_filters({"c1"}, None)
+    view.set_filters({"c1"}, None)  # the same filters again change nothing
+    assert len(resets) == 2 and set(ids_of(view)) == {f"i{k}" for k in range(1, N, 3)}
+
+
 def test_deferred_explanations_are_made_on_the_first_tooltip(view):
     calls = []
 

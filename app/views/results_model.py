@@ -312,8 +312,11 @@ class ResultsModel(QAbstractListModel):
     def set_filters(self, cameras: Iterable[str] | None, time_range: tuple[float | None, float | None] | None) -> None:
         """Show only ``cameras`` (None: all) within ``time_range`` (inclusive; None bounds are open). Items
         without a camera or time fail an active camera or time filter, as in the engine's step filters."""
-        self._cameras = None if cameras is None else frozenset(cameras)
-        self._time_range = None if time_range is None else (time_range[0], time_range[1])
+        cameras = None if cameras is None else frozenset(cameras)
+        time_range = None if time_range is None else (time_range[0], time_range[1])
+        if (cameras, time_range) == (self._cameras, self._time_range):
+            return  # the rows already follow these filters: no second reset (and relayout) of the grid
+        self._cameras, self._time_range = cameras, time_range
         self.beginResetModel()
         self._reorder()
         self.endResetModel()
