@@ -206,3 +206,14 @@ def test_a_new_step_updates_the_plot_in_place(panel, step):
     assert set(panel.curves) == {"relevant", "others"} and panel.rug is not None
     panel.clear()
     assert panel.curves == {} and panel.rug is None and not any(c.isVisible() for c in panel._curves.values())
+
+
+def test_the_count_axis_does_not_narrow_for_a_step_with_fewer_candidates(qtbot, panel):
+    axis = panel.plot.getPlotItem().getAxis("left")
+    panel.set_scores(np.random.default_rng(1).normal(0.3, 0.1, 5000), 100)  # bins counting hundreds
+    qtbot.waitUntil(lambda: axis.width() > 0)
+    qtbot.wait(50)
+    wide = axis.width()
+    panel.set_scores(np.linspace(0.1, 0.4, 12), 3)  # single-digit counts
+    qtbot.wait(50)
+    assert axis.width() >= wide  # no re-layout (and second repaint of the plot) for narrower tick labels

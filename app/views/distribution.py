@@ -120,6 +120,9 @@ class DistributionPanel(QWidget):
             axis.setPen(pg.mkPen(text))
             axis.setTextPen(pg.mkPen(text))
             axis.enableAutoSIPrefix(False)
+            # the axis grows for wider tick labels but never shrinks: a width that followed every step's counts
+            # re-laid out the plot and painted it up to four times per step instead of two
+            axis.setStyle(autoReduceTextSpace=False)
         item.setLabel("bottom", "similarity score")
         item.setLabel("left", "candidates")
         item.disableAutoRange()  # the ranges are set once per step (auto-ranging walks every item each change)
