@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
 
 LOG = logging.getLogger("lineup.app")
 
@@ -140,6 +140,13 @@ class WorkerHandle(QObject):
 
     @Slot(str, object)
     def _relay_done(self, outcome: str, value: object) -> None:
+        # delivered from a timer, not here: Qt handles queued calls (this one, the repaints a result's receivers
+        # cause, the next job's result) ahead of due timers, and a step's result arriving behind the previous
+        # one's paint starved the UI thread's timers for two steps' work in a row. A 0 ms single shot is itself
+        # a queued call in Qt 6, hence 1 ms.
+        QTimer.singleShot(1, self, lambda: self._deliver(outcome, value))
+
+    def _deliver(self, outcome: str, value: object) -> None:
         try:
             if outcome == "result":
                 self.result.emit(value)

@@ -2,13 +2,14 @@
 every 10 ms, with no gap over 100 ms, while a footage ingest and then a three-step progressive search run in
 their workers.
 
-The worst gaps (148–500 ms) had three causes, each removed: a full garbage collection walking the half million
+The worst gaps (148–500 ms) had four causes, each removed: a full garbage collection walking the half million
 objects of the imported libraries with the interpreter lock held (``app.gc_freeze``); UI-thread work when a
 step's results are shown (the plot rebuilt instead of updated, each result card crossing into Qt a dozen
 times, tooltip explanations made for the best 200 items, the case's gallery record written and read back);
-and worker work holding the interpreter (the model's weights hashed at every ingest and gallery open). What
-remains on the UI thread is one short turn per step (models reset, the plot's items moved) and one paint. Run
-with ``pytest -s`` to see the gap distribution."""
+worker work holding the interpreter (the model's weights hashed at every ingest and gallery open); and queued
+work chained ahead of timers (a result handed over behind the previous step's repaints; the plot re-laid out
+when its axis narrowed). What remains on the UI thread per step is one short turn (models reset, the plot's
+items moved) and a window paint in which the plot is drawn twice. Run with ``pytest -s`` for the gaps."""
 
 from __future__ import annotations
 

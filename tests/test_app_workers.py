@@ -79,6 +79,22 @@ def test_progress_reaches_the_ui_at_most_ten_times_a_second(qtbot, pool):
     assert PROGRESS_INTERVAL >= 0.1 and 2 <= len(reports) <= seconds / PROGRESS_INTERVAL + 2
 
 
+def test_a_result_waits_for_the_event_loops_timers(qtbot, pool):
+    """Queued calls (repaints, other results) are all handled before any timer; a result is handed over from a
+    timer so the UI thread's timers run between one result's repaints and the next result."""
+    from PySide6.QtCore import QCoreApplication
+
+    results = []
+    handle = run_in_worker(lambda job: "done", on_result=results.append, pool=pool)
+    assert handle.wait(5)
+    time.sleep(0.2)  # the worker posts its "done" just after its function returns
+    QCoreApplication.sendPostedEvents()  # every queued call, the worker's "done" included, but no timer
+    assert results == [] and handle.is_running
+    with qtbot.waitSignal(handle.finished, timeout=5000):
+        pass
+    assert results == ["done"] and not handle.is_running
+
+
 def test_cancel_stops_between_batches(qtbot, pool):
     started, release = threading.Event(), threading.Event()
     batches = []
