@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.gc_freeze import freeze_long_lived_objects, freeze_startup_objects
 from app.state import AppState, KeepRule
 from app.views.case_list import choose_case
 from app.views.detail import DetailPane
@@ -52,7 +53,7 @@ from app.views.export_dialog import ask_export
 from app.views.notes_panel import NotesPanel
 from app.views.query_panel import QueryPanel
 from app.views.results import ResultsView
-from app.views.results_model import ResultSet
+from app.views.results_model import DeferredExplanations, ResultSet
 from app.views.shortcuts_sheet import WIDGET_KEYS, ShortcutsSheet, action_rows
 from app.views.timeline import StepTimeline
 from app.workers import Job, WorkerHandle, cancel_all, describe_error, preload_worker_modules, run_in_worker
@@ -77,13 +78,17 @@ EXPLAINED_ITEMS = 200
 
 
 class CheckpointModels:
-    """One checkpoint's model, loaded once on first use (from any thread), for query and ingest encoders."""
+    """One checkpoint's model, loaded once on first use (from any thread), and its query and ingest encoders,
+    each made once: making one hashes every weight for the model's fingerprint (and the ingest encoder runs a
+    probe), work that held the interpreter long enough to stall the window at every ingest and gallery open."""
 
     def __init__(self, checkpoint: str | Path, device: str | None = "cpu") -> None:
         self.checkpoint = Path(checkpoint)
         self.device = device
         self._model = None
-        self._lock = threading.Lock()
+        self._query_encoder = None
+        self._ingest_encoder = None
+        self._lock = threading.RLock()
 
     def model(self):
         with self._lock:
@@ -91,19 +96,29 @@ class CheckpointModels:
                 from engine.models import load
 
                 self._model = load(self.checkpoint, device=self.device)
+                freeze_long_lived_objects()
             return self._model
 
     def query_encoder(self, _gallery=None):
-        """An ``engine.search`` query encoder with the checkpoint's attribute weight (the ``encoder_factory`` of
-        ``AppState.load_gallery``)."""
-        from engine.search.opening import query_encoder
+        """An ``engine.search`` query encoder with the checkpoint's attribute weight, made once (the
+        ``encoder_factory`` of ``AppState.load_gallery``)."""
+        with self._lock:
+            if self._query_encoder is None:
+                from engine.search.opening import query_encoder
 
-        return query_encoder(self.model(), self.checkpoint)
+                self._query_encoder = query_encoder(self.model(), self.checkpoint)
+                freeze_long_lived_objects()  # its tokenizer's tables are long-lived objects too
+            return self._query_encoder
 
     def ingest_encoder(self):
-        from engine.ingest import ModelEncoder
+        """The ``engine.ingest`` encoder of the checkpoint's model."""
+        with self._lock:
+            if self._ingest_encoder is None:
+                from engine.ingest import ModelEncoder
 
-        return ModelEncoder(self.model())
+                self._ingest_encoder = ModelEncoder(self.model())
+                freeze_long_lived_objects()
+            return self._ingest_encoder
 
     def domain_weights(self):
         """The checkpoint's attribute weight per gallery domain (ingest records the gallery's in the gallery)."""
@@ -155,6 +170,7 @@ class MainWindow(QMainWindow):
                  parent: QWidget | None = None, *, settings: QSettings | None = None) -> None:
         super().__init__(parent)
         preload_worker_modules()
+        freeze_startup_objects()  # a full garbage collection over them stalled the window ~0.5 s
         self.state = state
         self.models = models
         self.settings = settings
@@ -478,7 +494,8 @@ class MainWindow(QMainWindow):
         stored = None if step_id is None else self.state.step_state(step_id)
         self.distribution.set_can_apply(result is not None and stored is not None and not stored.undone)
         if result is not None:
-            lines = {item: explanation_line(e) for item, e in result.explanations(EXPLAINED_ITEMS).items()}
+            lines = DeferredExplanations(lambda: {item: explanation_line(e) for item, e in
+                                                  result.explanations(EXPLAINED_ITEMS).items()})
             self._set_results(ResultSet.from_step(result, gallery, lines))
             self.distribution.set_step(result, self._confirmed())
             if stored is not None:

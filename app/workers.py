@@ -23,12 +23,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
 
 LOG = logging.getLogger("lineup.app")
 
-#: Minimum seconds between two relayed progress reports (the first and the last always go through).
-PROGRESS_INTERVAL = 0.05
+#: Minimum seconds between two relayed progress reports: at most ~10 a second reach the UI thread, each a
+#: progress bar repaint (the first, the last and a new message always go through).
+PROGRESS_INTERVAL = 0.1
 
 
 class Cancelled(Exception):  # noqa: N818 - reads as "the job was cancelled"
@@ -139,6 +140,13 @@ class WorkerHandle(QObject):
 
     @Slot(str, object)
     def _relay_done(self, outcome: str, value: object) -> None:
+        # delivered from a timer, not here: Qt handles queued calls (this one, the repaints a result's receivers
+        # cause, the next job's result) ahead of due timers, and a step's result arriving behind the previous
+        # one's paint starved the UI thread's timers for two steps' work in a row. A 0 ms single shot is itself
+        # a queued call in Qt 6, hence 1 ms.
+        QTimer.singleShot(1, self, lambda: self._deliver(outcome, value))
+
+    def _deliver(self, outcome: str, value: object) -> None:
         try:
             if outcome == "result":
                 self.result.emit(value)

@@ -154,8 +154,8 @@ def test_relevant_and_other_histograms_split_the_candidates(panel, step):
     assert counts["relevant"].sum() == relevant.sum() == N // 6
     assert counts["relevant"].sum() + counts["others"].sum() == N
     assert panel.rug is not None and len(panel.rug.data) == relevant.sum()
-    legend = [label.text for _, label in panel.legend.items]
-    assert legend == [f"others ({N - N // 6:,})", f"relevant ({N // 6:,})"]
+    assert panel.legend_entries == [f"others ({N - N // 6:,})", f"relevant ({N // 6:,})"]
+    assert "others (250)" in panel.legend_label.text() and "relevant (50)" in panel.legend_label.text()
 
 
 def test_ap_and_msd_equal_engine_metrics(panel, step):
@@ -190,3 +190,30 @@ def test_bad_scores_are_refused(panel):
         panel.set_scores([0.1, 0.2], 1, relevant=[True])
     with pytest.raises(DistributionInputError, match="k must be"):
         panel.set_scores([0.1, 0.2], -1)
+
+
+def test_a_new_step_updates_the_plot_in_place(panel, step):
+    panel.set_step(step)
+    items = list(panel.plot.getPlotItem().items)
+    panel.set_scores(np.linspace(-0.2, 0.6, 40), 5)  # no ground truth: one histogram, no rug
+    assert list(panel.plot.getPlotItem().items) == items  # the same items, nothing made or removed
+    assert set(panel.curves) == {"candidates"} and panel.rug is None
+    assert not panel._curves["relevant"].isVisible() and panel.curves["candidates"].isVisible()
+    assert panel.legend_entries == ["candidates (40)"]
+    low, high = panel.plot.getPlotItem().getViewBox().viewRange()[0]
+    assert low < -0.2 and high > 0.6 and high - low < 0.9  # the view follows the new scores
+    panel.set_step(step)
+    assert set(panel.curves) == {"relevant", "others"} and panel.rug is not None
+    panel.clear()
+    assert panel.curves == {} and panel.rug is None and not any(c.isVisible() for c in panel._curves.values())
+
+
+def test_the_count_axis_does_not_narrow_for_a_step_with_fewer_candidates(qtbot, panel):
+    axis = panel.plot.getPlotItem().getAxis("left")
+    panel.set_scores(np.random.default_rng(1).normal(0.3, 0.1, 5000), 100)  # bins counting hundreds
+    qtbot.waitUntil(lambda: axis.width() > 0)
+    qtbot.wait(50)
+    wide = axis.width()
+    panel.set_scores(np.linspace(0.1, 0.4, 12), 3)  # single-digit counts
+    qtbot.wait(50)
+    assert axis.width() >= wide  # no re-layout (and second repaint of the plot) for narrower tick labels

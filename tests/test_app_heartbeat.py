@@ -1,13 +1,15 @@
-"""The window never freezes (issue 5, item 3): a heartbeat timer on the UI thread keeps beating while a footage
-ingest and then a three-step progressive search run in their workers.
+"""The window never freezes (issue 5, item 3; issue 13, item 8): a heartbeat timer on the UI thread keeps beating
+every 10 ms, with no gap over 100 ms, while a footage ingest and then a three-step progressive search run in
+their workers.
 
-The bound is 500 ms, not the 100 ms this test held in session 2: on this session's machine the worst gap
-measured 148–445 ms even when idle (the code of session 2 gave 155–304 ms here too). Sampling every thread
-during the worst gaps shows UI-thread work, not a blocking call: showing a new step's results (result cards
-painting, the distribution plot redrawn, the results model refiltered) while the two thumbnail loaders and
-the search worker contend for the GIL. Reading the case back after a step now happens in the worker. The
-paint cost is an open defect; this test still catches a real freeze (the 0.5–0.7 s first ``import norfair``
-on a worker it once found)."""
+The worst gaps (148–500 ms) had four causes, each removed: a full garbage collection walking the half million
+objects of the imported libraries with the interpreter lock held (``app.gc_freeze``); UI-thread work when a
+step's results are shown (the plot rebuilt instead of updated, each result card crossing into Qt a dozen
+times, tooltip explanations made for the best 200 items, the case's gallery record written and read back);
+worker work holding the interpreter (the model's weights hashed at every ingest and gallery open); and queued
+work chained ahead of timers (a result handed over behind the previous step's repaints; the plot re-laid out
+when its axis narrowed). What remains on the UI thread per step is one short turn (models reset, the plot's
+items moved) and a window paint in which the plot is drawn twice. Run with ``pytest -s`` for the gaps."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from app.state.query_spec import KeepRule, QuerySpec
 
 WAIT = 120_000
 BEAT_MS = 10
-MAX_STALL_MS = 500
+MAX_STALL_MS = 100
 
 
 class Heartbeat:
@@ -44,8 +46,18 @@ class Heartbeat:
     def stop(self) -> None:
         self.timer.stop()
 
+    def gaps(self) -> list[int]:
+        return [b - a for a, b in zip(self.ticks, self.ticks[1:], strict=False)]
+
     def longest_gap(self) -> int:
-        return max(b - a for a, b in zip(self.ticks, self.ticks[1:], strict=False))
+        return max(self.gaps())
+
+    def summary(self) -> str:
+        """Worst gap, 99th percentile and the count over the bound (printed with ``pytest -s``)."""
+        gaps = sorted(self.gaps())
+        p99 = gaps[min(len(gaps) - 1, int(0.99 * len(gaps)))]
+        over = sum(1 for gap in gaps if gap > MAX_STALL_MS)
+        return f"{len(gaps)} beats: worst gap {gaps[-1]} ms, 99th percentile {p99} ms, {over} over {MAX_STALL_MS} ms"
 
 
 @pytest.mark.slow
@@ -82,5 +94,6 @@ def test_the_event_loop_never_stalls_during_an_ingest_and_a_three_step_search(
     steps = [state.case.step(step_id) for step_id in state.case.active_path]
     assert [s.candidates_after for s in steps][-1] == 3
     assert len(heart.ticks) > 20
-    assert heart.longest_gap() <= MAX_STALL_MS, f"the UI thread stalled for {heart.longest_gap()} ms"
+    print(f"heartbeat: {heart.summary()}")
+    assert heart.longest_gap() <= MAX_STALL_MS, f"the UI thread stalled: {heart.summary()}"
     window.close()

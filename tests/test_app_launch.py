@@ -73,3 +73,25 @@ def test_lineup_app_is_a_cli_command():
     assert result.exit_code == 0
     for option in ("--db", "--gallery", "--checkpoint"):
         assert option in result.output
+
+
+def test_the_checkpoint_encoders_are_made_once_and_shared_across_threads(tiny_checkpoint):
+    import threading
+
+    from engine.models.checkpoint import model_fingerprint
+
+    models = CheckpointModels(tiny_checkpoint)
+    made = {}
+
+    def make(name: str) -> None:
+        made[name] = (models.ingest_encoder(), models.query_encoder())
+
+    threads = [threading.Thread(target=make, args=(n,)) for n in "ab"]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert made["a"][0] is made["b"][0] is models.ingest_encoder()
+    assert made["a"][1] is made["b"][1] is models.query_encoder()
+    fingerprint = model_fingerprint(models.model())
+    assert models.ingest_encoder().fingerprint == models.query_encoder().fingerprint == fingerprint

@@ -25,6 +25,7 @@ from app.views.results import (
     format_time,
     parse_time,
 )
+from app.views.results_model import DeferredExplanations
 from app.views.thumbnails import MappedCrops
 from engine.gallery import Gallery
 from engine.search import SearchSession, StepQuery
@@ -96,6 +97,52 @@ def test_model_rows_and_roles_follow_the_step(view, gallery, step):
         assert index.data(ResultsModel.KeptRole) == (item.id in kept)
     assert sum(model.index(r).data(ResultsModel.KeptRole) for r in range(N)) == 10
     assert "10 kept" in view.count_label.text()
+
+
+def test_a_card_reads_the_same_values_as_the_roles(qtbot, view):
+    model = view.model
+    view.set_marks(["i1"], ["i2"])
+    for row in range(model.rowCount()):
+        model.card(row)  # asks for every thumbnail, as painting every card would
+    qtbot.waitUntil(lambda: view.loader.idle, timeout=5000)
+    for row in range(model.rowCount()):
+        index = model.index(row)
+        card = model.card(row)
+        assert card.item_id == index.data(ResultsModel.IdRole)
+        assert card.score == index.data(ResultsModel.ScoreRole) and card.rank == index.data(ResultsModel.RankRole)
+        assert card.camera == index.data(ResultsModel.CameraRole) and card.time == index.data(ResultsModel.TimeRole)
+        assert card.mark == index.data(ResultsModel.MarkRole) and card.kept == index.data(ResultsModel.KeptRole)
+        assert card.relevant == index.data(ResultsModel.RelevantRole)
+        assert (card.thumbnail is None) == (card.item_id == "i3") == card.thumbnail_failed
+    assert {model.card(model.row_of(i)).mark for i in ("i1", "i2")} == {CONFIRMED, REJECTED}
+
+
+def test_new_results_reset_the_grid_once_and_a_filter_change_once_more(view, gallery, step):
+    resets = []
+    view.model.modelReset.connect(lambda: resets.append(1))
+    view.set_results(ResultSet.from_step(step, gallery))
+    assert len(resets) == 1
+    view.set_filters({"c1"}, None)
+    view.set_filters({"c1"}, None)  # the same filters again change nothing
+    assert len(resets) == 2 and set(ids_of(view)) == {f"i{k}" for k in range(1, N, 3)}
+
+
+def test_deferred_explanations_are_made_on_the_first_tooltip(view):
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"i0": "sim 0.9 · top_color=red ✓"}
+
+    lines = DeferredExplanations(compute)
+    view.set_results(ResultSet(view.model.results.ids, view.model.results.scores, view.model.results.cameras,
+                               view.model.results.times, explanations=lines))
+    assert not lines.computed and not calls  # showing the results computes nothing
+    row = view.model.row_of("i0")
+    assert "top_color=red" in view.model.index(row).data(Qt.ItemDataRole.ToolTipRole)
+    assert view.model.index(row).data(ResultsModel.ExplanationRole) == "sim 0.9 · top_color=red ✓"
+    other = view.model.index(view.model.row_of("i1")).data(Qt.ItemDataRole.ToolTipRole)
+    assert "<hr>" not in other and calls == [1]
 
 
 def test_a_final_ranking_keeps_its_order_and_unscored_items(qtbot, gallery):

@@ -303,6 +303,27 @@ def test_a_gallery_loads_in_a_worker(qtbot, world, state, store, tmp_path):
     assert state.gallery is not None and not state.busy
 
 
+def test_a_new_gallery_is_recorded_in_the_case_by_the_worker(qtbot, world, state, store, tmp_path, monkeypatch):
+    gallery, centres = world
+    other = Gallery.create(tmp_path / "other", gallery_views(DIM), "ckpt-app")
+    other.add([{"id": "x0", "source": "s.mp4", "frame": 0}], {view: unit(np.ones((1, DIM))) for view in
+                                                               gallery_views(DIM)})
+    writers = []
+    add_gallery = store.add_gallery
+    monkeypatch.setattr(store, "add_gallery", lambda *a, **k: writers.append(threading.current_thread())
+                        or add_gallery(*a, **k))
+    with qtbot.waitSignal(state.gallery_changed, timeout=WAIT):
+        state.load_gallery(other.root)
+    assert writers and threading.main_thread() not in writers  # the store was written off the UI thread
+    stored = store.load_case(state.case_id)
+    assert state.gallery_id == stored.galleries[-1].id and stored.galleries[-1].path == str(other.root)
+    assert [g.id for g in state.case.galleries] == [g.id for g in stored.galleries]
+    with qtbot.waitSignal(state.gallery_changed, timeout=WAIT):  # a gallery the case knows is not recorded again
+        state.load_gallery(gallery.root, lambda opened: CentroidEncoder(centres))
+    assert len(writers) == 1 and state.gallery_id == stored.galleries[0].id
+    assert not state.test_errors
+
+
 def test_a_rerun_that_disagrees_with_the_record_is_reported(qtbot, world, state, store, pool):
     gallery, centres = world
     search(qtbot, state, "person p1")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 
 import pytest
 from PySide6.QtCore import QObject, QThread, QThreadPool, Signal
 
-from app.workers import Cancelled, Job, describe_error, run_in_worker, running_jobs
+from app.workers import PROGRESS_INTERVAL, Cancelled, Job, describe_error, run_in_worker, running_jobs
 from engine.search import QueryInputError
 
 
@@ -58,6 +59,40 @@ def test_progress_reports_in_order_with_the_final_one(qtbot, pool):
     assert reports[0] == (0, 100, "Encoding crops")
     assert reports[-1] == (100, 100, "Encoding crops")
     assert [r[0] for r in reports] == sorted(r[0] for r in reports)
+
+
+def test_progress_reaches_the_ui_at_most_ten_times_a_second(qtbot, pool):
+    reports = []
+
+    def work(job: Job):
+        start = time.monotonic()
+        for done in range(601):  # a report every millisecond or so, as a fast ingest makes them
+            job.progress(done, 600, "Ingesting cam01.mp4")
+            time.sleep(0.001)
+        return time.monotonic() - start
+
+    handle = run_in_worker(work, on_progress=lambda *r: reports.append(r), pool=pool)
+    with qtbot.waitSignal(handle.result, timeout=10_000) as blocker:
+        pass
+    seconds = blocker.args[0]
+    assert reports[0] == (0, 600, "Ingesting cam01.mp4") and reports[-1] == (600, 600, "Ingesting cam01.mp4")
+    assert PROGRESS_INTERVAL >= 0.1 and 2 <= len(reports) <= seconds / PROGRESS_INTERVAL + 2
+
+
+def test_a_result_waits_for_the_event_loops_timers(qtbot, pool):
+    """Queued calls (repaints, other results) are all handled before any timer; a result is handed over from a
+    timer so the UI thread's timers run between one result's repaints and the next result."""
+    from PySide6.QtCore import QCoreApplication
+
+    results = []
+    handle = run_in_worker(lambda job: "done", on_result=results.append, pool=pool)
+    assert handle.wait(5)
+    time.sleep(0.2)  # the worker posts its "done" just after its function returns
+    QCoreApplication.sendPostedEvents()  # every queued call, the worker's "done" included, but no timer
+    assert results == [] and handle.is_running
+    with qtbot.waitSignal(handle.finished, timeout=5000):
+        pass
+    assert results == ["done"] and not handle.is_running
 
 
 def test_cancel_stops_between_batches(qtbot, pool):

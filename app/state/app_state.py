@@ -44,6 +44,14 @@ class Filters:
 
 
 @dataclass(frozen=True)
+class GalleryRecord:
+    """A gallery newly recorded in the open case by a worker, with the case as stored afterwards."""
+
+    gallery_id: int
+    case: CaseState
+
+
+@dataclass(frozen=True)
 class StepOutcome:
     """What a search job hands back to the UI thread."""
 
@@ -285,7 +293,10 @@ class AppState(QObject):
         """Open a gallery folder (and make its encoder with ``encoder_factory(gallery)``, e.g. a checkpoint
         load) in a worker, then use it."""
 
-        def work(job: Job) -> tuple[Gallery, QueryEncoder | None, dict[str, Any]]:
+        store, case = self._store, self._case
+        known = set() if case is None else {(use.path, use.gallery_fingerprint) for use in case.galleries}
+
+        def work(job: Job) -> tuple[Gallery, QueryEncoder | None, dict[str, Any], GalleryRecord | None]:
             job.progress(0, 0, f"Opening gallery {path}")
             gallery = Gallery.open(path)
             job.check()
@@ -295,12 +306,16 @@ class AppState(QObject):
                 encoder = encoder_factory(gallery)
                 _check_pair(gallery, encoder)  # the model's fingerprint is computed (and cached) here
             job.progress(0, 0, "Fingerprinting the gallery")
-            return gallery, encoder, gallery_identity(gallery)
+            identity = gallery_identity(gallery)
+            job.check()  # the last point where cancelling leaves no trace
+            return gallery, encoder, identity, _record_gallery(store, case, known, identity)
 
         return self._start("Loading gallery", work, lambda value: self._install_gallery(*value))
 
     def _install_gallery(self, gallery: Gallery | None, encoder: QueryEncoder | None,
-                         identity: dict[str, Any] | None) -> bool:
+                         identity: dict[str, Any] | None, recorded: GalleryRecord | None = None) -> bool:
+        """Use ``gallery``; ``recorded``: the open case already records it (done in a worker, so the store's
+        write and the case's reload stay off the UI thread)."""
         try:
             _check_pair(gallery, encoder)
         except ValueError as exc:
@@ -313,7 +328,10 @@ class AppState(QObject):
         self._snapshots.clear()
         self._session = None
         if self._case is not None and gallery is not None:
-            self._register_gallery()
+            if recorded is not None and recorded.case.case.id == self.case_id:
+                self._case, self._gallery_id = recorded.case, recorded.gallery_id
+            else:
+                self._register_gallery()
             self.case_changed.emit(self._case)
         self.gallery_changed.emit(gallery)
         self._activate_head()
@@ -761,6 +779,19 @@ def _check_pair(gallery: Gallery | None, encoder: QueryEncoder | None) -> None:
     check = getattr(encoder, "check_gallery", None)
     if check is not None:
         check(gallery)
+
+
+def _record_gallery(store: CaseStore | None, case: CaseState | None, known: set[tuple[str, str]],
+                    identity: dict[str, Any]) -> GalleryRecord | None:
+    """Record a gallery the open ``case`` does not know yet and read the case back (in a worker); None when it
+    is known, there is no case, or the store refuses (``AppState._register_gallery`` then reports why)."""
+    if store is None or case is None or (identity["path"], identity["gallery_fingerprint"]) in known:
+        return None
+    try:
+        gallery_id = store.add_gallery(case.case.id, **identity)
+        return GalleryRecord(gallery_id, store.load_case(case.case.id))
+    except ValueError:
+        return None
 
 
 def _split(marks: dict[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:

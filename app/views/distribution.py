@@ -30,6 +30,7 @@ OTHERS_COLOR = QColor("#8593a8")
 RELEVANT_COLOR = QColor("#e8702a")
 KEPT_REGION_COLOR = QColor(46, 157, 79, 28)
 CUT_COLOR = QColor("#d99a00")
+HISTOGRAM_COLORS = {"candidates": CANDIDATES_COLOR, "others": OTHERS_COLOR, "relevant": RELEVANT_COLOR}
 MIN_BINS, MAX_BINS = 12, 80
 MIN_PLOT_HEIGHT = 150
 
@@ -119,10 +120,14 @@ class DistributionPanel(QWidget):
             axis.setPen(pg.mkPen(text))
             axis.setTextPen(pg.mkPen(text))
             axis.enableAutoSIPrefix(False)
+            # the axis grows for wider tick labels but never shrinks: a width that followed every step's counts
+            # re-laid out the plot and painted it up to four times per step instead of two
+            axis.setStyle(autoReduceTextSpace=False)
         item.setLabel("bottom", "similarity score")
         item.setLabel("left", "candidates")
-        # the legend's entries are kept here but drawn as a line of text under the plot, never over the bars
-        self.legend = pg.LegendItem()
+        item.disableAutoRange()  # the ranges are set once per step (auto-ranging walks every item each change)
+        # the legend is a line of text under the plot, never over the bars
+        self.legend_entries: list[str] = []
         self.legend_label = QLabel(self)
         self.legend_label.setTextFormat(Qt.TextFormat.RichText)
         self.legend_label.setWordWrap(True)
@@ -140,8 +145,22 @@ class DistributionPanel(QWidget):
         self.cut_line.setToolTip("Drag to try a score threshold")
         self.cut_line.sigPositionChanged.connect(self._line_moved)
         self.cut_line.sigPositionChangeFinished.connect(self._line_released)
-        self.curves: dict[str, pg.PlotDataItem] = {}
-        self.rug: pg.ScatterPlotItem | None = None
+        # the plot's items are made once and updated in place: rebuilding them for every step cost the UI thread
+        # tens of milliseconds (and a stall) each time a step's results were shown
+        self._curves: dict[str, pg.PlotDataItem] = {}
+        for name, color in HISTOGRAM_COLORS.items():
+            fill = QColor(color)
+            fill.setAlpha(150 if name == "relevant" else 110)
+            curve = pg.PlotDataItem([0.0, 1.0], [0.0], stepMode="center", fillLevel=0, brush=pg.mkBrush(fill),
+                                    pen=pg.mkPen(color, width=1.5))
+            curve.setVisible(False)
+            self._curves[name] = curve
+        self._rug = pg.ScatterPlotItem(symbol="|", size=12, pen=pg.mkPen(RELEVANT_COLOR.darker(115), width=2),
+                                       brush=None)
+        self._rug.setZValue(5)
+        self._rug.setVisible(False)
+        for plotted in (self.region, *self._curves.values(), self._rug, self.cut_line):
+            item.addItem(plotted)
 
         self.title = QLabel(self)
         bold = QFont(self.title.font())
@@ -261,9 +280,10 @@ class DistributionPanel(QWidget):
         self._relevant = self._pinned = self._kept = None
         self._edges, self._counts = np.zeros(0), {}
         self._cut, self._k, self._metrics = math.nan, 0, None
-        self.plot.getPlotItem().clear()
-        self.legend.clear()
-        self.curves, self.rug = {}, None
+        for curve in self._curves.values():
+            curve.setVisible(False)
+        self._rug.setVisible(False)
+        self.legend_entries = []
         self.stack.setCurrentIndex(0)
 
     def set_threshold(self, score: float) -> None:
@@ -307,50 +327,50 @@ class DistributionPanel(QWidget):
     def metrics(self) -> StepMetrics | None:
         return self._metrics
 
+    @property
+    def curves(self) -> dict[str, pg.PlotDataItem]:
+        """The histograms drawn now: {'candidates'} without ground truth, else {'others', 'relevant'}."""
+        return {name: self._curves[name] for name in self._counts}
+
+    @property
+    def rug(self) -> pg.ScatterPlotItem | None:
+        """Marks at every relevant candidate's score (None when no candidate is relevant)."""
+        return self._rug if self._rug.isVisible() else None
+
     # ---------------------------------------------------------------------------------------- drawing
 
     def _draw(self) -> None:
+        """Update the plot's items in place for the current scores (no item is created or removed)."""
         item = self.plot.getPlotItem()
-        item.clear()
-        self.legend.clear()
-        self.curves, self.rug = {}, None
         edges = histogram_edges(self._scores)
         self._edges = edges
         if self._relevant is None:
-            groups = {"candidates": (self._scores, CANDIDATES_COLOR)}
+            groups = {"candidates": self._scores}
         else:
-            groups = {"others": (self._scores[~self._relevant], OTHERS_COLOR),
-                      "relevant": (self._scores[self._relevant], RELEVANT_COLOR)}
-        self._counts = {}
-        for name, (values, color) in groups.items():
-            counts = np.histogram(values, bins=edges)[0]
-            self._counts[name] = counts
-            fill = QColor(color)
-            fill.setAlpha(150 if name == "relevant" else 110)
-            curve = pg.PlotDataItem(edges, counts, stepMode="center", fillLevel=0, brush=pg.mkBrush(fill),
-                                    pen=pg.mkPen(color, width=1.5), name=f"{name} ({values.shape[0]:,})")
-            item.addItem(curve)
-            self.legend.addItem(curve, f"{name} ({values.shape[0]:,})")
-            self.curves[name] = curve
+            groups = {"others": self._scores[~self._relevant], "relevant": self._scores[self._relevant]}
+        self._counts = {name: np.histogram(values, bins=edges)[0] for name, values in groups.items()}
+        for name, curve in self._curves.items():
+            counts = self._counts.get(name)
+            if counts is not None:
+                curve.setData(edges, counts)
+            curve.setVisible(counts is not None)
+        self.legend_entries = [f"{name} ({values.shape[0]:,})" for name, values in groups.items()]
         self.legend_label.setText(" &nbsp; ".join(
-            f"<span style='color:{groups[name][1].name()}'>■</span> {label.text}"
-            for (_, label), name in zip(self.legend.items, groups, strict=True)))
+            f"<span style='color:{HISTOGRAM_COLORS[name].name()}'>■</span> {entry}"
+            for name, entry in zip(groups, self.legend_entries, strict=True)))
         peak = max(1, max(int(c.max()) for c in self._counts.values()))
         floor = 0.0
         if self._relevant is not None and self._relevant.any():
             marks = self._scores[self._relevant]
             floor = -0.07 * peak
-            self.rug = pg.ScatterPlotItem(marks, np.full(marks.shape[0], floor / 2), symbol="|", size=12,
-                                          pen=pg.mkPen(RELEVANT_COLOR.darker(115), width=2), brush=None)
-            self.rug.setZValue(5)
-            item.addItem(self.rug)
+            self._rug.setData(marks, np.full(marks.shape[0], floor / 2))
+            self._rug.setVisible(True)
+        else:
+            self._rug.setVisible(False)
         width = edges[-1] - edges[0]
         low, high = edges[0] - 0.02 * width, edges[-1] + 0.02 * width
-        item.addItem(self.region)
-        item.addItem(self.cut_line)
         self.cut_line.setBounds((low, high))
-        item.setXRange(low, high, padding=0)
-        item.setYRange(floor - 0.02 * peak, peak * 1.12, padding=0)
+        item.getViewBox().setRange(xRange=(low, high), yRange=(floor - 0.02 * peak, peak * 1.12), padding=0)
         self.set_threshold(self._cut)
         self._update_texts(self._cut)
 

@@ -3,8 +3,10 @@ the rank, the ground-truth tag, the score, camera and time; items the step did n
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QRect, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QGuiApplication, QPainter, QPainterPath, QPalette, QPen
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QGuiApplication, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from app.views.results_model import CONFIRMED, MARK_COLORS, REJECTED, ResultsModel, format_score
@@ -14,6 +16,9 @@ THUMB = QSize(80, 160)
 PAD = 6
 LINE = 15
 CELL = QSize(THUMB.width() + 2 * PAD + 8, THUMB.height() + 2 * PAD + 3 * LINE + 4)
+THUMB_BACKGROUND = QColor("#262a31")
+PLACEHOLDER_COLOR = QColor("#8b929c")
+REJECTED_SHADE = QColor(20, 20, 20, 110)
 
 
 class ResultDelegate(QStyledItemDelegate):
@@ -24,43 +29,45 @@ class ResultDelegate(QStyledItemDelegate):
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
               index: QModelIndex | QPersistentModelIndex) -> None:
+        model = index.model()
+        if not isinstance(model, ResultsModel) or not 0 <= index.row() < model.rowCount():
+            return
+        card_data = model.card(index.row())
+        fonts = _fonts(painter)
         palette = option.palette
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
         focused = bool(option.state & QStyle.StateFlag.State_HasFocus)
-        mark = index.data(ResultsModel.MarkRole)
-        kept = index.data(ResultsModel.KeptRole)
+        mark = card_data.mark
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        if not kept and not selected:
+        if not card_data.kept and not selected:
             painter.setOpacity(0.45)
         card = QRect(option.rect).adjusted(2, 2, -2, -2)
         background = QColor(palette.color(QPalette.ColorRole.Highlight)) if selected else palette.color(
             QPalette.ColorRole.AlternateBase)
         if selected:
             background.setAlpha(55)
-        path = QPainterPath()
-        path.addRoundedRect(card, 6, 6)
-        painter.fillPath(path, background)
         if selected or focused:
-            pen = QPen(palette.color(QPalette.ColorRole.Highlight), 2 if selected else 1)
-            painter.setPen(pen)
-            painter.drawPath(path)
+            painter.setPen(QPen(palette.color(QPalette.ColorRole.Highlight), 2 if selected else 1))
+        else:
+            painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(background)
+        painter.drawRoundedRect(card, 6, 6)
 
         box = QRect(card.left() + (card.width() - THUMB.width()) // 2, card.top() + PAD, THUMB.width(),
                     THUMB.height())
-        painter.fillRect(box, QColor("#262a31"))
-        pixmap = index.data(ResultsModel.ThumbnailRole)
+        painter.fillRect(box, THUMB_BACKGROUND)
+        pixmap = card_data.thumbnail
         if pixmap is not None and not pixmap.isNull():
             x = box.left() + (box.width() - pixmap.width()) // 2
             y = box.top() + (box.height() - pixmap.height()) // 2
             painter.drawPixmap(x, y, pixmap)
         else:
-            painter.setPen(QColor("#8b929c"))
-            painter.setFont(_font(painter, -1))
-            text = "no crop" if index.data(ResultsModel.ThumbnailFailedRole) else "…"
-            painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+            painter.setPen(PLACEHOLDER_COLOR)
+            painter.setFont(fonts.small)
+            painter.drawText(box, Qt.AlignmentFlag.AlignCenter, "no crop" if card_data.thumbnail_failed else "…")
         if mark == REJECTED:
-            painter.fillRect(box, QColor(20, 20, 20, 110))
+            painter.fillRect(box, REJECTED_SHADE)
         if mark in MARK_COLORS:
             pen = QPen(MARK_COLORS[mark], 3)
             pen.setJoinStyle(Qt.PenJoinStyle.MiterJoin)
@@ -70,30 +77,27 @@ class ResultDelegate(QStyledItemDelegate):
             painter.drawRect(box.adjusted(1, 1, -2, -2))  # crisp 3 px frame on the thumbnail's edge
             painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
             self._badge(painter, box, mark)
-        self._rank(painter, box, index.data(ResultsModel.RankRole))
-        if index.data(ResultsModel.RelevantRole):
-            self._truth(painter, box)
+        self._rank(painter, box, card_data.rank, fonts.tag)
+        if card_data.relevant:
+            self._truth(painter, box, fonts.tag)
 
         text_color = palette.color(QPalette.ColorRole.Text)
         muted = QColor(text_color)
         muted.setAlpha(165)
         left, width = card.left() + 5, card.width() - 10
         top = box.bottom() + 5
-        bold = _font(painter, 0, bold=True)
-        painter.setFont(bold)
+        painter.setFont(fonts.bold)
         painter.setPen(text_color)
         painter.drawText(QRect(left, top, width, LINE), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                         format_score(index.data(ResultsModel.ScoreRole)))
-        small = _font(painter, -1)
-        painter.setFont(small)
+                         format_score(card_data.score))
+        painter.setFont(fonts.small)
         painter.setPen(muted)
-        metrics = painter.fontMetrics()
-        camera = index.data(ResultsModel.CameraRole) or "—"
-        when = format_time_short(index.data(ResultsModel.TimeRole))
+        camera = card_data.camera or "—"
+        when = format_time_short(card_data.time)
         for line, text in enumerate((camera, when), start=1):
             painter.drawText(QRect(left, top + line * LINE, width, LINE),
                              Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                             metrics.elidedText(text, Qt.TextElideMode.ElideMiddle, width))
+                             fonts.small_metrics.elidedText(text, Qt.TextElideMode.ElideMiddle, width))
         painter.restore()
 
     @staticmethod
@@ -114,10 +118,10 @@ class ResultDelegate(QStyledItemDelegate):
             painter.drawLine(c.x() - 3, c.y() + 3, c.x() + 3, c.y() - 3)
 
     @staticmethod
-    def _rank(painter: QPainter, box: QRect, rank: int | None) -> None:
+    def _rank(painter: QPainter, box: QRect, rank: int | None, font: QFont) -> None:
         if rank is None:
             return
-        painter.setFont(_font(painter, -2, bold=True))
+        painter.setFont(font)
         text = f"#{rank}"
         width = painter.fontMetrics().horizontalAdvance(text) + 8
         tag = QRect(box.left() + 3, box.top() + 4, width, 15)
@@ -128,8 +132,8 @@ class ResultDelegate(QStyledItemDelegate):
         painter.drawText(tag, Qt.AlignmentFlag.AlignCenter, text)
 
     @staticmethod
-    def _truth(painter: QPainter, box: QRect) -> None:
-        painter.setFont(_font(painter, -2, bold=True))
+    def _truth(painter: QPainter, box: QRect, font: QFont) -> None:
+        painter.setFont(font)
         tag = QRect(box.left() + 3, box.bottom() - 18, 24, 15)
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(QColor("#1f7fbf"))
@@ -138,9 +142,31 @@ class ResultDelegate(QStyledItemDelegate):
         painter.drawText(tag, Qt.AlignmentFlag.AlignCenter, "GT")
 
 
-def _font(painter: QPainter, delta: int, bold: bool = False) -> QFont:
-    font = QFont(painter.font())
+class _Fonts(NamedTuple):
+    bold: QFont
+    small: QFont
+    small_metrics: QFontMetrics
+    tag: QFont
+
+
+_FONTS: dict[tuple[str, float], _Fonts] = {}
+
+
+def _fonts(painter: QPainter) -> _Fonts:
+    """The card's fonts for the painter's font family and the application's point size (made once)."""
+    base = painter.font()
     size = QGuiApplication.font().pointSizeF()
+    key = (base.toString(), size)
+    fonts = _FONTS.get(key)
+    if fonts is None:
+        small = _font(base, size, -1)
+        fonts = _FONTS[key] = _Fonts(_font(base, size, 0, bold=True), small, QFontMetrics(small),
+                                     _font(base, size, -2, bold=True))
+    return fonts
+
+
+def _font(base: QFont, size: float, delta: int, bold: bool = False) -> QFont:
+    font = QFont(base)
     font.setPointSizeF(max(6.0, size + delta))
     font.setBold(bold)
     return font

@@ -5,12 +5,13 @@ stay smooth; plus the shared mark names and time/score formatting."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QPixmap
 
 from app.views.thumbnails import CropResolver, GalleryCrops, ThumbnailLoader
 from engine.timefmt import screen_time as format_time
@@ -39,6 +40,40 @@ def format_score(score: float | None) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ data
+
+
+class DeferredExplanations(Mapping[str, str]):
+    """Tooltip lines per item id made by ``compute()`` on first use (a hover), not when a step is shown: the
+    batch of a step's best items costs the UI thread milliseconds it needs to paint the new results."""
+
+    def __init__(self, compute: Callable[[], Mapping[str, str]]) -> None:
+        self._compute = compute
+        self._lines: dict[str, str] | None = None
+
+    def _resolved(self) -> dict[str, str]:
+        if self._lines is None:
+            self._lines = dict(self._compute())
+        return self._lines
+
+    @property
+    def computed(self) -> bool:
+        return self._lines is not None
+
+    def __getitem__(self, item_id: str) -> str:
+        return self._resolved()[item_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._resolved())
+
+    def __len__(self) -> int:
+        return len(self._resolved())
+
+
+def _kept_explanations(explanations: Mapping[str, str] | None) -> Mapping[str, str]:
+    """A private copy of ``explanations`` (a deferred one is kept as it is, still unresolved)."""
+    if explanations is None:
+        return {}
+    return explanations if isinstance(explanations, DeferredExplanations) else dict(explanations)
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,7 +116,7 @@ class ResultSet:
         object.__setattr__(self, "scores", scores)
         object.__setattr__(self, "times", times)
         object.__setattr__(self, "cameras", cameras)
-        object.__setattr__(self, "explanations", dict(self.explanations))
+        object.__setattr__(self, "explanations", _kept_explanations(self.explanations))
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -117,11 +152,26 @@ class ResultSet:
         rows = np.asarray(rows, dtype=np.int64)
         names = np.asarray([*columns.cameras.names, None], dtype=object)  # code −1 → None
         return cls(ids=ids, scores=np.asarray(scores, dtype=np.float64), cameras=names[columns.camera[rows]],
-                   times=columns.time[rows], relevant=relevant, kept=kept, explanations=explanations or {},
+                   times=columns.time[rows], relevant=relevant, kept=kept, explanations=explanations,
                    crops=GalleryCrops(gallery))
 
 
 # ------------------------------------------------------------------------------------------------ model
+
+
+class Card(NamedTuple):
+    """Everything one result card paints, read in one call (``ResultsModel.card``)."""
+
+    item_id: str
+    thumbnail: QPixmap | None
+    thumbnail_failed: bool
+    mark: str | None
+    kept: bool
+    rank: int
+    relevant: bool | None
+    score: float | None
+    camera: str | None
+    time: float | None
 
 
 class ResultsModel(QAbstractListModel):
@@ -153,7 +203,7 @@ class ResultsModel(QAbstractListModel):
         self._order = np.zeros(0, dtype=np.int64)
         self._position = np.zeros(0, dtype=np.int64)
         self._marks: dict[str, str] = {}
-        self._explanations: dict[str, str] = {}
+        self._explanations: Mapping[str, str] = {}
         self._sort = SORT_SCORE
         self._cameras: frozenset[str] | None = None
         self._time_range: tuple[float | None, float | None] | None = None
@@ -169,7 +219,7 @@ class ResultsModel(QAbstractListModel):
         self._camera_names = sorted({c for c in results.cameras if c is not None})
         lookup = {name: code for code, name in enumerate(self._camera_names)}
         self._camera_code = np.fromiter((lookup.get(c, -1) for c in results.cameras), np.int32, len(results))
-        self._explanations = dict(results.explanations)
+        self._explanations = _kept_explanations(results.explanations)
         self._preview_threshold = None
         self._loader.set_resolver(results.crops)
         self._reorder()
@@ -196,7 +246,7 @@ class ResultsModel(QAbstractListModel):
         self.counts_changed.emit()
 
     def set_explanations(self, explanations: Mapping[str, str]) -> None:
-        self._explanations = dict(explanations)
+        self._explanations = _kept_explanations(explanations)
         if self.rowCount():
             self.dataChanged.emit(self.index(0), self.index(self.rowCount() - 1), [Qt.ItemDataRole.ToolTipRole])
 
@@ -218,8 +268,11 @@ class ResultsModel(QAbstractListModel):
     def set_filters(self, cameras: Iterable[str] | None, time_range: tuple[float | None, float | None] | None) -> None:
         """Show only ``cameras`` (None: all) within ``time_range`` (inclusive; None bounds are open). Items
         without a camera or time fail an active camera or time filter, as in the engine's step filters."""
-        self._cameras = None if cameras is None else frozenset(cameras)
-        self._time_range = None if time_range is None else (time_range[0], time_range[1])
+        cameras = None if cameras is None else frozenset(cameras)
+        time_range = None if time_range is None else (time_range[0], time_range[1])
+        if (cameras, time_range) == (self._cameras, self._time_range):
+            return  # the rows already follow these filters: no second reset (and relayout) of the grid
+        self._cameras, self._time_range = cameras, time_range
         self.beginResetModel()
         self._reorder()
         self.endResetModel()
@@ -318,6 +371,17 @@ class ResultsModel(QAbstractListModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return self._tooltip(entry, item_id)
         return None
+
+    def card(self, row: int) -> Card:
+        """The roles a result card paints for visible ``row``, in one call (painting a card through ``data``
+        crossed into Qt and back a dozen times per card)."""
+        entry = int(self._order[row])
+        item_id = self._set.ids[entry]
+        pixmap = self._loader.thumbnail(item_id)
+        relevant = None if self._set.relevant is None else bool(self._set.relevant[entry])
+        return Card(item_id, pixmap, pixmap is None and self._loader.failed(item_id), self._marks.get(item_id),
+                    self._kept(entry), int(self._rank[entry]), relevant, _finite(self._set.scores[entry]),
+                    self._set.cameras[entry], _finite(self._set.times[entry]))
 
     def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
         if not index.isValid():
