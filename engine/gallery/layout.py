@@ -3,14 +3,16 @@ file, view names and their file stems, batch size and the unit-norm tolerance of
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from engine.gallery import journal
-from engine.gallery.errors import GalleryInputError
+from engine.gallery.errors import GalleryCorruptError, GalleryInputError
 
 FORMAT_VERSION = 1
 GALLERY_FILE = journal.GALLERY_FILE
@@ -60,3 +62,30 @@ def check_view_models(models: Mapping[str, Mapping[str, Any]], views: Mapping[st
         if not isinstance(model, Mapping) or not model:
             raise GalleryInputError(f"the fingerprint of view {view!r} must be a non-empty JSON object")
     return {view: dict(model) for view, model in models.items()}
+
+
+#: gallery.json fields → (what they must be, test); optional fields are checked when present
+_META_FIELDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "model_fingerprint": ("a string", lambda v: isinstance(v, str)),
+    "views": ("a JSON object", lambda v: isinstance(v, dict)),
+    "count": ("a whole number >= 0", lambda v: _is_count(v)),
+    "items_bytes": ("a whole number >= 0", lambda v: _is_count(v)),
+    "ivf_threshold": ("a whole number >= 1", lambda v: _is_count(v) and v >= 1),
+    "indexes": ("a JSON object of objects", lambda v: isinstance(v, dict) and all(isinstance(e, dict)
+                                                                                 for e in v.values())),
+    "view_models": ("a JSON object of objects", lambda v: isinstance(v, dict) and all(isinstance(e, dict)
+                                                                                     for e in v.values())),
+    "recall_target": ("a number in (0, 1]", lambda v: isinstance(v, int | float) and not isinstance(v, bool)
+                      and 0 < v <= 1),
+}
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def check_meta_types(path: Path, meta: dict[str, Any]) -> None:
+    """``GalleryCorruptError`` naming the file and field when a gallery.json field has the wrong type."""
+    for key, (what, valid) in _META_FIELDS.items():
+        if key in meta and not valid(meta[key]):
+            raise GalleryCorruptError(f"{path}: field {key!r} must be {what}, got {json.dumps(meta[key])[:80]}")

@@ -29,7 +29,7 @@ import contextlib
 import json
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,7 @@ from engine.gallery.layout import (
     FORMAT_VERSION,
     GALLERY_FILE,
     AddReport,
+    check_meta_types,
     check_view_models,
     check_views,
     now,
@@ -65,33 +66,6 @@ from engine.permissions import owner_only_umask
 #: What a gallery's items are: crops of a built synthetic world, or of real footage (videos, images, crops).
 GALLERY_DOMAINS: tuple[str, ...] = ("world", "footage")
 OPEN_ATTEMPTS = 5  # reads of a gallery that a writer keeps committing to while it is opened
-
-
-#: gallery.json fields → (what they must be, test); optional fields are checked when present
-_META_FIELDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
-    "model_fingerprint": ("a string", lambda v: isinstance(v, str)),
-    "views": ("a JSON object", lambda v: isinstance(v, dict)),
-    "count": ("a whole number >= 0", lambda v: _is_count(v)),
-    "items_bytes": ("a whole number >= 0", lambda v: _is_count(v)),
-    "ivf_threshold": ("a whole number >= 1", lambda v: _is_count(v) and v >= 1),
-    "indexes": ("a JSON object of objects", lambda v: isinstance(v, dict) and all(isinstance(e, dict)
-                                                                                 for e in v.values())),
-    "view_models": ("a JSON object of objects", lambda v: isinstance(v, dict) and all(isinstance(e, dict)
-                                                                                     for e in v.values())),
-    "recall_target": ("a number in (0, 1]", lambda v: isinstance(v, int | float) and not isinstance(v, bool)
-                      and 0 < v <= 1),
-}
-
-
-def _is_count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def _check_meta_types(path: Path, meta: dict[str, Any]) -> None:
-    """``GalleryCorruptError`` naming the file and field when a gallery.json field has the wrong type."""
-    for key, (what, valid) in _META_FIELDS.items():
-        if key in meta and not valid(meta[key]):
-            raise GalleryCorruptError(f"{path}: field {key!r} must be {what}, got {json.dumps(meta[key])[:80]}")
 
 
 class Gallery(GalleryWrites):
@@ -242,7 +216,7 @@ class Gallery(GalleryWrites):
             raise GalleryCorruptError(
                 f"{path} has format {meta['format']!r}; this program reads format {FORMAT_VERSION}"
             )
-        _check_meta_types(path, meta)
+        check_meta_types(path, meta)
         try:
             check_views({name: entry["dim"] for name, entry in meta["views"].items()})
         except (GalleryInputError, TypeError, KeyError) as exc:
