@@ -1,4 +1,4 @@
-"""The main window (DESIGN "The app"): query panel over the step timeline and the case's notes on the left, the
+"""The main window (docs/architecture.md): query panel over the step timeline and the case's notes on the left, the
 results grid in the centre, the detail pane over the distribution panel on the right, the open case named
 above them and a status bar with progress and cancel.
 

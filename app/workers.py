@@ -1,4 +1,4 @@
-"""Background work for the app (DESIGN "The app": anything over ~50 ms leaves the UI thread).
+"""Background work for the app (docs/architecture.md: anything over ~50 ms leaves the UI thread).
 
 ``run_in_worker(fn, ...)`` runs ``fn(job)`` on a ``QThreadPool`` and returns a ``WorkerHandle`` whose signals
 arrive on the UI thread: ``progress(done, total, message)``, then exactly one of ``result(value)``,

@@ -1,4 +1,4 @@
-"""``AppState``: the one object widgets listen to and call (DESIGN "The app": state in plain objects that
+"""``AppState``: the one object widgets listen to and call (docs/architecture.md: state in plain objects that
 emit changes; widgets subscribe; work over ~50 ms in a worker).
 
 It holds the case store and the open case, the gallery and query encoder, the engine ``SearchSession`` on
@@ -167,7 +167,7 @@ class AppState(QObject):
                 and self._case.case.status == "open")
 
     def final_ranking(self) -> FinalRanking | None:
-        """The live session's final ranking over the whole gallery (METHODS §1.3), or None before any step
+        """The live session's final ranking over the whole gallery (docs/methods.md §1.3), or None before any step
         or while the head's path still has to be re-run."""
         if self._session is None or not self._session.steps:
             return None

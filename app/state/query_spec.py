@@ -1,5 +1,5 @@
 """What the query panel asks for: modalities, level override and keep rule, before they become an engine
-``StepQuery`` (DESIGN "The search session": keep k_j = ⌈ρ·|C_j|⌉, an explicit k, or a score
+``StepQuery`` (docs/methods.md §1.3: keep k_j = ⌈ρ·|C_j|⌉, an explicit k, or a score
 threshold)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Rebuild the engine session of a stored case by re-running the steps on a path (DESIGN "The search
-session": steps are values, so the same queries on the same gallery give the same steps).
+"""Rebuild the engine session of a stored case by re-running the steps on a path (docs/methods.md §1.3:
+steps are values, so the same queries on the same gallery give the same steps).
 
 The store keeps each step's query (text, query images as evidence files, example item, level override, keep
 rule, filters) but not every candidate's score; re-running the path gives back the full ``StepResult`` values

@@ -1,4 +1,4 @@
-"""``CaseStore``: the case database as a service (no widgets, no Qt; DESIGN "The app" → Cases).
+"""``CaseStore``: the case database as a service (no widgets, no Qt; docs/architecture.md → Cases).
 
 Every public action is one ``BEGIN IMMEDIATE`` transaction that changes the tables, appends its audit entry
 and commits before returning, so a case reopens exactly as it was left, also after the process is killed.

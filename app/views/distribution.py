@@ -1,5 +1,5 @@
-"""Distribution panel: the histogram of a step's candidate scores with the keep cut (DESIGN "The search
-session"; ANCHORS A10.3 — expose the scores and let the analyst cut).
+"""Distribution panel: the histogram of a step's candidate scores with the keep cut (docs/methods.md §1.3:
+the scores exposed, the analyst cuts).
 
 A vertical line stands at the kept top-k boundary (the k-th highest score; the threshold itself for a
 threshold rule). Dragging it previews a threshold keep rule: the panel shows live how many items a step
@@ -69,7 +69,7 @@ def histogram_edges(scores: np.ndarray) -> np.ndarray:
 
 
 def step_metrics(scores: np.ndarray, relevant: np.ndarray, kept: np.ndarray) -> StepMetrics:
-    """AP (METHODS §5) and mSD (METHODS §1.4) of one ranked candidate list, from ``engine.metrics``."""
+    """AP (docs/methods.md §5) and mSD (docs/methods.md §1.4) of one ranked candidate list, from ``engine.metrics``."""
     similarity, relevance = scores[None, :].astype(np.float64), relevant[None, :]
     count = int(relevant.sum())
     if count == 0:

@@ -2,7 +2,7 @@
 suggestions), draw a sketch, drop an IR image, choose the level and the keep rule, and ask for a search.
 
 Text is parsed on every edit (``engine.text.parser.parse``, well under a millisecond): each stated attribute
-becomes a chip coloured by its ontology group, the count fills the 18-cell meter (METHODS §1.1: UC 1–5,
+becomes a chip coloured by its ontology group, the count fills the 18-cell meter (docs/methods.md §1.1: UC 1–5,
 C 6–8, M 9–11, F 12–14, UF 15–18) and the attributes not yet stated become suggestions whose values
 append a sentence the parser reads back. The panel only reports: ``search_requested(QuerySpec)`` on Search,
 Enter in the description (Shift+Enter: a new line) or Ctrl+Enter, ``cancel_requested()`` while busy;

@@ -1,5 +1,5 @@
 """Results grid: the current ranking as thumbnails with score, camera and time; confirm/reject marks; sort by
-score or time; camera and time filters; find similar (DESIGN "The app").
+score or time; camera and time filters; find similar (docs/architecture.md).
 
 Data comes in as a ``ResultSet`` (``app.views.results_model``); everything the analyst does goes out as
 signals. The list view asks only for the rows on screen (``app.views.result_card`` paints them) and

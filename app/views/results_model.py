@@ -79,7 +79,7 @@ def _kept_explanations(explanations: Mapping[str, str] | None) -> Mapping[str, s
 @dataclass(frozen=True, eq=False)
 class ResultSet:
     """One ranking to show, as columns: entry i is the i-th item of the ranking, best first (the "score"
-    sort shows this order, so a ``FinalRanking`` keeps its METHODS §1.3 order).
+    sort shows this order, so a ``FinalRanking`` keeps its docs/methods.md §1.3 order).
 
     ``scores``/``times``: float, NaN when unknown; ``cameras``: name or None; ``relevant``: ground truth or
     None; ``kept``: whether the step kept the item (items not kept are drawn faded) or None;
