@@ -264,7 +264,8 @@ def items_without_evidence(gallery) -> list:
     table), in gallery order."""
     table = store.EvidenceTable.read(gallery.root)
     have = {} if table is None else table.row_of
-    return [item for item in gallery.iter_items() if item.crop is not None and item.id not in have]
+    rows = [row for row, item_id in enumerate(gallery.ids) if item_id not in have]  # no item parsed when none
+    return [item for item in map(gallery.item, rows) if item.crop is not None]
 
 
 def fill_missing_evidence(gallery, model=None, *, model_fingerprint: str | None = None, scenes: bool = True,
