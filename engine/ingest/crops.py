@@ -14,7 +14,6 @@ ingesting a folder once as footage and once as crops does not mark one as the ot
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,13 +22,12 @@ import numpy as np
 
 from engine.ingest.errors import IngestError
 from engine.ingest.sources import (
-    GALLERY_MARKER,
     IMAGE_EXTENSIONS,
     NOT_REGULAR,
     Discovery,
     ImageSequence,
-    _natural_key,
     _sequences,
+    folders_under,
 )
 from engine.ingest.timing import SIDECAR_NAMES
 
@@ -73,14 +71,9 @@ def discover_crops(path: str | Path, camera: str | None = None) -> Discovery:
                          [])
     sources: list[CropFolder] = []
     skipped: list[tuple[str, str]] = []
-    for folder, subfolders, files in os.walk(root):
-        here = Path(folder)
-        subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
-        if (here / GALLERY_MARKER).is_file():
-            subfolders[:] = []
-            continue
+    for here, names, _ in folders_under(root):
         images = []
-        for name in sorted(files, key=_natural_key):
+        for name in names:
             file = here / name
             if name.startswith(".") or name in SIDECAR_NAMES:
                 continue

@@ -244,6 +244,18 @@ def _sequences(folder: Path, images: list[Path], camera: str | None) -> list[Ima
     return out
 
 
+def folders_under(root: Path) -> Iterator[tuple[Path, list[str], list[str]]]:
+    """``(folder, its file names in natural order, its subfolders)`` for every folder under ``root``, top-down;
+    hidden folders and folders holding a gallery are left out. Clearing the subfolder list skips them."""
+    for folder, subfolders, files in os.walk(root):
+        here = Path(folder)
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
+        if (here / GALLERY_MARKER).is_file():
+            subfolders[:] = []
+            continue
+        yield here, sorted(files, key=_natural_key), subfolders
+
+
 def discover(path: str | Path, camera: str | None = None, start: float | None = None) -> Discovery:
     """Sources under ``path`` (see the module docstring); ``camera``/``start`` override what files say."""
     root = Path(path)
@@ -262,18 +274,13 @@ def discover(path: str | Path, camera: str | None = None, start: float | None = 
         raise IngestError(f"source {root} is neither a video, an image nor a world manifest (extension {suffix!r})")
     sources: list[Source] = []
     skipped: list[tuple[str, str]] = []
-    for folder, subfolders, files in os.walk(root):
-        here = Path(folder)
-        subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
-        if (here / GALLERY_MARKER).is_file():
-            subfolders[:] = []
-            continue
+    for here, names, subfolders in folders_under(root):
         if (here / WORLD_MANIFEST).is_file():
             sources.append(WorldSource(here))
             subfolders[:] = []
             continue
         images = []
-        for name in sorted(files, key=_natural_key):
+        for name in names:
             file = here / name
             suffix = file.suffix.lower()
             video_sidecar = suffix == ".json" and Path(name[: -len(".json")]).suffix.lower() in VIDEO_EXTENSIONS
