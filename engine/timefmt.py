@@ -95,9 +95,11 @@ def read_screen_time(text: str) -> float | None:
     time. A date without a zone, or with a zone name other than UTC, is local time."""
     text = text.strip()
     try:
-        return float(text)
+        seconds = float(text)
     except ValueError:
         pass
+    else:
+        return seconds if math.isfinite(seconds) else None  # "nan" and "inf" are no time
     match = _CLOCK.match(text)
     if match:
         sign, hours, minutes, seconds = match.groups()

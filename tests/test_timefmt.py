@@ -62,6 +62,7 @@ def test_screen_text_reads_back(berlin):
     assert read_screen_time("2024-06-10 08:13") == pytest.approx(POSIX - 20)
     assert read_screen_time("1:23") == pytest.approx(83.0) and read_screen_time("12.5") == 12.5
     assert read_screen_time("soon") is None and read_screen_time("2024-13-40") is None
+    assert read_screen_time("nan") is None and read_screen_time("-inf") is None  # not a time to filter by
 
 
 def test_parse_time_reads_numbers_iso_and_compact_and_names_bad_input():

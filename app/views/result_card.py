@@ -17,7 +17,7 @@ PAD = 6
 LINE = 15
 CELL = QSize(THUMB.width() + 2 * PAD + 8, THUMB.height() + 2 * PAD + 3 * LINE + 4)
 THUMB_BACKGROUND = QColor("#262a31")
-PLACEHOLDER_COLOR = QColor("#8b929c")
+PENDING_TEXT_COLOR = QColor("#8b929c")  # "…" while a thumbnail loads, "no crop" when it cannot
 REJECTED_SHADE = QColor(20, 20, 20, 110)
 
 
@@ -63,7 +63,7 @@ class ResultDelegate(QStyledItemDelegate):
             y = box.top() + (box.height() - pixmap.height()) // 2
             painter.drawPixmap(x, y, pixmap)
         else:
-            painter.setPen(PLACEHOLDER_COLOR)
+            painter.setPen(PENDING_TEXT_COLOR)
             painter.setFont(fonts.small)
             painter.drawText(box, Qt.AlignmentFlag.AlignCenter, "no crop" if card_data.thumbnail_failed else "…")
         if mark == REJECTED:
