@@ -119,6 +119,8 @@ ONTOLOGY = _default()
 ATTRIBUTE_KEYS: tuple[str, ...] = ONTOLOGY.keys
 LEVELS: tuple[str, ...] = ONTOLOGY.level_names
 COLORS: tuple[str, ...] = ONTOLOGY.colors
+#: The attributes that are colours (a sketch or an infrared image cannot show them).
+COLOR_KEYS: tuple[str, ...] = tuple(key for key in ATTRIBUTE_KEYS if key.endswith("_color"))
 
 
 def level_of(count: int) -> str | None:

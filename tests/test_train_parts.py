@@ -223,3 +223,28 @@ def test_validation_counts_matches_by_the_runs_rule(world):
     assert set(by_outfit) == set(by_identity) == {"UF", "UC"}
     # the same ranking scored against fewer positives: never more of them in the list, so mAP differs
     assert any(by_outfit[lv]["mAP"] != by_identity[lv]["mAP"] for lv in by_outfit)
+
+
+def test_sketch_and_ir_attribute_supervision_ignores_colours(world):
+    from engine.ontology import ATTRIBUTE_KEYS, COLOR_KEYS
+    from engine.train.losses import _attribute_ce, _without_colours
+
+    config, batch, outputs, losses, _, _ = _step_outputs(world, {"losses": {"query_attributes": 0.5}})
+    assert losses.weights["query_attributes"] == 0.5
+    shown = _without_colours(batch.image_attribute_targets)
+    colour_columns = [ATTRIBUTE_KEYS.index(key) for key in COLOR_KEYS]
+    assert bool((shown[:, colour_columns] == -100).all())
+    assert torch.equal(shown[:, 0], batch.image_attribute_targets[:, 0])  # gender is kept
+    expected = _attribute_ce(outputs["attribute_logits_sketch"], shown) + _attribute_ce(
+        outputs["attribute_logits_ir"], shown)
+    assert torch.allclose(losses.terms["query_attributes"], expected)
+    assert losses.terms["query_attributes"].requires_grad
+    _, _, off_outputs, off, _, _ = _step_outputs(world, {})
+    assert "query_attributes" not in off.terms and "attribute_logits_sketch" not in off_outputs
+
+
+def test_sketch_and_ir_attribute_supervision_needs_image_heads():
+    from engine.train.config import TrainConfigError
+
+    with pytest.raises(TrainConfigError, match="query_attributes"):
+        load_run_config(tiny_run({"attributes": {"image": False}, "losses": {"query_attributes": 1.0}}))

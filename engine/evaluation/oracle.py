@@ -17,9 +17,8 @@ import numpy as np
 
 from engine.evaluation.errors import EvaluationError
 from engine.evaluation.scoring import block, score
-from engine.ontology import ATTRIBUTE_KEYS
+from engine.ontology import ATTRIBUTE_KEYS, COLOR_KEYS
 
-COLOR_KEYS: tuple[str, ...] = tuple(key for key in ATTRIBUTE_KEYS if key.endswith("_color"))
 #: Query mode → the attributes that modality can show.
 VISIBLE: dict[str, tuple[str, ...]] = {
     "T": ATTRIBUTE_KEYS,

@@ -165,6 +165,7 @@ class LossConfig:
     said: bool = False
     hdw: bool = False
     attributes: float = 0.0
+    query_attributes: float = 0.0  # attribute CE on the sketch/IR query embeddings, colours masked (§4)
 
 
 @dataclass(frozen=True)
@@ -374,7 +375,7 @@ def validate(config: ModelConfig, source: str = "config") -> None:
     loss = config.losses
     for name in (
         "sdm", "tal", "orthogonality", "gcr", "routing_entropy", "fusion_sdm", "sdm_low_resolution",
-        "rcr", "tgr", "cr_rda", "scenario_id", "attributes",
+        "rcr", "tgr", "cr_rda", "scenario_id", "attributes", "query_attributes",
     ):
         _require(getattr(loss, name) >= 0, source, f"'losses.{name}' must be >= 0")
     _require(loss.temperature > 0 and loss.tal_temperature > 0, source, "loss temperatures must be positive")
@@ -403,6 +404,8 @@ def validate(config: ModelConfig, source: str = "config") -> None:
          "scenarios.num_clothing_ids > 0"),
         (loss.attributes > 0, config.attributes.image or config.attributes.text, "losses.attributes",
          "attributes.image or attributes.text"),
+        (loss.query_attributes > 0, config.attributes.image and f.kind != "none", "losses.query_attributes",
+         "attributes.image and fusion.kind 'mean' or 'cmqf' (sketch/IR images in the batch)"),
     ]
     for active, available, what, requirement in needs:
         _require(not active or available, source, f"'{what}' needs {requirement}")

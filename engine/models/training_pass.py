@@ -164,6 +164,8 @@ class TrainingPass:
         for name in ("sketch", "ir"):
             if name in embedding:
                 out[f"{name}_embeds"] = F.normalize(embedding[name], dim=-1)
+                if self.image_attributes is not None and self.config.losses.query_attributes > 0:
+                    out[f"attribute_logits_{name}"] = self.image_attributes(embedding[name])
         if self.fusion is None or not ({"sketch", "ir"} & set(embedding)):
             return
         available = {"text"} | ({"sketch", "ir"} & set(embedding))

@@ -129,7 +129,7 @@ class DataNeeds:
             config.crst.rcr and loss.rcr > 0)
         return cls(
             low_resolution_views=crst,
-            query_images=config.fusion.kind != "none" and loss.fusion_sdm > 0,
+            query_images=config.fusion.kind != "none" and (loss.fusion_sdm > 0 or loss.query_attributes > 0),
             reid=config.scenarios.enabled and loss.scenario_id > 0,
         )
 

@@ -16,6 +16,8 @@ its weight is positive and the forward produced its inputs (docs/methods.md §1.
   scenario_id    Uni-AT identity loss (SAID / HDW per config)                                (§3)
   attributes     mean CE of the attribute heads: image heads on every attribute of the image
                  (world only), text heads on the attributes the text states                 (§6)
+  query_attributes  the image heads on the sketch and IR query embeddings, the pair's attributes
+                 without its colours (world only)                                           (§4)
 """
 
 from __future__ import annotations
@@ -35,12 +37,12 @@ from engine.losses.sdm import sdm_loss
 from engine.losses.tal import soft_tal_loss
 from engine.losses.uniat import uniat_id_loss
 from engine.models import ModelConfig
-from engine.ontology import ATTRIBUTE_KEYS, LEVELS
+from engine.ontology import ATTRIBUTE_KEYS, COLOR_KEYS, LEVELS
 from engine.train.batches import Batch
 
 TERM_ORDER: tuple[str, ...] = (
     "sdm", "tal", "orthogonality", "gcr", "routing_entropy", "fusion_sdm", "sdm_low_resolution", "rcr",
-    "tgr", "cr_rda", "scenario_id", "attributes",
+    "tgr", "cr_rda", "scenario_id", "attributes", "query_attributes",
 )
 
 
@@ -62,6 +64,13 @@ def _attribute_ce(logits: dict[str, torch.Tensor], targets: torch.Tensor) -> tor
         if bool((target >= 0).any()):
             losses.append(F.cross_entropy(logits[key], target, ignore_index=-100))
     return torch.stack(losses).mean() if losses else None
+
+
+def _without_colours(targets: torch.Tensor) -> torch.Tensor:
+    """The image attribute targets with every colour column ignored (a sketch or IR image shows none)."""
+    shown = targets.clone()
+    shown[:, [ATTRIBUTE_KEYS.index(key) for key in COLOR_KEYS]] = -100
+    return shown
 
 
 def compose_losses(
@@ -127,6 +136,12 @@ def compose_losses(
             parts.append(_attribute_ce(outputs["attribute_logits_text"], batch.text_attribute_targets))
         parts = [p for p in parts if p is not None]
         add("attributes", w.attributes, torch.stack(parts).sum() if parts else None)
+    if w.query_attributes > 0 and batch.image_attribute_targets is not None:
+        shown = _without_colours(batch.image_attribute_targets)
+        parts = [_attribute_ce(outputs[f"attribute_logits_{name}"], shown)
+                 for name in ("sketch", "ir") if f"attribute_logits_{name}" in outputs]
+        parts = [p for p in parts if p is not None]
+        add("query_attributes", w.query_attributes, torch.stack(parts).sum() if parts else None)
 
     ordered = {name: terms[name] for name in TERM_ORDER if name in terms}
     if not ordered:
