@@ -69,3 +69,54 @@ def test_mean_fusion_ablation_is_the_mean_of_unit_vectors():
     modes = MeanFusion().all_modes(text, sketch, ir)
     torch.testing.assert_close(modes["T"], F.normalize(text, dim=-1))
     torch.testing.assert_close(modes["S+IR"], (F.normalize(sketch, dim=-1) + F.normalize(ir, dim=-1)) / 2)
+
+
+def _sequences(batch: int = 3, dim: int = 16, lengths=(5, 4, 7)):
+    torch.manual_seed(1)
+    out = {}
+    for name, length in zip(("sketch", "ir", "text"), lengths, strict=True):
+        out[name] = (torch.randn(batch, length, dim), torch.ones(batch, length, dtype=torch.bool))
+    out["text"][1][0, 4:] = False  # the first text is shorter: its last three tokens are padding
+    return out
+
+
+def test_sequence_keys_attend_over_tokens_and_ignore_padding():
+    fusion = QueryFusion(16, heads=2, keys="sequence").eval()
+    text, sketch, ir = _inputs()
+    sequences = _sequences()
+    with torch.no_grad():
+        fused = fusion(text=text, sketch=sketch, ir=ir, sequences=sequences)
+        changed_patch = {**sequences, "sketch": (sequences["sketch"][0].clone(), sequences["sketch"][1])}
+        changed_patch["sketch"][0][:, 3] += 5.0  # one non-pooled token
+        assert not torch.allclose(fused, fusion(text=text, sketch=sketch, ir=ir, sequences=changed_patch))
+        padded = {**sequences, "text": (sequences["text"][0].clone(), sequences["text"][1])}
+        padded["text"][0][0, 4:] = 100.0  # padding values never reach the output
+        torch.testing.assert_close(fused, fusion(text=text, sketch=sketch, ir=ir, sequences=padded))
+        # with one token per modality the sequence keys reduce to the pooled-token CMQF
+        token = QueryFusion(16, heads=2).eval()
+        token.load_state_dict(fusion.state_dict())
+        pooled = {name: (x.unsqueeze(1), torch.ones(3, 1, dtype=torch.bool))
+                  for name, x in (("text", text), ("sketch", sketch), ("ir", ir))}
+        torch.testing.assert_close(fusion(text=text, sketch=sketch, ir=ir, sequences=pooled),
+                                   token(text=text, sketch=sketch, ir=ir))
+    with pytest.raises(ValueError, match="sketch token sequence"):
+        fusion(text=text, sketch=sketch, sequences={"text": sequences["text"]})
+    with pytest.raises(ValueError, match="keys"):
+        QueryFusion(16, heads=2, keys="patches")
+
+
+def test_sequence_keys_all_modes_equal_each_mode_alone():
+    fusion = QueryFusion(16, heads=2, keys="sequence").eval()
+    text, sketch, ir = _inputs()
+    sequences = _sequences()
+    with torch.no_grad():
+        batched = fusion.all_modes(text, sketch, ir, sequences=sequences)
+        for mode, vector in batched.items():
+            present = mode_modalities(mode)
+            alone = fusion(
+                text=text if "text" in present else None,
+                sketch=sketch if "sketch" in present else None,
+                ir=ir if "ir" in present else None,
+                sequences={name: sequences[name] for name in present},
+            )
+            torch.testing.assert_close(vector, alone, atol=1e-5, rtol=1e-5)

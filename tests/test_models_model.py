@@ -239,3 +239,22 @@ def test_runs_under_bf16_autocast_as_on_cuda():
     assert out["image_embeds"].dtype == torch.float32 and out["mlm_logits"].dtype == torch.float32
     (out["image_embeds"].sum() + out["mlm_logits"].mean() + out["fused"]["T+S+IR"].sum()).backward()
     assert ((mixed * full).sum(dim=-1) > 0.99).all()  # bf16 vectors point where the float32 ones do
+
+
+def test_sequence_key_fusion_runs_in_inference_and_training():
+    torch.manual_seed(0)
+    config = load_config("tiny").with_overrides({"fusion": {"kind": "cmqf", "keys": "sequence"}})
+    model = _perturb(create(config, device="cpu"))
+    images = _images(2)
+    fused = model.fuse(text=TEXTS[:2], sketch=images)
+    assert torch.allclose(fused.norm(dim=-1), torch.ones(2), atol=1e-5)
+    longer = model.fuse(text=[TEXTS[0], TEXTS[1] + " and a long grey scarf"], sketch=images)
+    torch.testing.assert_close(fused[0], longer[0], atol=1e-5, rtol=1e-4)  # a batch-mate's length changes nothing
+    token = create(load_config("tiny").with_overrides({"fusion": {"kind": "cmqf"}}), device="cpu")
+    token.load_state_dict(model.state_dict())  # same parameters: a token-key checkpoint warm-starts it
+    assert not torch.allclose(fused, token.fuse(text=TEXTS[:2], sketch=images), atol=1e-4)
+    model.train()
+    out = model(images, TEXTS[:2], levels=["UF", "M"], sketch=images, ir=_images(2, seed=3))
+    assert set(out["fused"]) == {"T", "S", "IR", "T+S", "T+IR", "S+IR", "T+S+IR"}
+    sum(v.sum() for v in out["fused"].values()).backward()
+    assert model.fusion.cross["sketch"][0].attn.in_proj_weight.grad.abs().sum() > 0

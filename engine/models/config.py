@@ -96,6 +96,7 @@ class FusionConfig:
     layers: int = 1
     heads: int = 4
     mlp_ratio: float = 4.0
+    keys: str = "token"  # CMQF keys: "token" (each modality's pooled token) | "sequence" (its token sequence)
 
 
 @dataclass(frozen=True)
@@ -353,6 +354,7 @@ def validate(config: ModelConfig, source: str = "config") -> None:
 
     f = config.fusion
     _choice(f.kind, ("none", "mean", "cmqf"), source, "fusion.kind")
+    _choice(f.keys, ("token", "sequence"), source, "fusion.keys")
     if f.kind == "cmqf":
         _require(f.layers >= 1, source, "'fusion.layers' must be at least 1")
         _require(config.embed_dim % f.heads == 0, source, "'embed_dim' must divide by fusion.heads")

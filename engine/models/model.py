@@ -26,7 +26,7 @@ from engine.models.blocks import LineupBlock, Routing
 from engine.models.config import ModelConfig
 from engine.models.crst import MaskedGrounding, ReliabilityGate, ResolutionEmbedding, TextGuidedRefinement
 from engine.models.device import autocast_for
-from engine.models.fusion import MeanFusion, QueryFusion
+from engine.models.fusion import MeanFusion, QueryFusion, Sequences
 from engine.models.gcr import ConsistencyMatcher, GranularityClassifier
 from engine.models.names import LEVELS, MODALITIES, RESOLUTIONS, SCENARIOS, index_tensor
 from engine.models.passes import IndexInput, TextInput, TextPass, VisualPass
@@ -102,7 +102,7 @@ class PersonSearchModel(TrainingPass, nn.Module):
             self.level_classifier = self.consistency_matcher = None
         fusion = config.fusion
         if fusion.kind == "cmqf":
-            self.fusion = QueryFusion(dim, fusion.heads, fusion.layers, fusion.mlp_ratio, act_layer)
+            self.fusion = QueryFusion(dim, fusion.heads, fusion.layers, fusion.mlp_ratio, act_layer, fusion.keys)
         elif fusion.kind == "mean":
             self.fusion = MeanFusion()
         else:
@@ -294,6 +294,11 @@ class PersonSearchModel(TrainingPass, nn.Module):
     def _project_text_tokens(self, text: TextPass) -> torch.Tensor:
         return text.hidden @ self.backbone.text_projection
 
+    def _visual_sequence(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(CLS and patch tokens in the joint space [B, 1 + P, D], all valid) for sequence-key fusion."""
+        projected = tokens @ self.backbone.visual.proj
+        return projected, torch.ones(projected.shape[:2], dtype=torch.bool, device=projected.device)
+
     def _autocast(self):
         return autocast_for(self.device)
 
@@ -387,33 +392,42 @@ class PersonSearchModel(TrainingPass, nn.Module):
         if self.fusion is None:
             raise RuntimeError("this model has no query fusion (config fusion.kind is 'none')")
         with self._autocast():
-            embeds = self._query_embeddings(text, sketch, ir, resolution)
-            fused = self.fusion(**embeds)
+            embeds, sequences = self._query_embeddings(text, sketch, ir, resolution)
+            fused = self.fusion(**embeds, sequences=sequences) if sequences is not None else self.fusion(**embeds)
         return F.normalize(fused.float(), dim=-1)
 
     def _query_embeddings(
         self, text: TextInput | None, sketch: torch.Tensor | None, ir: torch.Tensor | None, resolution: IndexInput
-    ) -> dict[str, torch.Tensor | None]:
+    ) -> tuple[dict[str, torch.Tensor | None], Sequences | None]:
+        """(pooled [B, D] per modality or None, their token sequences when the fusion attends over them)."""
         out: dict[str, torch.Tensor | None] = {"text": None, "sketch": None, "ir": None}
+        want_sequences = self.fusion is not None and self.fusion.keys == "sequence"
+        sequences: Sequences = {}
         if text is not None:
-            out["text"] = self._text_pass(self._text_ids(text)).embedding
+            text_pass = self._text_pass(self._text_ids(text))
+            out["text"] = text_pass.embedding
+            if want_sequences:
+                sequences["text"] = (self._project_text_tokens(text_pass), text_pass.valid)
         for name, images in (("sketch", sketch), ("ir", ir)):
             if images is None:
                 continue
             images = self._images(images, name)
             batch = images.shape[0]
-            out[name] = self._visual_pass(
+            visual = self._visual_pass(
                 images,
                 index_tensor(name, MODALITIES, batch, self.device, "modality"),
                 self._levels(None, batch),
                 index_tensor(resolution, RESOLUTIONS, batch, self.device, "resolution"),
-            ).embedding
+            )
+            out[name] = visual.embedding
+            if want_sequences:
+                sequences[name] = self._visual_sequence(visual.tokens)
         sizes = {name: x.shape[0] for name, x in out.items() if x is not None}
         if not sizes:
             raise ValueError("fuse needs at least one of text, sketch, ir")
         if len(set(sizes.values())) != 1:
             raise ValueError(f"text, sketch and ir must have the same number of rows, got {sizes}")
-        return out
+        return out, (sequences if want_sequences else None)
 
     @torch.no_grad()
     def encode_reid(

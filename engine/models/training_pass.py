@@ -150,7 +150,7 @@ class TrainingPass:
         if router or text_pass.routing.router_probs:
             out["router_probs"] = router + text_pass.routing.router_probs
 
-        self._fusion_outputs(out, embedding, text_raw)
+        self._fusion_outputs(out, embedding, text_raw, tokens, text_pass)
         self._crst_outputs(out, embedding, tokens, text_pass, resolution_index, mlm_ids, mlm_labels)
         if reid_images is not None and self.scenario_heads is not None:
             self._reid_outputs(out, reid_images, reid_modality, reid_resolution)
@@ -160,7 +160,8 @@ class TrainingPass:
             out["attribute_logits_text"] = self.text_attributes(text_raw)
         return out
 
-    def _fusion_outputs(self, out: dict[str, Any], embedding: dict[str, torch.Tensor], text_raw: torch.Tensor) -> None:
+    def _fusion_outputs(self, out: dict[str, Any], embedding: dict[str, torch.Tensor], text_raw: torch.Tensor,
+                        tokens: dict[str, torch.Tensor], text_pass: TextPass) -> None:
         for name in ("sketch", "ir"):
             if name in embedding:
                 out[f"{name}_embeds"] = F.normalize(embedding[name], dim=-1)
@@ -170,8 +171,16 @@ class TrainingPass:
             return
         available = {"text"} | ({"sketch", "ir"} & set(embedding))
         modes = [m for m in FUSION_MODES if mode_modalities(m) <= available]
+        sequences = None
+        if self.fusion.keys == "sequence":
+            sequences = {"text": (self._project_text_tokens(text_pass), text_pass.valid)}
+            for name in {"sketch", "ir"} & set(embedding):
+                sequences[name] = self._visual_sequence(tokens[name])
+            for name in {"sketch", "ir"} - set(embedding):
+                sequences[name] = sequences["text"]  # never attended: the modality is absent from every mode
         fused = self.fusion.all_modes(
-            text_raw, embedding.get("sketch", text_raw), embedding.get("ir", text_raw), modes=modes
+            text_raw, embedding.get("sketch", text_raw), embedding.get("ir", text_raw), modes=modes,
+            sequences=sequences,
         )
         out["fused"] = {mode: F.normalize(v, dim=-1) for mode, v in fused.items()}
 
