@@ -22,7 +22,7 @@ from app.report.galleries import GalleryLookup
 from app.report.images import ReportImage, report_image
 from app.report.text import audit_summary
 from app.store import CaseStore
-from app.store.state import CaseState, StepState
+from app.store.state import CaseState, CaseSummary, StepState
 from engine.hashing import sha256_file
 from engine.resources import resource_path
 from engine.step_schema import StepRecord, step_values
@@ -32,16 +32,6 @@ BUILD_COMMIT_FILE = "BUILD_COMMIT"
 QUERY_IMAGE_SIDE = 240
 THUMBNAIL_SIDE = 256
 _READ_ATTEMPTS = 3
-
-
-@dataclass(frozen=True)
-class CaseInfo:
-    id: int
-    title: str
-    description: str
-    status: str
-    created_at: datetime
-    updated_at: datetime
 
 
 @dataclass(frozen=True)
@@ -141,7 +131,7 @@ class ReportContent:
     db_path: str
     exported_at: datetime
     blur_faces: bool
-    case: CaseInfo
+    case: CaseSummary  # the case as read with the rest
     galleries: tuple[GalleryInfo, ...]
     chain: tuple[ChainStep, ...]
     steps_off_chain: int
@@ -311,11 +301,9 @@ def collect_content(store: CaseStore, case_id: int, *, blur_faces: bool = False,
     notes = tuple(NoteLine(n.at, n.text, _note_about(n, numbers, seqs)) for n in state.notes)
     audit = tuple(AuditLine(e.seq, e.at, e.actor, e.action, audit_summary(e.action, e.payload), e.hash)
                   for e in trail)
-    summary = state.case
     return ReportContent(
         db_path=str(store.path), exported_at=exported_at or datetime.now(UTC), blur_faces=bool(blur_faces),
-        case=CaseInfo(summary.id, summary.title, summary.description, summary.status, summary.created_at,
-                      summary.updated_at),
+        case=state.case,
         galleries=tuple(gallery_infos), chain=chain, steps_off_chain=len(state.steps) - len(chain),
         query_images=tuple(query_images), confirmed=tuple(confirmed), rejected_count=len(state.rejected),
         notes=notes, evidence=tuple(evidence), audit=audit, audit_first_hash=trail[0].hash,

@@ -13,15 +13,7 @@ from app.store import codec
 from app.store.evidence import case_folder
 from app.store.models import AuditEntry, Case, CaseGallery, Evidence, Mark, Note, Step, utc_text
 from app.store.payloads import mark_payload, note_payload, step_payload
-from app.store.state import (
-    CaseState,
-    CaseSummary,
-    EvidenceFile,
-    GalleryUse,
-    MarkState,
-    NoteState,
-    StepState,
-)
+from app.store.state import CaseState, CaseSummary, EvidenceFile, GalleryUse, MarkState, NoteState, StepState
 from engine.step_schema import step_values
 
 

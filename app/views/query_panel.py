@@ -100,6 +100,18 @@ def _error_label() -> QLabel:
 
 
 
+def _image_section(title: str, editor: QWidget, error: QLabel, stretch: int = 0) -> QWidget:
+    """A titled query image input (sketch or IR) with its inline error line under it."""
+    section = QWidget()
+    layout = QVBoxLayout(section)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.setSpacing(4)
+    layout.addWidget(section_title(title))
+    layout.addWidget(editor, stretch)
+    layout.addWidget(error)
+    return section
+
+
 class QueryPanel(QWidget):
     """See the module docstring. Public parts: ``text_edit``, ``sketch`` (``SketchEditor``), ``ir_zone``,
     ``level_box``, ``keep``, ``search_button``, ``search_action`` (Ctrl+Enter), ``footer`` (always in view)."""
@@ -149,22 +161,10 @@ class QueryPanel(QWidget):
         # sketch and IR, each with its own inline error line
         self.sketch = SketchEditor()
         self.sketch_error = _error_label()
-        self.sketch_section = QWidget()
-        sketch_layout = QVBoxLayout(self.sketch_section)
-        sketch_layout.setContentsMargins(0, 0, 0, 0)
-        sketch_layout.setSpacing(4)
-        sketch_layout.addWidget(section_title("Sketch"))
-        sketch_layout.addWidget(self.sketch, 1)
-        sketch_layout.addWidget(self.sketch_error)
+        self.sketch_section = _image_section("Sketch", self.sketch, self.sketch_error, stretch=1)
         self.ir_zone = ImageDropZone("IR")
         self.ir_error = _error_label()
-        self.ir_section = QWidget()
-        ir_layout = QVBoxLayout(self.ir_section)
-        ir_layout.setContentsMargins(0, 0, 0, 0)
-        ir_layout.setSpacing(4)
-        ir_layout.addWidget(section_title("Infrared image"))
-        ir_layout.addWidget(self.ir_zone)
-        ir_layout.addWidget(self.ir_error)
+        self.ir_section = _image_section("Infrared image", self.ir_zone, self.ir_error)
 
         # options
         self.level_box = QComboBox()
