@@ -22,25 +22,16 @@ from app.report.galleries import GalleryLookup
 from app.report.images import ReportImage, report_image
 from app.report.text import audit_summary
 from app.store import CaseStore
-from app.store.state import CaseState, StepState
+from app.store.state import CaseState, CaseSummary, StepState
 from engine.hashing import sha256_file
 from engine.resources import resource_path
+from engine.step_schema import StepRecord, step_values
 
 #: Written beside the resources at build time (``git rev-parse HEAD``); without it the report gives the version.
 BUILD_COMMIT_FILE = "BUILD_COMMIT"
 QUERY_IMAGE_SIDE = 240
 THUMBNAIL_SIDE = 256
 _READ_ATTEMPTS = 3
-
-
-@dataclass(frozen=True)
-class CaseInfo:
-    id: int
-    title: str
-    description: str
-    status: str
-    created_at: datetime
-    updated_at: datetime
 
 
 @dataclass(frozen=True)
@@ -58,35 +49,20 @@ class GalleryInfo:
     problem: str = ""
 
 
-@dataclass(frozen=True)
-class ChainStep:
-    """One step of the active query chain; ``number`` counts from 1 along the chain. ``cut_score`` is where
-    the distribution plot draws the cut: the threshold of a threshold rule, else the lowest kept score."""
+@dataclass(frozen=True, kw_only=True)
+class ChainStep(StepRecord):
+    """One step of the active query chain: its fields (``engine.step_schema``) and where the report places it.
+    ``number`` counts from 1 along the chain. ``cut_score`` is where the distribution plot draws the cut: the
+    threshold of a threshold rule, else the lowest kept score."""
 
     number: int
     step_id: int
     gallery_id: int
-    query_text: str | None
-    query_kind: str
-    example_item: str | None
-    scenario: str | None
-    view: str
-    level: str | None
-    level_source: str | None
-    level_overridden: bool
-    keep_rule: str
-    keep_value: float
-    k: int
-    candidates_before: int
-    filtered_out: int
-    candidates_after: int
-    filters: dict[str, Any]
     histogram: dict[str, Any]
     cut_score: float | None
     sketch_sha256: str | None
     ir_sha256: str | None
     created_at: datetime
-    seconds: float
 
 
 @dataclass(frozen=True)
@@ -155,7 +131,7 @@ class ReportContent:
     db_path: str
     exported_at: datetime
     blur_faces: bool
-    case: CaseInfo
+    case: CaseSummary  # the case as read with the rest
     galleries: tuple[GalleryInfo, ...]
     chain: tuple[ChainStep, ...]
     steps_off_chain: int
@@ -207,14 +183,10 @@ def _cut_score(step: StepState) -> float | None:
 
 def _chain_step(number: int, step: StepState) -> ChainStep:
     return ChainStep(
-        number=number, step_id=step.id, gallery_id=step.gallery_id, query_text=step.query_text,
-        query_kind=step.query_kind, example_item=step.example_item, scenario=step.scenario, view=step.view,
-        level=step.level, level_source=step.level_source, level_overridden=step.level_overridden,
-        keep_rule=step.keep_rule, keep_value=float(step.keep_value), k=step.k,
-        candidates_before=step.candidates_before, filtered_out=step.filtered_out,
-        candidates_after=step.candidates_after, filters=dict(step.filters or {}), histogram=dict(step.histogram),
-        cut_score=_cut_score(step), sketch_sha256=None if step.sketch is None else step.sketch.sha256,
-        ir_sha256=None if step.ir is None else step.ir.sha256, created_at=step.created_at, seconds=step.seconds)
+        **step_values(step, ChainStep), number=number, step_id=step.id, gallery_id=step.gallery_id,
+        histogram=dict(step.histogram), cut_score=_cut_score(step),
+        sketch_sha256=None if step.sketch is None else step.sketch.sha256,
+        ir_sha256=None if step.ir is None else step.ir.sha256, created_at=step.created_at)
 
 
 def _query_images(state: CaseState, numbers: dict[int, int], warnings: list[str]) -> list[QueryImage]:
@@ -329,11 +301,9 @@ def collect_content(store: CaseStore, case_id: int, *, blur_faces: bool = False,
     notes = tuple(NoteLine(n.at, n.text, _note_about(n, numbers, seqs)) for n in state.notes)
     audit = tuple(AuditLine(e.seq, e.at, e.actor, e.action, audit_summary(e.action, e.payload), e.hash)
                   for e in trail)
-    summary = state.case
     return ReportContent(
         db_path=str(store.path), exported_at=exported_at or datetime.now(UTC), blur_faces=bool(blur_faces),
-        case=CaseInfo(summary.id, summary.title, summary.description, summary.status, summary.created_at,
-                      summary.updated_at),
+        case=state.case,
         galleries=tuple(gallery_infos), chain=chain, steps_off_chain=len(state.steps) - len(chain),
         query_images=tuple(query_images), confirmed=tuple(confirmed), rejected_count=len(state.rejected),
         notes=notes, evidence=tuple(evidence), audit=audit, audit_first_hash=trail[0].hash,

@@ -1,6 +1,7 @@
 """Engine objects → store inputs: a ``StepResult`` becomes a ``StepInput``, a ``Gallery`` its identity.
 
-Reads only the engine objects' public attributes, so importing this module does not import the engine.
+Reads only the engine objects' public attributes, so importing this module loads no more of the engine than the
+step schema the store builds on.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import numpy as np
 from app.store.evidence import EvidenceSource
 from app.store.models import canonical_json
 from app.store.state import StepInput
+from engine.step_schema import step_values
 
 if TYPE_CHECKING:
     from engine.gallery import Gallery
@@ -49,36 +51,17 @@ def _image(value: Any, what: str) -> Any:
 
 
 def step_input(result: StepResult, gallery_id: int) -> StepInput:
-    """The store's record of an engine step; its level source is ``StepResult.level_origin``, as in the search
-    transcript."""
-    query = result.query
+    """The store's record of an engine step: its fields (``StepResult.record``, the level source as the search
+    transcript writes it), its query images and its kept items best first."""
     kept_mask = np.isin(result.rows, result.kept, assume_unique=True)
     best_first = result.order[kept_mask[result.order]]
-    kept_ids = tuple(result.item_ids[int(row)] for row in result.rows[best_first])
-    filters: dict[str, Any] = {
-        "cameras": None if query.cameras is None else sorted(query.cameras),
-        "time_range": None if query.time_range is None else list(query.time_range),
-    }
     return StepInput(
+        **step_values(result.record(), StepInput),
         gallery_id=gallery_id,
-        query_kind=query.kind,
-        query_text=query.text,
-        example_item=query.example,
-        scenario=query.scenario,
-        sketch=_image(query.sketch, "sketch"),
-        ir=_image(query.ir, "IR"),
-        view=result.view,
-        level=result.level,
-        level_source=result.level_origin,
-        keep_rule=result.keep_rule,
-        keep_value=result.keep_value,
-        k=result.k,
-        filters=filters,
-        candidates_before=result.candidates_before,
-        filtered_out=int(result.filtered_rows.shape[0]),
-        kept_ids=kept_ids,
+        sketch=_image(result.query.sketch, "sketch"),
+        ir=_image(result.query.ir, "IR"),
+        kept_ids=tuple(result.item_ids[int(row)] for row in result.rows[best_first]),
         kept_scores=tuple(result.scores[best_first].tolist()),
         scores=result.scores,
         relevant=result.relevant,
-        seconds=float(result.seconds),
     )

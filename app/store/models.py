@@ -33,6 +33,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
 from app.store.errors import CorruptCaseError
+from engine.step_schema import STEP_FIELDS, StepField
 
 #: constraint names are fixed so that batch migrations on SQLite can find and drop them
 NAMING_CONVENTION = {
@@ -154,7 +155,9 @@ class Evidence(Base):
 
 
 class Step(Base):
-    """One search step. ``kept_ids``/``kept_scores`` are compressed blobs (``app.store.codec``), best first."""
+    """One search step: the step schema's fields (``engine.step_schema``) as columns, its place in the step
+    tree, its query images and outputs. ``kept_ids``/``kept_scores`` are compressed blobs
+    (``app.store.codec``), best first."""
 
     __tablename__ = "steps"
     __table_args__ = (
@@ -169,30 +172,27 @@ class Step(Base):
     seq: Mapped[int] = mapped_column(Integer)  # creation order within the case, from 1
     depth: Mapped[int] = mapped_column(Integer)  # position on its path, from 0
     gallery_id: Mapped[int] = mapped_column(ForeignKey("case_galleries.id"))
-    query_text: Mapped[str | None] = mapped_column(Text)
-    query_kind: Mapped[str] = mapped_column(String(32))
-    example_item: Mapped[str | None] = mapped_column(Text)
-    scenario: Mapped[str | None] = mapped_column(String(64))
     sketch_evidence_id: Mapped[int | None] = mapped_column(ForeignKey("evidence.id"))
     ir_evidence_id: Mapped[int | None] = mapped_column(ForeignKey("evidence.id"))
-    view: Mapped[str] = mapped_column(String(64))
-    level: Mapped[str | None] = mapped_column(String(32))
-    level_source: Mapped[str | None] = mapped_column(String(16))
-    level_overridden: Mapped[bool] = mapped_column(Boolean)
-    keep_rule: Mapped[str] = mapped_column(String(16))
-    keep_value: Mapped[float] = mapped_column(Float)
-    k: Mapped[int] = mapped_column(Integer)
-    filters: Mapped[dict[str, Any]] = mapped_column(CanonicalJson)
-    candidates_before: Mapped[int] = mapped_column(Integer)
-    filtered_out: Mapped[int] = mapped_column(Integer)
-    candidates_after: Mapped[int] = mapped_column(Integer)
     kept_ids: Mapped[bytes] = mapped_column(LargeBinary)
     kept_scores: Mapped[bytes] = mapped_column(LargeBinary)
     kept_sha256: Mapped[str] = mapped_column(String(64))
     histogram: Mapped[dict[str, Any]] = mapped_column(CanonicalJson)
-    seconds: Mapped[float] = mapped_column(Float)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime)
     undone_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    # and one column per field of the step schema, added below (query_text, query_kind, view, level, keep_rule, …)
+
+
+def step_column_type(spec: StepField) -> Any:
+    """The column type of a step schema field: text (of its limit, if any), integer, float, flag or JSON."""
+    if spec.kind is str:
+        return Text() if spec.limit is None else String(spec.limit)
+    by_kind = {int: Integer, float: Float, bool: Boolean, dict: CanonicalJson}
+    return by_kind[spec.kind]()
+
+
+for _spec in STEP_FIELDS:
+    setattr(Step, _spec.name, mapped_column(_spec.name, step_column_type(_spec), nullable=_spec.optional))
 
 
 class Mark(Base):

@@ -11,6 +11,7 @@ from typing import Any
 
 from app.store.codec import sha256_hex
 from app.store.models import CaseGallery, Evidence, Note, Step, canonical_json
+from engine.step_schema import step_values
 
 
 def evidence_payload(evidence: Evidence | None) -> dict[str, Any] | None:
@@ -20,33 +21,20 @@ def evidence_payload(evidence: Evidence | None) -> dict[str, Any] | None:
 
 
 def step_payload(step: Step, sketch: Evidence | None, ir: Evidence | None) -> dict[str, Any]:
+    """The step's place in its tree, its query images, the step schema's fields (``engine.step_schema``) under
+    their own names and the digests of its outputs."""
     return {
         "step": step.id,
         "seq": step.seq,
         "parent": step.parent_id,
         "depth": step.depth,
         "gallery": step.gallery_id,
-        "query_text": step.query_text,
-        "query_kind": step.query_kind,
-        "example_item": step.example_item,
-        "scenario": step.scenario,
         "sketch": evidence_payload(sketch),
         "ir": evidence_payload(ir),
-        "view": step.view,
-        "level": step.level,
-        "level_source": step.level_source,
-        "level_overridden": bool(step.level_overridden),
-        "keep_rule": step.keep_rule,
-        "keep_value": float(step.keep_value),
-        "k": step.k,
-        "filters": step.filters,
-        "candidates_before": step.candidates_before,
-        "filtered_out": step.filtered_out,
-        "candidates_after": step.candidates_after,
+        **step_values(step),
         "kept_sha256": sha256_hex(zlib.decompress(step.kept_ids)),
         "kept_scores_sha256": sha256_hex(zlib.decompress(step.kept_scores)),
         "histogram_sha256": sha256_hex(canonical_json(step.histogram).encode("utf-8")),
-        "seconds": float(step.seconds),
     }
 
 

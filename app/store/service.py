@@ -9,19 +9,17 @@ transaction that records them (``app.store.evidence``).
 from __future__ import annotations
 
 import getpass
-import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from sqlalchemy import func, select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from app.store import codec
+from app.store import checks
 from app.store.audit import AuditRecord, append_entry, read_entries
 from app.store.database import (
     BEGIN_OPTION,
@@ -34,34 +32,11 @@ from app.store.database import (
     upgrade_to_head,
 )
 from app.store.errors import CaseNotFoundError, CaseStateError, StoreInputError
-from app.store.evidence import EvidenceSource, case_folder, evidence_root, store_evidence
-from app.store.models import (
-    CASE_STATUSES,
-    KEEP_RULES,
-    LEVEL_SOURCES,
-    LEVELS,
-    MARK_STATES,
-    AuditEntry,
-    Case,
-    CaseGallery,
-    Evidence,
-    Mark,
-    Note,
-    Step,
-    canonical_json,
-    utc_text,
-)
+from app.store.evidence import EvidenceSource, evidence_root, store_evidence
+from app.store.models import CASE_STATUSES, MARK_STATES, Case, CaseGallery, Evidence, Mark, Note, Step
 from app.store.payloads import gallery_payload, mark_payload, note_payload, step_payload
-from app.store.state import (
-    CaseState,
-    CaseSummary,
-    EvidenceFile,
-    GalleryUse,
-    MarkState,
-    NoteState,
-    StepInput,
-    StepState,
-)
+from app.store.reading import case_summary, content_records, read_case
+from app.store.state import CaseState, CaseSummary, StepInput
 from app.store.verify import ChainReport, verify_case
 
 MARK_ACTIONS = (*MARK_STATES, "cleared")
@@ -69,34 +44,6 @@ MARK_ACTIONS = (*MARK_STATES, "cleared")
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def _text(value: object, what: str, *, limit: int | None = None, optional: bool = False) -> str | None:
-    if value is None and optional:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise StoreInputError(f"{what} must be a non-empty string, got {value!r}")
-    if limit is not None and len(value) > limit:
-        raise StoreInputError(f"{what} is longer than {limit} characters")
-    return value
-
-
-def _count(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
-        raise StoreInputError(f"{what} must be a non-negative integer, got {value!r}")
-    return int(value)
-
-
-def _finite(value: object, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.floating) or not math.isfinite(value):
-        raise StoreInputError(f"{what} must be a finite number, got {value!r}")
-    return float(value)
-
-
-def _id(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise StoreInputError(f"{what} must be an integer id, got {value!r}")
-    return int(value)
 
 
 class CaseStore:
@@ -134,7 +81,7 @@ class CaseStore:
                 actor = getpass.getuser()
             except (KeyError, OSError):
                 actor = "unknown"
-        return cls(path, _text(actor, "actor", limit=200), read_only=read_only)
+        return cls(path, checks.text(actor, "actor", limit=200), read_only=read_only)
 
     def close(self) -> None:
         self._engine.dispose()
@@ -189,7 +136,7 @@ class CaseStore:
             raise
 
     def _case(self, session: Session, case_id: int, *, writable: bool = True) -> Case:
-        case = session.get(Case, _id(case_id, "case_id"))
+        case = session.get(Case, checks.row_id(case_id, "case_id"))
         if case is None:
             raise CaseNotFoundError(f"{self._path} has no case {case_id}")
         if writable and case.status != "open":
@@ -202,13 +149,13 @@ class CaseStore:
         append_entry(session, case.id, at, self._actor, action, payload)
 
     def _gallery(self, session: Session, case_id: int, gallery_id: int) -> CaseGallery:
-        gallery = session.get(CaseGallery, _id(gallery_id, "gallery_id"))
+        gallery = session.get(CaseGallery, checks.row_id(gallery_id, "gallery_id"))
         if gallery is None or gallery.case_id != case_id:
             raise CaseNotFoundError(f"case {case_id} has no gallery {gallery_id} (add it with add_gallery)")
         return gallery
 
     def _step(self, session: Session, case_id: int, step_id: int) -> Step:
-        step = session.get(Step, _id(step_id, "step_id"))
+        step = session.get(Step, checks.row_id(step_id, "step_id"))
         if step is None or step.case_id != case_id:
             raise CaseNotFoundError(f"case {case_id} has no step {step_id}")
         return step
@@ -216,7 +163,7 @@ class CaseStore:
     # -------------------------------------------------------------------------------------- case actions
 
     def create_case(self, title: str, description: str = "") -> int:
-        title = _text(title, "case title", limit=200)
+        title = checks.text(title, "case title", limit=200)
         if not isinstance(description, str):
             raise StoreInputError(f"case description must be a string, got {description!r}")
         at = _now()
@@ -229,7 +176,7 @@ class CaseStore:
             return case.id
 
     def rename(self, case_id: int, title: str) -> None:
-        title = _text(title, "case title", limit=200)
+        title = checks.text(title, "case title", limit=200)
         with self._write() as session:
             case = self._case(session, case_id)
             if case.title != title:
@@ -261,10 +208,10 @@ class CaseStore:
     def add_gallery(self, case_id: int, path: str | Path, gallery_fingerprint: str, model_fingerprint: str,
                     item_count: int) -> int:
         """Record that the case searches this gallery; the same (path, fingerprint) returns its existing id."""
-        path_text = _text(str(path) if isinstance(path, Path) else path, "gallery path")
-        gallery_fingerprint = _text(gallery_fingerprint, "gallery_fingerprint", limit=64)
-        model_fingerprint = _text(model_fingerprint, "model_fingerprint", limit=200)
-        item_count = _count(item_count, "item_count")
+        path_text = checks.text(str(path) if isinstance(path, Path) else path, "gallery path")
+        gallery_fingerprint = checks.text(gallery_fingerprint, "gallery_fingerprint", limit=64)
+        model_fingerprint = checks.text(model_fingerprint, "model_fingerprint", limit=200)
+        item_count = checks.count(item_count, "item_count")
         with self._write() as session:
             case = self._case(session, case_id)
             existing = session.scalar(select(CaseGallery).where(
@@ -310,7 +257,7 @@ class CaseStore:
         make it the head. Returns the step id."""
         if not isinstance(step, StepInput):
             raise StoreInputError(f"record_step needs a StepInput, got {type(step).__name__}")
-        fields = self._check_step(step)
+        fields = checks.step_columns(step)
         sketch = self._evidence_source(step.sketch, "sketch")
         ir = self._evidence_source(step.ir, "ir")
         with self._read() as session:
@@ -335,66 +282,6 @@ class CaseStore:
             case.head_step_id = row.id
             self._log(session, case, at, "step.record", step_payload(row, sketch_row, ir_row))
             return row.id
-
-    @staticmethod
-    def _check_step(step: StepInput) -> dict[str, Any]:
-        """Validated column values of a step (all but ids, evidence and times)."""
-        if step.keep_rule not in KEEP_RULES:
-            raise StoreInputError(f"keep_rule must be one of {list(KEEP_RULES)}, got {step.keep_rule!r}")
-        if step.level is not None and step.level not in LEVELS:
-            raise StoreInputError(f"level must be one of {list(LEVELS)} or None, got {step.level!r}")
-        if step.level_source is not None and step.level_source not in LEVEL_SOURCES:
-            raise StoreInputError(f"level_source must be one of {list(LEVEL_SOURCES)} or None, "
-                                  f"got {step.level_source!r}")
-        kept_ids = tuple(step.kept_ids)
-        kept_scores = np.asarray(step.kept_scores, dtype=np.float32)
-        if kept_scores.shape != (len(kept_ids),):
-            raise StoreInputError(f"kept_scores has shape {kept_scores.shape}, expected ({len(kept_ids)},) to match "
-                                  f"kept_ids")
-        if len(set(kept_ids)) != len(kept_ids):
-            raise StoreInputError("kept_ids contains duplicates")
-        scores = np.asarray(step.scores, dtype=np.float32)
-        before = _count(step.candidates_before, "candidates_before")
-        filtered_out = _count(step.filtered_out, "filtered_out")
-        if scores.ndim != 1 or scores.shape[0] + filtered_out != before:
-            raise StoreInputError(f"candidates_before ({before}) must equal the ranked scores "
-                                  f"({scores.shape}) plus filtered_out ({filtered_out})")
-        if len(kept_ids) > scores.shape[0]:
-            raise StoreInputError(f"{len(kept_ids)} kept items but only {scores.shape[0]} ranked candidates")
-        filters = step.filters if step.filters is not None else {}
-        if not isinstance(filters, dict):
-            raise StoreInputError(f"filters must be a JSON object (dict), got {type(filters).__name__}")
-        try:
-            canonical_json(filters)
-        except (TypeError, ValueError) as exc:
-            raise StoreInputError(f"filters must be JSON-ready: {exc}") from None
-        ids_blob, ids_sha = codec.encode_ids(kept_ids)
-        seconds = _finite(step.seconds, "seconds")
-        if seconds < 0:
-            raise StoreInputError(f"seconds must not be negative, got {seconds}")
-        return {
-            "gallery_id": _id(step.gallery_id, "gallery_id"),
-            "query_text": _text(step.query_text, "query_text", optional=True),
-            "query_kind": _text(step.query_kind, "query_kind", limit=32),
-            "example_item": _text(step.example_item, "example_item", optional=True),
-            "scenario": _text(step.scenario, "scenario", limit=64, optional=True),
-            "view": _text(step.view, "view", limit=64),
-            "level": _text(step.level, "level", limit=32, optional=True),
-            "level_source": step.level_source,
-            "level_overridden": step.level_source == "override",
-            "keep_rule": step.keep_rule,
-            "keep_value": _finite(step.keep_value, "keep_value"),
-            "k": _count(step.k, "k"),
-            "filters": filters,
-            "candidates_before": before,
-            "filtered_out": filtered_out,
-            "candidates_after": len(kept_ids),
-            "kept_ids": ids_blob,
-            "kept_scores": codec.encode_scores(kept_scores),
-            "kept_sha256": ids_sha,
-            "histogram": codec.score_histogram(scores, step.relevant),
-            "seconds": seconds,
-        }
 
     def undo_step(self, case_id: int) -> int:
         """Mark the head step undone (it stays stored) and make its parent the head. Returns the undone id."""
@@ -435,8 +322,8 @@ class CaseStore:
         """Set an item's mark: "confirmed", "rejected" or "cleared". Returns False when nothing changed."""
         if state not in MARK_ACTIONS:
             raise StoreInputError(f"mark state must be one of {list(MARK_ACTIONS)}, got {state!r}")
-        item_id = _text(item_id, "item_id")
-        note = _text(note, "mark note", optional=True)
+        item_id = checks.text(item_id, "item_id")
+        note = checks.text(note, "mark note", optional=True)
         if state == "cleared" and note is not None:
             raise StoreInputError("a cleared mark takes no note")
         with self._write() as session:
@@ -462,8 +349,8 @@ class CaseStore:
     def add_note(self, case_id: int, text: str, *, item_id: str | None = None, gallery_id: int | None = None,
                  step_id: int | None = None) -> int:
         """A note on the case, optionally about an item (give its gallery too) or a step. Returns its id."""
-        text = _text(text, "note text")
-        item_id = _text(item_id, "item_id", optional=True)
+        text = checks.text(text, "note text")
+        item_id = checks.text(item_id, "item_id", optional=True)
         if (item_id is None) != (gallery_id is None):
             raise StoreInputError("a note about an item needs both item_id and gallery_id")
         at = _now()
@@ -484,57 +371,13 @@ class CaseStore:
     def list_cases(self) -> list[CaseSummary]:
         with self._read() as session:
             counts = dict(session.execute(select(Step.case_id, func.count()).group_by(Step.case_id)).all())
-            return [self._summary(case, counts.get(case.id, 0))
+            return [case_summary(case, counts.get(case.id, 0))
                     for case in session.scalars(select(Case).order_by(Case.id))]
-
-    @staticmethod
-    def _summary(case: Case, step_count: int) -> CaseSummary:
-        return CaseSummary(case.id, case.title, case.description, case.status, case.created_at, case.updated_at,
-                           case.head_step_id, step_count)
 
     def load_case(self, case_id: int) -> CaseState:
         """The case's whole state, read in one transaction."""
         with self._read() as session:
-            case = self._case(session, case_id, writable=False)
-            galleries = tuple(GalleryUse(g.id, g.path, g.gallery_fingerprint, g.model_fingerprint, g.item_count,
-                                         g.added_at)
-                              for g in session.scalars(select(CaseGallery).where(CaseGallery.case_id == case.id)
-                                                       .order_by(CaseGallery.id)))
-            folder = case_folder(self._evidence_root, case.id)
-            evidence = {e.id: EvidenceFile(e.id, e.sha256, e.original_path, str(folder / e.stored_name), e.added_at)
-                        for e in session.scalars(select(Evidence).where(Evidence.case_id == case.id)
-                                                 .order_by(Evidence.id))}
-            steps = tuple(self._step_state(s, evidence)
-                          for s in session.scalars(select(Step).where(Step.case_id == case.id).order_by(Step.seq)))
-            marks = tuple(MarkState(m.gallery_id, m.item_id, m.state, m.note, m.at)
-                          for m in session.scalars(select(Mark).where(Mark.case_id == case.id)
-                                                   .order_by(Mark.gallery_id, Mark.item_id)))
-            notes = tuple(NoteState(n.id, n.text, n.item_id, n.gallery_id, n.step_id, n.at)
-                          for n in session.scalars(select(Note).where(Note.case_id == case.id).order_by(Note.id)))
-            audit_head = session.scalar(select(AuditEntry.hash).where(AuditEntry.case_id == case.id)
-                                        .order_by(AuditEntry.seq.desc()).limit(1))
-            parents = {s.id: s.parent_id for s in steps}
-            path: list[int] = []
-            node = case.head_step_id
-            while node is not None:
-                path.append(node)
-                node = parents[node]
-            return CaseState(self._summary(case, len(steps)), galleries, steps, tuple(reversed(path)), marks, notes,
-                             tuple(evidence.values()), audit_head or "")
-
-    @staticmethod
-    def _step_state(step: Step, evidence: dict[int, EvidenceFile]) -> StepState:
-        return StepState(
-            id=step.id, seq=step.seq, parent_id=step.parent_id, depth=step.depth, gallery_id=step.gallery_id,
-            query_text=step.query_text, query_kind=step.query_kind, example_item=step.example_item,
-            scenario=step.scenario, sketch=evidence.get(step.sketch_evidence_id),
-            ir=evidence.get(step.ir_evidence_id), view=step.view, level=step.level, level_source=step.level_source,
-            level_overridden=bool(step.level_overridden), keep_rule=step.keep_rule, keep_value=step.keep_value,
-            k=step.k, filters=step.filters, candidates_before=step.candidates_before,
-            filtered_out=step.filtered_out, candidates_after=step.candidates_after,
-            kept_ids=codec.decode_ids(step.kept_ids), kept_scores=tuple(codec.decode_scores(step.kept_scores).tolist()),
-            kept_sha256=step.kept_sha256, histogram=step.histogram, seconds=step.seconds,
-            created_at=step.created_at, undone_at=step.undone_at)
+            return read_case(session, self._case(session, case_id, writable=False), self._evidence_root)
 
     def audit_trail(self, case_id: int) -> list[AuditRecord]:
         with self._read() as session:
@@ -548,18 +391,7 @@ class CaseStore:
         A step's undo mark is left out (undoing later is a normal action)."""
         with self._read() as session:
             self._case(session, case_id, writable=False)
-            head = session.scalars(select(AuditEntry.hash).where(AuditEntry.case_id == case_id)
-                                   .order_by(AuditEntry.seq.desc()).limit(1)).first()
-            evidence = {e.id: e for e in session.scalars(select(Evidence).where(Evidence.case_id == case_id))}
-            steps = {str(s.id): {**step_payload(s, evidence.get(s.sketch_evidence_id), evidence.get(s.ir_evidence_id)),
-                                 "at": utc_text(s.created_at)}
-                     for s in session.scalars(select(Step).where(Step.case_id == case_id))}
-            marks = {f"{m.gallery_id}:{m.item_id}": {**mark_payload(m.gallery_id, m.item_id, m.state, m.note),
-                                                      "at": utc_text(m.at)}
-                     for m in session.scalars(select(Mark).where(Mark.case_id == case_id))}
-            notes = {str(n.id): {**note_payload(n), "at": utc_text(n.at)}
-                     for n in session.scalars(select(Note).where(Note.case_id == case_id))}
-        return head or "", {"steps": steps, "marks": marks, "notes": notes}
+            return content_records(session, case_id)
 
     def verify_chain(self, case_id: int) -> ChainReport:
         """Recompute the case's audit chain and check the tables and evidence files against it."""

@@ -6,9 +6,12 @@ step the analyst stands on). Undone steps stay in ``steps`` with ``undone_at`` s
 
 from __future__ import annotations
 
+from collections.abc import Sized
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+
+from engine.step_schema import StepRecord
 
 
 @dataclass(frozen=True)
@@ -44,68 +47,49 @@ class EvidenceFile:
     added_at: datetime
 
 
-@dataclass(frozen=True)
-class StepInput:
-    """What ``CaseStore.record_step`` stores for one search step (``app.store.from_engine`` builds it from an
-    engine ``StepResult``).
+@dataclass(frozen=True, kw_only=True)
+class StepInput(StepRecord):
+    """What ``CaseStore.record_step`` stores for one search step: the step's fields (``engine.step_schema``)
+    and its outputs (``app.store.from_engine`` builds it from an engine ``StepResult``).
 
     ``kept_ids``/``kept_scores``: the kept items best first and their scores. ``scores``: every ranked
     candidate's score (for the histogram); ``relevant``: ground truth per score, or None. ``sketch``/``ir``:
     a file path, or PNG bytes for an image made in the app. ``filters``: JSON-ready, e.g.
-    ``{"cameras": ["cam1"], "time_range": [0.0, None]}``."""
+    ``{"cameras": ["cam1"], "time_range": [0.0, None]}``. ``candidates_after`` (the number of kept ids) and
+    ``level_overridden`` (``level_source`` is "override") follow from the rest."""
 
     gallery_id: int
-    query_kind: str
-    view: str
-    keep_rule: str
-    keep_value: float
-    k: int
-    candidates_before: int
     kept_ids: tuple[str, ...]
     kept_scores: tuple[float, ...]
     scores: Any
-    query_text: str | None = None
-    example_item: str | None = None
-    scenario: str | None = None
     sketch: Any = None
     ir: Any = None
-    level: str | None = None
-    level_source: str | None = None
-    filters: dict[str, Any] = field(default_factory=dict)
-    filtered_out: int = 0
     relevant: Any = None
-    seconds: float = 0.0
+    level_overridden: bool = field(init=False)
+    candidates_after: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        kept = self.kept_ids
+        object.__setattr__(self, "candidates_after", len(kept) if isinstance(kept, Sized) else 0)
+        object.__setattr__(self, "level_overridden", self.level_source == "override")
 
 
-@dataclass(frozen=True)
-class StepState:
+@dataclass(frozen=True, kw_only=True)
+class StepState(StepRecord):
+    """A stored step: its fields (``engine.step_schema``), its place in the case's step tree, its query images
+    and its kept items."""
+
     id: int
     seq: int
     parent_id: int | None
     depth: int
     gallery_id: int
-    query_text: str | None
-    query_kind: str
-    example_item: str | None
-    scenario: str | None
     sketch: EvidenceFile | None
     ir: EvidenceFile | None
-    view: str
-    level: str | None
-    level_source: str | None
-    level_overridden: bool
-    keep_rule: str
-    keep_value: float
-    k: int
-    filters: dict[str, Any]
-    candidates_before: int
-    filtered_out: int
-    candidates_after: int
     kept_ids: tuple[str, ...] = field(repr=False)
     kept_scores: tuple[float, ...] = field(repr=False)
     kept_sha256: str
     histogram: dict[str, Any] = field(repr=False)
-    seconds: float
     created_at: datetime
     undone_at: datetime | None
 

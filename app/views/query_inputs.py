@@ -55,6 +55,13 @@ GROUP_COLOURS: dict[str, tuple[str, str]] = {
 LEVEL_COLOURS: dict[str, str] = dict(zip(LEVELS, ("#93c5fd", "#60a5fa", "#3b82f6", "#2563eb", "#1e40af"),
                                          strict=True))
 
+def section_title(text: str) -> QLabel:
+    """A section's grey heading (styled by the panel's ``QLabel#sectionTitle`` rule)."""
+    title = QLabel(text)
+    title.setObjectName("sectionTitle")
+    return title
+
+
 KEEP_LABELS = {"rho": "Keep fraction ρ", "k": "Keep top k", "threshold": "Keep score ≥"}
 
 

@@ -1,10 +1,8 @@
 """The query panel: describe the person (text with live attribute chips, a granularity meter and "add next"
-suggestions), draw a sketch, drop an IR image, choose the level and the keep rule, and ask for a search.
+suggestions: ``app.views.query_description``), draw a sketch, drop an IR image, choose the level and the keep
+rule, and ask for a search.
 
-Text is parsed on every edit (``engine.text.parser.parse``, well under a millisecond): each stated attribute
-becomes a chip coloured by its ontology group, the count fills the 18-cell meter (docs/methods.md §1.1: UC 1–5,
-C 6–8, M 9–11, F 12–14, UF 15–18) and the attributes not yet stated become suggestions whose values
-append a sentence the parser reads back. The panel only reports: ``search_requested(QuerySpec)`` on Search,
+The panel only reports: ``search_requested(QuerySpec)`` on Search,
 Enter in the description (Shift+Enter: a new line) or Ctrl+Enter, ``cancel_requested()`` while busy;
 ``app.state.AppState.search`` runs it. A description with no recognised attribute, or longer than the model's
 context, is held with a warning and a "Run anyway" choice. Level, keep rule and the Search button sit below the
@@ -20,10 +18,8 @@ from pathlib import Path
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import (
     QAction,
-    QColor,
     QFont,
     QKeySequence,
-    QTextCursor,
 )
 from PySide6.QtWidgets import (
     QComboBox,
@@ -31,7 +27,6 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
-    QMenu,
     QPushButton,
     QScrollArea,
     QToolButton,
@@ -40,27 +35,14 @@ from PySide6.QtWidgets import (
 )
 
 from app.state.query_spec import KeepRule, QuerySpec
-from app.state.suggestions import append_sentence, label, suggestion_sentence, value_label
-from app.views.flow_layout import FlowLayout
-from app.views.query_inputs import AttributeChip, ImageDropZone, KeepControl, LevelMeter, QueryTextEdit, restyle
+from app.views.query_description import DescriptionSection
+from app.views.query_inputs import AttributeChip, ImageDropZone, KeepControl, restyle, section_title
 from app.views.sketch_canvas import SketchEditor
 from engine.ontology import LEVELS, ONTOLOGY
 from engine.search import QueryInputError
 from engine.text.parser import ParseResult, parse
 
-#: (background, text/border) per ontology group.
-GROUP_COLOURS: dict[str, tuple[str, str]] = {
-    "global_biometrics": ("#eef2ff", "#4338ca"),
-    "head": ("#f5f3ff", "#6d28d9"),
-    "upper_body": ("#eff6ff", "#1d4ed8"),
-    "lower_body": ("#ecfdf5", "#047857"),
-    "footwear": ("#fffbeb", "#b45309"),
-    "accessories": ("#fdf2f8", "#be185d"),
-}
-LEVEL_COLOURS: dict[str, str] = dict(zip(LEVELS, ("#93c5fd", "#60a5fa", "#3b82f6", "#2563eb", "#1e40af"),
-                                         strict=True))
 ACCENT = "#2563eb"
-VISIBLE_SUGGESTIONS = 5
 MODALITIES = ("text", "sketch", "ir")
 MODALITY_LABELS = {"text": "Text", "sketch": "Sketch", "ir": "IR image"}
 RUN_KEYS = "Enter in the description, or Ctrl+Enter anywhere; Shift+Enter starts a new line"
@@ -90,12 +72,6 @@ QFrame#dropZone[hover="true"] {{ border-color: {ACCENT}; background: #eff6ff; }}
 """
 
 
-def _section_title(text: str) -> QLabel:
-    title = QLabel(text)
-    title.setObjectName("sectionTitle")
-    return title
-
-
 def spec_view(spec: QuerySpec) -> str:
     """The kind of gallery view a panel query ranks by: text alone searches a ``text:<level>`` view, anything
     with a sketch or IR image the ``rgb`` view (``engine.search.views``)."""
@@ -122,6 +98,18 @@ def _error_label() -> QLabel:
     label.hide()
     return label
 
+
+
+def _image_section(title: str, editor: QWidget, error: QLabel, stretch: int = 0) -> QWidget:
+    """A titled query image input (sketch or IR) with its inline error line under it."""
+    section = QWidget()
+    layout = QVBoxLayout(section)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.setSpacing(4)
+    layout.addWidget(section_title(title))
+    layout.addWidget(editor, stretch)
+    layout.addWidget(error)
+    return section
 
 
 class QueryPanel(QWidget):
@@ -162,57 +150,21 @@ class QueryPanel(QWidget):
             self.modality_buttons[name] = button
             toggles.addWidget(button)
 
-        # text
-        self.text_edit = QueryTextEdit()
-        self.text_edit.setPlaceholderText("Describe the person, e.g. “a tall woman in a red jacket, blue "
-                                          "jeans and white sneakers, carrying a black backpack”")
-        self.text_edit.setTabChangesFocus(True)
-        self.chips = FlowLayout(spacing=5)
-        chips_box = QWidget()
-        chips_box.setLayout(self.chips)
-        self.no_attributes = QLabel("No attributes recognised yet")
-        self.no_attributes.setStyleSheet("color: #9ca3af;")
-        self.level_summary = QLabel()
-        self.meter = LevelMeter()
-        self.suggestions = FlowLayout(spacing=5)
-        suggestions_box = QWidget()
-        suggestions_box.setLayout(self.suggestions)
-        level_row = QHBoxLayout()
-        level_row.addWidget(_section_title("Granularity"))
-        level_row.addStretch(1)
-        level_row.addWidget(self.level_summary)
-        self.text_section = QWidget()
-        text_layout = QVBoxLayout(self.text_section)
-        text_layout.setContentsMargins(0, 0, 0, 0)
-        text_layout.setSpacing(6)
-        text_layout.addWidget(self.text_edit)
-        text_layout.addWidget(self.no_attributes)
-        text_layout.addWidget(chips_box)
-        text_layout.addSpacing(2)
-        text_layout.addLayout(level_row)
-        text_layout.addWidget(self.meter)
-        text_layout.addWidget(_section_title("Add next"))
-        text_layout.addWidget(suggestions_box)
+        # the description, with its chips, meter and suggestions
+        self.description = DescriptionSection()
+        self.text_section = self.description
+        self.text_edit = self.description.text_edit
+        self.chips, self.suggestions = self.description.chips, self.description.suggestions
+        self.meter, self.level_summary = self.description.meter, self.description.level_summary
+        self.no_attributes = self.description.no_attributes
 
         # sketch and IR, each with its own inline error line
         self.sketch = SketchEditor()
         self.sketch_error = _error_label()
-        self.sketch_section = QWidget()
-        sketch_layout = QVBoxLayout(self.sketch_section)
-        sketch_layout.setContentsMargins(0, 0, 0, 0)
-        sketch_layout.setSpacing(4)
-        sketch_layout.addWidget(_section_title("Sketch"))
-        sketch_layout.addWidget(self.sketch, 1)
-        sketch_layout.addWidget(self.sketch_error)
+        self.sketch_section = _image_section("Sketch", self.sketch, self.sketch_error, stretch=1)
         self.ir_zone = ImageDropZone("IR")
         self.ir_error = _error_label()
-        self.ir_section = QWidget()
-        ir_layout = QVBoxLayout(self.ir_section)
-        ir_layout.setContentsMargins(0, 0, 0, 0)
-        ir_layout.setSpacing(4)
-        ir_layout.addWidget(_section_title("Infrared image"))
-        ir_layout.addWidget(self.ir_zone)
-        ir_layout.addWidget(self.ir_error)
+        self.ir_section = _image_section("Infrared image", self.ir_zone, self.ir_error)
 
         # options
         self.level_box = QComboBox()
@@ -290,7 +242,7 @@ class QueryPanel(QWidget):
         layout.addWidget(self.body_scroll, 1)
         layout.addWidget(self.footer)
 
-        self.text_edit.textChanged.connect(self._text_changed)
+        self.description.parsed.connect(self._parsed)
         self.text_edit.submitted.connect(self._submitted)
         self.search_button.clicked.connect(self._button_clicked)
         self.search_action.triggered.connect(self.request_search)
@@ -303,108 +255,37 @@ class QueryPanel(QWidget):
         for name, button in self.modality_buttons.items():
             button.toggled.connect(lambda on, name=name: self._modality_toggled(name, on))
         self.set_modalities(text=True, sketch=False, ir=False)
-        self._text_changed()
 
     # ------------------------------------------------------------------------------------------ text
 
     def text(self) -> str:
-        return self.text_edit.toPlainText()
+        return self.description.text()
 
     def set_text(self, text: str) -> None:
-        self.text_edit.setPlainText(text)
-        self.text_edit.moveCursor(QTextCursor.MoveOperation.End)
+        self.description.set_text(text)
 
     @property
     def parse_result(self) -> ParseResult:
         return self._parse
 
     def chip_widgets(self) -> list[AttributeChip]:
-        return [w for w in self.chips.widgets() if isinstance(w, AttributeChip)]
+        return self.description.chip_widgets()
 
     def suggestion_buttons(self) -> list[QToolButton]:
-        return [w for w in self.suggestions.widgets() if isinstance(w, QToolButton)]
-
-    def _text_changed(self) -> None:
-        self._parse = result = parse(self.text())
-        self._clear_message()
-        spans = {span["attribute"]: span for span in result.spans}
-        attributes = tuple(result.attributes.items())
-        if attributes == self._shown_attributes:  # most keystrokes: only the words' positions moved
-            for chip in self.chip_widgets():
-                chip.set_span(spans.get(chip.key))
-            self.parsed.emit(result)
-            return
-        self._shown_attributes = attributes
-        self.chips.clear()
-        for key, value in result.attributes.items():
-            chip = AttributeChip(key, value, spans.get(key))
-            chip.span_clicked.connect(self.select_span)
-            self.chips.addWidget(chip)
-        self.no_attributes.setVisible(not result.attributes)
-        self.meter.set_count(result.count)
-        if result.level is None:
-            self.level_summary.setText("<span style='color:#9ca3af'>no level yet</span>")
-        else:
-            label_text = next(level.label for level in ONTOLOGY.levels if level.name == result.level)
-            noun = "attribute" if result.count == 1 else "attributes"
-            colour = QColor(LEVEL_COLOURS[result.level]).darker(160).name()
-            self.level_summary.setText(f"{result.count} {noun} · "
-                                       f"<b style='color:{colour}'>{result.level}</b> {label_text}")
-        self._refresh_level_box()
-        self._refresh_suggestions(result)
-        self.parsed.emit(result)
-
-    def _refresh_suggestions(self, result: ParseResult) -> None:
-        self.suggestions.clear()
-        shown, more = result.missing[:VISIBLE_SUGGESTIONS], result.missing[VISIBLE_SUGGESTIONS:]
-        for key in shown:
-            button = self._suggestion_button(f"+ {label(key)}", self._values_menu(key, result))
-            values = ", ".join(value_label(v) for v in ONTOLOGY.attributes[key])
-            button.setToolTip(f"Add {label(key)}: {values}")
-            button.setProperty("key", key)
-            self.suggestions.addWidget(button)
-        if more:
-            menu = QMenu(self)
-            for key in more:
-                sub = self._values_menu(key, result, menu)
-                sub.setTitle(label(key))
-                menu.addMenu(sub)
-            button = self._suggestion_button(f"{len(more)} more…", menu)
-            button.setToolTip("Other attributes the description does not state yet")
-            self.suggestions.addWidget(button)
-
-    def _suggestion_button(self, text: str, menu: QMenu) -> QToolButton:
-        button = QToolButton()
-        button.setText(text)
-        button.setProperty("suggestion", True)
-        button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        button.setMenu(menu)
-        button.setCursor(Qt.CursorShape.PointingHandCursor)
-        menu.setParent(button, menu.windowFlags())
-        return button
-
-    def _values_menu(self, key: str, result: ParseResult, parent: QWidget | None = None) -> QMenu:
-        menu = QMenu(parent or self)
-        for value in ONTOLOGY.attributes[key]:
-            action = menu.addAction(value_label(value))
-            action.setData((key, value))
-            action.setToolTip(suggestion_sentence(key, value, result.attributes))
-            action.triggered.connect(
-                lambda _checked=False, key=key, value=value: self.add_attribute(key, value))
-        return menu
+        return self.description.suggestion_buttons()
 
     def add_attribute(self, key: str, value: str) -> None:
         """Append a sentence stating ``key = value`` and put the cursor after it."""
-        sentence = suggestion_sentence(key, value, self._parse.attributes)
-        self.set_text(append_sentence(self.text(), sentence))
-        self.text_edit.setFocus()
+        self.description.add_attribute(key, value)
 
     def select_span(self, start: int, end: int) -> None:
-        cursor = self.text_edit.textCursor()
-        cursor.setPosition(start)
-        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-        self.text_edit.setTextCursor(cursor)
-        self.text_edit.setFocus()
+        self.description.select_span(start, end)
+
+    def _parsed(self, result: ParseResult) -> None:
+        self._parse = result
+        self._clear_message()
+        self._refresh_level_box()
+        self.parsed.emit(result)
 
     # ------------------------------------------------------------------------------------------ modalities
 

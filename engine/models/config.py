@@ -14,6 +14,7 @@ import json
 import math
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -232,40 +233,48 @@ def _build(cls: type, data: Any, source: str, prefix: str) -> Any:
         if dataclasses.is_dataclass(kind):
             kwargs[f.name] = _build(kind, data[f.name], source, path + ".")
         else:
-            kwargs[f.name] = _coerce(data[f.name], kind, source, path)
+            kwargs[f.name] = coerce_value(data[f.name], kind, path, lambda at: f"{source}: {at!r}")
     return cls(**kwargs)
 
 
-def _coerce(value: Any, kind: Any, source: str, path: str) -> Any:
+def coerce_value(value: Any, kind: Any, path: str, describe: Callable[[str], str],
+                 error: type[Exception] = ConfigError) -> Any:
+    """A JSON value as a dataclass field of type ``kind`` (bool, int, float, str, ``X | None``, a tuple of
+    them), checked: ``error`` names the value as ``describe(path)`` (``path[i]`` for a tuple's entries). The
+    one converter behind model configs and training settings."""
+    where = describe(path)
     origin = typing.get_origin(kind)
     if origin is tuple:
         args = typing.get_args(kind)
         if not isinstance(value, list | tuple):
-            raise ConfigError(f"{source}: {path!r} must be a list, got {value!r}")
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_coerce(v, args[0], source, f"{path}[{i}]") for i, v in enumerate(value))
-        if len(value) != len(args):
-            raise ConfigError(f"{source}: {path!r} must have {len(args)} entries, got {len(value)}")
-        return tuple(_coerce(v, a, source, f"{path}[{i}]") for i, (v, a) in enumerate(zip(value, args, strict=True)))
+            raise error(f"{where} must be a list, got {value!r}")
+        inner = [args[0]] * len(value) if len(args) == 2 and args[1] is Ellipsis else list(args)
+        if len(value) != len(inner):
+            raise error(f"{where} must have {len(inner)} entries, got {len(value)}")
+        return tuple(coerce_value(v, k, f"{path}[{i}]", describe, error)
+                     for i, (v, k) in enumerate(zip(value, inner, strict=True)))
     if origin in (typing.Union, types.UnionType):
-        raise ConfigError(f"{source}: {path!r} has an unsupported type")
+        others = [arg for arg in typing.get_args(kind) if arg is not type(None)]
+        if len(others) != 1 or len(typing.get_args(kind)) != 2:
+            raise error(f"{where} has an unsupported type")
+        return None if value is None else coerce_value(value, others[0], path, describe, error)
     if kind is bool:
         if not isinstance(value, bool):
-            raise ConfigError(f"{source}: {path!r} must be true or false, got {value!r}")
+            raise error(f"{where} must be true or false, got {value!r}")
         return value
     if kind is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{source}: {path!r} must be an integer, got {value!r}")
+            raise error(f"{where} must be an integer, got {value!r}")
         return value
     if kind is float:
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise ConfigError(f"{source}: {path!r} must be a number, got {value!r}")
+            raise error(f"{where} must be a number, got {value!r}")
         return float(value)
     if kind is str:
         if not isinstance(value, str):
-            raise ConfigError(f"{source}: {path!r} must be a string, got {value!r}")
+            raise error(f"{where} must be a string, got {value!r}")
         return value
-    raise ConfigError(f"{source}: {path!r} has an unsupported type {kind!r}")
+    raise error(f"{where} has an unsupported type {kind!r}")
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from engine.attributes.ranking import AttributeTerm
 from engine.search.errors import QueryInputError
 from engine.search.query import StepQuery
 from engine.search.selection import rank
+from engine.step_schema import StepRecord
 
 
 def frozen_array(values, dtype) -> np.ndarray:
@@ -60,6 +61,18 @@ class StepResult:
         if self.level_source == "encoder" and self.level_rule is not None:
             return self.level_rule
         return self.level_source
+
+    def record(self) -> StepRecord:
+        """The step's plain fields (``engine.step_schema``), which the CLI, the case store and reports write."""
+        query = self.query
+        return StepRecord(
+            query_text=query.text, query_kind=query.kind, example_item=query.example, scenario=query.scenario,
+            level=self.level, level_source=self.level_origin, level_overridden=self.level_source == "override",
+            view=self.view, keep_rule=self.keep_rule, keep_value=self.keep_value, k=self.k,
+            filters={"cameras": None if query.cameras is None else sorted(query.cameras),
+                     "time_range": None if query.time_range is None else list(query.time_range)},
+            candidates_before=self.candidates_before, filtered_out=int(self.filtered_rows.shape[0]),
+            candidates_after=self.candidates_after, seconds=float(self.seconds))
 
     @property
     def candidates_before(self) -> int:

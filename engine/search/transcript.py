@@ -5,9 +5,9 @@ ITEM = ``{"rank", "id", "score", <the item's metadata: source, camera, time, ide
 "explanation"}`` (``score`` is null for items that were never ranked, ``crop_path`` the crop's absolute path,
 ``explanation`` = ``StepResult.explain``: similarity vs attribute contribution and the stated attributes'
 evidence; present for a step's items, and for final items the last step scored).
-STEP = ``{"step", "query", "kind", "sketch", "ir", "example", "attributes", "attribute_weight", "required",
-"level", "level_source", "view", "keep", "candidates_before", "filtered_out", "candidates_after", "seconds",
-"top": [ITEM, …]}``.
+STEP = ``{"step", <the step's fields under their CLI keys (``engine.step_schema``): "query", "kind", "example",
+"level", "level_source", "view", "keep": {"rule", "value", "k"}, "candidates_before", "filtered_out",
+"candidates_after", "seconds">, "sketch", "ir", "attributes", "attribute_weight", "required", "top": [ITEM, …]}``.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from engine.attributes.ranking import explanation_line
 from engine.gallery import Gallery
 from engine.search.ranking import CONFIRMED, FinalRanking
 from engine.search.step import StepResult
+from engine.step_schema import cli_values
 from engine.timefmt import export_time
 
 
@@ -41,7 +42,8 @@ def _image_name(value: object) -> str | None:
 
 
 def step_record(gallery: Gallery, step: StepResult, top: int) -> dict[str, Any]:
-    """STEP (see the module docstring); ``level_source`` is ``StepResult.level_origin``."""
+    """STEP (see the module docstring); ``level_source`` is ``StepResult.level_origin``, the query images are
+    named by their paths."""
     from engine.text.parser import parse
 
     query = step.query
@@ -54,22 +56,12 @@ def step_record(gallery: Gallery, step: StepResult, top: int) -> dict[str, Any]:
         top_items.append(record)
     return {
         "step": step.index + 1,
-        "query": query.text,
-        "kind": query.kind,
+        **cli_values(step.record()),
         "sketch": _image_name(query.sketch),
         "ir": _image_name(query.ir),
-        "example": query.example,
         "attributes": parse(query.text).attributes if query.text else {},
         "attribute_weight": None if term is None else term.weight,
         "required": [] if term is None else list(term.required),
-        "level": step.level,
-        "level_source": step.level_origin,
-        "view": step.view,
-        "keep": {"rule": step.keep_rule, "value": step.keep_value, "k": step.k},
-        "candidates_before": step.candidates_before,
-        "filtered_out": int(step.filtered_rows.shape[0]),
-        "candidates_after": step.candidates_after,
-        "seconds": round(step.seconds, 4),
         "top": top_items,
     }
 

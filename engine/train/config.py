@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
-import types
 import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from engine.models import ModelConfig, load_config
-from engine.models.config import ConfigError, config_path
+from engine.models.config import ConfigError, coerce_value, config_path
 
 RUN_FILE_KEYS = frozenset({"model", "model_overrides", "training"})
 
@@ -78,7 +76,7 @@ class TrainConfig:
         for key, value in data.items():
             if key not in names:
                 raise TrainConfigError(f"{source}: unknown training key {key!r} (allowed: {sorted(names)})")
-            kwargs[key] = _coerce(value, hints[key], f"{source}: training.{key}")
+            kwargs[key] = coerce_value(value, hints[key], key, lambda at: f"{source}: training.{at}", TrainConfigError)
         config = cls(**kwargs)
         config.validate(source)
         return config
@@ -133,40 +131,6 @@ class TrainConfig:
 
 def _plain(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
-
-
-def _coerce(value: Any, kind: Any, where: str) -> Any:
-    origin = typing.get_origin(kind)
-    if origin in (typing.Union, types.UnionType):
-        others = [arg for arg in typing.get_args(kind) if arg is not type(None)]
-        if value is None and len(others) < len(typing.get_args(kind)):
-            return None
-        return _coerce(value, others[0], where)
-    if origin is tuple:
-        if not isinstance(value, list | tuple):
-            raise TrainConfigError(f"{where} must be a list, got {value!r}")
-        args = typing.get_args(kind)
-        inner = [args[0]] * len(value) if len(args) == 2 and args[1] is Ellipsis else list(args)
-        if len(inner) != len(value):
-            raise TrainConfigError(f"{where} must have {len(inner)} entries, got {len(value)}")
-        return tuple(_coerce(v, k, f"{where}[{i}]") for i, (v, k) in enumerate(zip(value, inner, strict=True)))
-    if kind is bool:
-        if not isinstance(value, bool):
-            raise TrainConfigError(f"{where} must be true or false, got {value!r}")
-        return value
-    if kind is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TrainConfigError(f"{where} must be an integer, got {value!r}")
-        return value
-    if kind is float:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise TrainConfigError(f"{where} must be a number, got {value!r}")
-        return float(value)
-    if kind is str:
-        if not isinstance(value, str):
-            raise TrainConfigError(f"{where} must be a string, got {value!r}")
-        return value
-    raise TrainConfigError(f"{where} has an unsupported type {kind!r}")
 
 
 @dataclass(frozen=True)
