@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.models import ModelConfig, load_config
-from engine.models.config import ConfigError, coerce_value, config_path
+from engine.models.coercion import coerce_value
+from engine.models.config import ConfigError, config_path
 
 RUN_FILE_KEYS = frozenset({"model", "model_overrides", "training"})
 
