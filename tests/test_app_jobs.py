@@ -7,7 +7,6 @@ from __future__ import annotations
 import threading
 
 import pytest
-from PySide6.QtCore import QThreadPool
 
 from app.jobs import BackgroundJob, JobRunner
 from app.main_window import MainWindow
@@ -43,16 +42,8 @@ class FailingJob(BackgroundJob):
 
 
 @pytest.fixture
-def pool():
-    pool = QThreadPool()
-    pool.setMaxThreadCount(2)
-    yield pool
-    pool.waitForDone(WAIT)
-
-
-@pytest.fixture
-def runner(qtbot, pool):
-    runner = JobRunner(pool=pool)
+def runner(qtbot):
+    runner = JobRunner()
     seen = {"busy": [], "error": [], "failed": [], "message": [], "progress": []}
     runner.busy_changed.connect(seen["busy"].append)
     runner.error.connect(seen["error"].append)
@@ -119,8 +110,8 @@ def test_then_runs_once_the_runner_is_free_and_may_start_the_next_job(qtbot, run
     assert runner.seen["busy"] == [True, False, True, False]
 
 
-def test_the_state_refuses_case_changes_while_any_job_runs(qtbot, tmp_path, pool):
-    state = AppState(pool=pool)
+def test_the_state_refuses_case_changes_while_any_job_runs(qtbot, tmp_path):
+    state = AppState()
     assert state.open_store(tmp_path / "cases.db")
     errors, busy = [], []
     state.error.connect(errors.append)
@@ -139,8 +130,8 @@ def test_the_state_refuses_case_changes_while_any_job_runs(qtbot, tmp_path, pool
     state.close()
 
 
-def test_the_window_shows_and_cancels_the_states_job(qtbot, tmp_path, pool):
-    state = AppState(pool=pool)
+def test_the_window_shows_and_cancels_the_states_job(qtbot, tmp_path):
+    state = AppState()
     assert state.open_store(tmp_path / "cases.db")
     window = MainWindow(state, None)
     qtbot.addWidget(window)

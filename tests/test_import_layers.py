@@ -31,17 +31,22 @@ def _toml_value(value) -> str:
     return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-@pytest.fixture
-def engine_copy(tmp_path: Path) -> Path:
-    """A copy of ``engine/`` with a config that holds only the engine's layer and acyclicity contracts."""
-    shutil.copytree(ROOT / "engine", tmp_path / "engine", ignore=shutil.ignore_patterns("__pycache__"))
-    lines = ["[tool.importlinter]", 'root_packages = ["engine"]', ""]
-    for contract in _engine_contracts():
+def _copy_with_contracts(tmp_path: Path, package: str, contracts: list[dict]) -> Path:
+    """A copy of ``package`` beside a ``contracts.toml`` that holds only ``contracts``."""
+    shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    lines = ["[tool.importlinter]", f'root_packages = ["{package}"]', ""]
+    for contract in contracts:
         lines.append("[[tool.importlinter.contracts]]")
         lines += [f"{key} = {_toml_value(value)}" for key, value in contract.items()]
         lines.append("")
     (tmp_path / "contracts.toml").write_text("\n".join(lines), encoding="utf-8")
     return tmp_path
+
+
+@pytest.fixture
+def engine_copy(tmp_path: Path) -> Path:
+    """A copy of ``engine/`` with a config that holds only the engine's layer and acyclicity contracts."""
+    return _copy_with_contracts(tmp_path, "engine", _engine_contracts())
 
 
 def _lint(folder: Path) -> subprocess.CompletedProcess:
@@ -112,14 +117,7 @@ def _app_contracts() -> list[dict]:
 @pytest.fixture
 def app_copy(tmp_path: Path) -> Path:
     """A copy of ``app/`` with a config that holds only the app's layer, jobs and acyclicity contracts."""
-    shutil.copytree(ROOT / "app", tmp_path / "app", ignore=shutil.ignore_patterns("__pycache__"))
-    lines = ["[tool.importlinter]", 'root_packages = ["app"]', ""]
-    for contract in _app_contracts():
-        lines.append("[[tool.importlinter.contracts]]")
-        lines += [f"{key} = {_toml_value(value)}" for key, value in contract.items()]
-        lines.append("")
-    (tmp_path / "contracts.toml").write_text("\n".join(lines), encoding="utf-8")
-    return tmp_path
+    return _copy_with_contracts(tmp_path, "app", _app_contracts())
 
 
 def test_the_app_keeps_its_layers_and_a_job_importing_the_state_breaks_them(app_copy):
