@@ -45,7 +45,7 @@ def demo_gallery_ready(gallery: Path) -> bool:
 
 def prepare_demo_gallery(models, job: Job, world: Path | None = None, gallery: Path | None = None) -> Path:
     """Build the demo world (when absent) and ingest it into the demo gallery for ``models`` (an
-    ``app.main_window.CheckpointModels``); return the gallery folder. Runs in a worker."""
+    ``app.checkpoint_models.CheckpointModels``); return the gallery folder. Runs in a worker."""
     from engine.ingest import ingest
     from engine.world.build import build_world
 

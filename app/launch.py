@@ -70,13 +70,17 @@ def window_settings(folder: Path):
 
 
 def start_demo(window, models):
-    """Open the cached demo gallery, or prepare it behind a cancellable progress dialog (in a worker)."""
+    """Open the cached demo gallery, or prepare it (``PrepareDemoJob`` on the window's job runner) behind a
+    cancellable progress dialog; returns the job's handle, or None when another job runs."""
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QProgressDialog
 
-    from app.demo_gallery import prepare_demo_gallery
-    from app.workers import run_in_worker
+    from app.jobs import PrepareDemoJob
 
+    job = PrepareDemoJob(models)
+    handle = window.state.jobs.start(job, then=window.open_gallery)
+    if handle is None:
+        return None
     dialog = QProgressDialog("Preparing the demo gallery (first launch only)…", "Cancel", 0, 0, window)
     dialog.setWindowTitle("Lineup demo")
     dialog.setWindowModality(Qt.WindowModality.WindowModal)
@@ -94,12 +98,9 @@ def start_demo(window, models):
         dialog.reset()
         dialog.hide()
 
-    handle = run_in_worker(lambda job: prepare_demo_gallery(models, job), on_result=window.open_gallery,
-                           on_error=window.show_error, on_progress=progress,
-                           on_cancelled=lambda: window.show_notice(
-                               "Preparing the demo gallery was cancelled; it resumes at the next launch "
-                               "(or open a gallery from the Gallery menu)."),
-                           on_finished=finished, name="Preparing the demo")
+    handle.progress.connect(progress)
+    handle.cancelled.connect(lambda: window.show_notice(job.cancelled_message))
+    handle.finished.connect(finished)
     dialog.canceled.connect(handle.cancel)
     return handle
 
@@ -113,8 +114,9 @@ def launch(db: str | Path | None = None, gallery: str | Path | None = None,
     replayed in a new case once the gallery is open (then the report, the screenshot, and quit, as asked)."""
     from PySide6.QtWidgets import QApplication
 
+    from app.checkpoint_models import CheckpointModels
     from app.demo_gallery import DEMO_CASE_TITLE, demo_case_db
-    from app.main_window import CheckpointModels, MainWindow
+    from app.main_window import MainWindow
     from app.state import AppState
     from app.state.play_script import PlayScriptError, load_script
 

@@ -19,7 +19,8 @@ ENGINE_CONTRACTS = ("layers", "acyclic_siblings")
 
 def _engine_contracts() -> list[dict]:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
-    return [c for c in config["contracts"] if c["type"] in ENGINE_CONTRACTS]
+    return [c for c in config["contracts"] if c["type"] in ENGINE_CONTRACTS
+            and (c.get("containers") or c.get("ancestors")) == ["engine"]]
 
 
 def _toml_value(value) -> str:
@@ -30,17 +31,22 @@ def _toml_value(value) -> str:
     return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-@pytest.fixture
-def engine_copy(tmp_path: Path) -> Path:
-    """A copy of ``engine/`` with a config that holds only the engine's layer and acyclicity contracts."""
-    shutil.copytree(ROOT / "engine", tmp_path / "engine", ignore=shutil.ignore_patterns("__pycache__"))
-    lines = ["[tool.importlinter]", 'root_packages = ["engine"]', ""]
-    for contract in _engine_contracts():
+def _copy_with_contracts(tmp_path: Path, package: str, contracts: list[dict]) -> Path:
+    """A copy of ``package`` beside a ``contracts.toml`` that holds only ``contracts``."""
+    shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    lines = ["[tool.importlinter]", f'root_packages = ["{package}"]', ""]
+    for contract in contracts:
         lines.append("[[tool.importlinter.contracts]]")
         lines += [f"{key} = {_toml_value(value)}" for key, value in contract.items()]
         lines.append("")
     (tmp_path / "contracts.toml").write_text("\n".join(lines), encoding="utf-8")
     return tmp_path
+
+
+@pytest.fixture
+def engine_copy(tmp_path: Path) -> Path:
+    """A copy of ``engine/`` with a config that holds only the engine's layer and acyclicity contracts."""
+    return _copy_with_contracts(tmp_path, "engine", _engine_contracts())
 
 
 def _lint(folder: Path) -> subprocess.CompletedProcess:
@@ -100,3 +106,27 @@ def test_a_new_top_level_module_must_be_placed_in_a_layer(engine_copy):
     result = _lint(engine_copy)
     assert result.returncode == 1
     assert "engine.unplaced" in result.stdout
+
+
+def _app_contracts() -> list[dict]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    return [c for c in config["contracts"] if "app" in (c.get("containers") or c.get("ancestors") or [])
+            or c.get("source_modules") == ["app.jobs"]]
+
+
+@pytest.fixture
+def app_copy(tmp_path: Path) -> Path:
+    """A copy of ``app/`` with a config that holds only the app's layer, jobs and acyclicity contracts."""
+    return _copy_with_contracts(tmp_path, "app", _app_contracts())
+
+
+def test_the_app_keeps_its_layers_and_a_job_importing_the_state_breaks_them(app_copy):
+    assert sorted(c["type"] for c in _app_contracts()) == ["acyclic_siblings", "forbidden", "layers"]
+    result = _lint(app_copy)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "3 kept, 0 broken" in result.stdout
+    _add_import(app_copy / "app" / "jobs" / "search_step.py", "import app.state.marks")
+    result = _lint(app_copy)
+    assert result.returncode == 1
+    assert "app.jobs.search_step -> app.state.marks" in result.stdout
+    assert "0 kept, 3 broken" in result.stdout

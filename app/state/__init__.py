@@ -1,7 +1,8 @@
 """App state: the objects widgets listen to (``AppState``), the query the panel builds (``QuerySpec``), the
 timeline's rows, "add next" sentences and the replay of a stored case's steps."""
 
-from app.state.app_state import AppState, Filters, StepOutcome
+from app.jobs import StepOutcome
+from app.state.app_state import AppState, Filters
 from app.state.query_spec import DEFAULT_RHO, KEEP_KINDS, KeepRule, QuerySpec, describe_keep
 from app.state.replay import ReplayOutcome, ReplayStep, apply_marks, path_to, replay, replay_plan, step_query
 from app.state.suggestions import KEY_LABELS, append_sentence, label, suggestion_sentence, value_label

@@ -5,16 +5,20 @@ The store keeps each step's query (text, query images as evidence files, example
 rule, filters) but not every candidate's score; re-running the path gives back the full ``StepResult`` values
 the results grid and the distribution plot need. Marks change the candidate sets, so each step runs with
 the marks the case had when it was recorded, read from the audit trail ("mark" entries before its
-"step.record" entry). A step whose kept items differ from the stored ones is reported, not hidden.
+"step.record" entry). Running a plan is ``app.jobs.rerun_steps.replay`` (re-exported here); a step whose kept
+items differ from the stored ones is reported, not hidden.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from app.jobs.rerun_steps import ReplayOutcome, apply_marks, replay
 from app.store import AuditRecord, CaseState, StepState
-from engine.search import SearchSession, SessionStateError, StepQuery, StepResult
+from engine.search import SessionStateError, StepQuery
+
+__all__ = ["ReplayOutcome", "ReplayStep", "apply_marks", "path_to", "replay", "replay_plan", "step_query"]
 
 
 @dataclass(frozen=True)
@@ -23,14 +27,6 @@ class ReplayStep:
     query: StepQuery
     rejected: tuple[str, ...]
     confirmed: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class ReplayOutcome:
-    session: SearchSession  # holds the replayed steps (marks as at the last one)
-    results: dict[int, StepResult]  # step id → re-run result
-    snapshots: dict[int, SearchSession]  # step id → a session ending at that step
-    differences: tuple[int, ...]  # step numbers whose kept items differ from the stored ones
 
 
 def step_query(step: StepState) -> StepQuery:
@@ -90,37 +86,3 @@ def replay_plan(case: CaseState, audit: Sequence[AuditRecord], gallery_id: int,
                                rejected=tuple(i for i, s in state.items() if s == "rejected"),
                                confirmed=tuple(i for i, s in state.items() if s == "confirmed")))
     return plan
-
-
-def apply_marks(session: SearchSession, rejected: Sequence[str], confirmed: Sequence[str]) -> None:
-    """Make the session's marks exactly ``rejected`` and ``confirmed``."""
-    for item in (*session.rejected, *session.confirmed):
-        session.clear_mark(item)
-    for item in rejected:
-        session.reject(item)
-    for item in confirmed:
-        session.confirm(item)
-
-
-def replay(session: SearchSession, plan: Sequence[ReplayStep],
-           progress: Callable[[int, int, str], None] | None = None) -> ReplayOutcome:
-    """Run ``plan`` on ``session`` (which must have no steps); ``progress(done, total, message)`` is called
-    before each step and may raise to stop."""
-    if session.steps:
-        raise SessionStateError("replay needs a session without steps")
-    results: dict[int, StepResult] = {}
-    snapshots: dict[int, SearchSession] = {}
-    differences = []
-    for done, entry in enumerate(plan):
-        number = entry.step.depth + 1
-        if progress is not None:
-            progress(done, len(plan), f"Re-running step {number} of {len(plan)}")
-        apply_marks(session, entry.rejected, entry.confirmed)
-        result = session.step(entry.query)
-        results[entry.step.id] = result
-        snapshots[entry.step.id] = session.branch(-1)
-        if tuple(result.kept_ids) != tuple(entry.step.kept_ids):
-            differences.append(number)
-    if progress is not None and plan:
-        progress(len(plan), len(plan), "Re-ran the steps")
-    return ReplayOutcome(session, results, snapshots, tuple(differences))

@@ -1,0 +1,92 @@
+"""``OpenGalleryJob``: open a gallery folder, make its query encoder (e.g. a checkpoint load) and record the
+gallery in the open case, off the UI thread; the result is an ``OpenedGallery`` the app's state installs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.jobs.job import BackgroundJob
+from app.store import CaseState, CaseStore
+from app.store.from_engine import gallery_identity
+from app.workers import Job
+from engine.gallery import Gallery
+from engine.search import QueryEncoder
+
+EncoderFactory = Callable[[Gallery], QueryEncoder | None]
+
+
+@dataclass(frozen=True)
+class GalleryRecord:
+    """A gallery newly recorded in the open case by the job, with the case as stored afterwards."""
+
+    gallery_id: int
+    case: CaseState
+
+
+@dataclass(frozen=True)
+class OpenedGallery:
+    """What the job hands back: the gallery, its encoder (None: find-similar only), its identity in the case
+    store's terms and, when the job recorded it in the open case, that record."""
+
+    gallery: Gallery
+    encoder: QueryEncoder | None
+    identity: dict[str, Any]
+    recorded: GalleryRecord | None
+
+
+def check_pair(gallery: Gallery | None, encoder: QueryEncoder | None) -> None:
+    """Raise ``GalleryMismatchError`` when ``encoder``'s checkpoint did not build ``gallery``."""
+    if gallery is None or encoder is None:
+        return
+    fingerprint = getattr(encoder, "fingerprint", None)
+    if fingerprint is not None:
+        gallery.check_model(fingerprint)
+    check = getattr(encoder, "check_gallery", None)
+    if check is not None:
+        check(gallery)
+
+
+class OpenGalleryJob(BackgroundJob):
+    """Inputs: the folder, an optional ``encoder_factory(gallery)``, and the store and open case (either may be
+    None) the gallery is recorded in when the case does not know it yet."""
+
+    name = "Loading gallery"
+
+    def __init__(self, path: str | Path, encoder_factory: EncoderFactory | None = None, *,
+                 store: CaseStore | None = None, case: CaseState | None = None) -> None:
+        self.path = path
+        self.encoder_factory = encoder_factory
+        self.store = store
+        self.case = case
+
+    def run(self, job: Job) -> OpenedGallery:
+        job.progress(0, 0, f"Opening gallery {self.path}")
+        gallery = Gallery.open(self.path)
+        job.check()
+        encoder = None
+        if self.encoder_factory is not None:
+            job.progress(0, 0, "Loading the model")
+            encoder = self.encoder_factory(gallery)
+            check_pair(gallery, encoder)  # the model's fingerprint is computed (and cached) here
+        job.progress(0, 0, "Fingerprinting the gallery")
+        identity = gallery_identity(gallery)
+        job.check()  # the last point where cancelling leaves no trace
+        return OpenedGallery(gallery, encoder, identity, self._record(identity))
+
+    def _record(self, identity: dict[str, Any]) -> GalleryRecord | None:
+        """Record a gallery the open case does not know yet and read the case back; None when it is known,
+        there is no case, or the store refuses (the state then says why when it registers the gallery)."""
+        store, case = self.store, self.case
+        if store is None or case is None:
+            return None
+        known = {(use.path, use.gallery_fingerprint) for use in case.galleries}
+        if (identity["path"], identity["gallery_fingerprint"]) in known:
+            return None
+        try:
+            gallery_id = store.add_gallery(case.case.id, **identity)
+            return GalleryRecord(gallery_id, store.load_case(case.case.id))
+        except ValueError:
+            return None

@@ -1,0 +1,67 @@
+"""``SearchStepJob``: run the next step of a case and record it, off the UI thread. When the head's path has
+no live session (a reopened case), the path is re-run first (``app.jobs.rerun_steps``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.jobs.job import BackgroundJob
+from app.jobs.rerun_steps import ReplayOutcome, SessionFactory, apply_marks, replay, split_marks
+from app.store import CaseState, CaseStore
+from app.store.from_engine import step_input
+from app.workers import Job
+from engine.search import SearchSession, StepQuery, StepResult
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """What a search job hands back to the UI thread."""
+
+    step_id: int
+    result: StepResult
+    session: SearchSession
+    replayed: ReplayOutcome | None
+    case: CaseState | None = None  # the case as stored after the step, read in the worker (not on the UI thread)
+
+
+def copy_fresh(session: SearchSession) -> SearchSession:
+    """A step-less session's copy with the same gallery, encoder, ρ and marks (branch needs a step)."""
+    copy = SearchSession(session.gallery, session.encoder, rho=session.rho, relevance=session.relevance,
+                         target_identity=session.target_identity)
+    apply_marks(copy, session.rejected, session.confirmed)
+    return copy
+
+
+class SearchStepJob(BackgroundJob):
+    """Inputs: the query, where to record it (store, case id, gallery id), the live session on the head step
+    or, without one, a factory of fresh sessions, the plan of the head's path and the case's marks."""
+
+    name = "Searching"
+
+    def __init__(self, query: StepQuery, *, store: CaseStore, case_id: int, gallery_id: int,
+                 base: SearchSession | None, fresh: SessionFactory, plan: Sequence[Any] | None,
+                 marks: dict[str, str]) -> None:
+        self.query = query
+        self.store, self.case_id, self.gallery_id = store, case_id, gallery_id
+        self.base = base
+        self.fresh = fresh
+        self.plan = plan
+        self.marks = dict(marks)
+
+    def run(self, job: Job) -> StepOutcome:
+        replayed = None
+        session = self.base
+        if session is None:
+            session = self.fresh()
+            if self.plan:
+                replayed = replay(session, self.plan, job.progress)
+                session = replayed.session
+            apply_marks(session, *split_marks(self.marks))
+        fork = session.branch(-1) if session.steps else copy_fresh(session)
+        job.progress(0, 0, "Searching")
+        result = fork.step(self.query)
+        job.check()  # the last point where cancelling leaves no trace
+        step_id = self.store.record_step(self.case_id, step_input(result, self.gallery_id))
+        return StepOutcome(step_id, result, fork, replayed, self.store.load_case(self.case_id))

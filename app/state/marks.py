@@ -1,0 +1,43 @@
+"""Marks on gallery items (confirmed, rejected, cleared) for ``AppState``: checked, stored in the case one
+transaction each, then applied to the live search session (docs/architecture.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from app.state.case_session import ActionRefused
+from app.store import CaseStore
+from engine.gallery import Gallery
+from engine.search import SearchSession
+
+MARK_STATES = ("confirmed", "rejected", "cleared")
+
+
+def check_mark_state(state: str) -> None:
+    if state not in MARK_STATES:
+        raise ActionRefused(f"A mark is one of {', '.join(MARK_STATES)}, not {state!r}")
+
+
+def check_items(gallery: Gallery | None, gallery_id: int | None, item_ids: Sequence[str]) -> None:
+    """Refuse marks without a gallery recorded in the case, or on an item the gallery does not have."""
+    if gallery is None or gallery_id is None:
+        raise ActionRefused("Open a gallery to mark its items")
+    unknown = [item for item in item_ids if item not in gallery]
+    if unknown:
+        raise ActionRefused(f"Item {unknown[0]!r} is not in the open gallery")
+
+
+def record_marks(store: CaseStore, case_id: int, gallery_id: int, session: SearchSession | None,
+                 item_ids: Sequence[str], state: str, note: str | None) -> tuple[int, bool, ValueError | None]:
+    """Store each mark, then apply it to ``session``. Returns (how many were processed before the first
+    failure, whether any changed the case, that failure or None)."""
+    done, changed = 0, False
+    for item_id in item_ids:
+        try:
+            changed |= store.mark(case_id, gallery_id, item_id, state, note)
+        except ValueError as exc:
+            return done, changed, exc
+        if session is not None:
+            {"confirmed": session.confirm, "rejected": session.reject, "cleared": session.clear_mark}[state](item_id)
+        done += 1
+    return done, changed, None

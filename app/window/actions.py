@@ -1,0 +1,243 @@
+"""What the main window's menus, buttons and keys do (``WindowActions``, mixed into ``app.main_window
+.MainWindow``): cases (new, open, rename, note, export), the step actions that need the window (apply a
+dragged cut, undo and branch with their messages, find similar to the selected item, ground truth) and
+galleries (open one, ingest footage or crops into it).
+
+Each asks what it needs in a dialog when not told (tests and demo scripts pass it), then acts through the
+``AppState`` or starts a background job on its ``JobRunner`` (``state.jobs``); the window never runs work
+itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QMessageBox
+
+from app.jobs import IngestFootageJob
+from app.state import KeepRule
+from app.views.case_list import choose_case
+from app.views.export_dialog import ask_export
+from app.workers import WorkerHandle, describe_error
+
+
+class WindowActions:
+    """See the module docstring (``MainWindow`` provides the views, ``state``, ``models`` and the messages)."""
+
+    #: Asked when a cut would fall above confirmed items: (items, rule) -> "keep" | "clear" | "cancel".
+    ask_confirmed_cut: Callable[[list[tuple[str, float]], KeepRule], str]
+
+    def new_case(self, title: str | None = None) -> int | None:
+        if title is None:
+            title, ok = QInputDialog.getText(self, "New case", "Case title:")
+            if not ok:
+                return None
+        if not title.strip():
+            self.show_error("A case needs a title")
+            return None
+        return self.state.new_case(title.strip())
+
+    def open_case(self, case_id: int | None = None) -> bool:
+        if case_id is None:
+            cases = self.state.cases()
+            if not cases:
+                self.show_error("The case database has no cases yet: create one with Case → New case")
+                return False
+            case_id = choose_case(cases, self.state.case_id, self)
+            if case_id is None:
+                return False
+        if not self.state.open_case(case_id):
+            return False
+        self.restore_if_needed()
+        return True
+
+    def restore_if_needed(self) -> None:
+        """Re-run the open case's active path in a worker when its results are not in memory (a reopened
+        case), so the grid and the plot show every candidate again."""
+        state = self.state
+        head = state.head_step_id
+        if (head is not None and state.step_result(head) is None and state.encoder is not None
+                and state.gallery_id is not None and not state.busy):
+            state.restore_session()
+
+    def rename_case(self, title: str | None = None) -> bool:
+        if self.state.case is None:
+            self.show_error("Open or create a case first")
+            return False
+        if title is None:
+            title, ok = QInputDialog.getText(self, "Rename case", "Case title:", text=self.state.case.case.title)
+            if not ok:
+                return False
+        return self.state.rename_case(title.strip())
+
+    def add_note(self, text: str | None = None) -> int | None:
+        if self.state.case is None:
+            self.show_error("Open or create a case first")
+            return None
+        item_id = self.detail.item_id()
+        if text is None:
+            about = f" about {item_id}" if item_id else ""
+            text, ok = QInputDialog.getMultiLineText(self, "Add note", f"Note{about}:")
+            if not ok:
+                return None
+        if not text.strip():
+            self.show_error("A note needs some text")
+            return None
+        return self.state.add_note(text.strip(), item_id=item_id, step_id=self.state.selected_step_id)
+
+    def export_report(self, path: str | Path | None = None, blur_faces: bool | None = None):
+        """Write the open case's report (PDF or HTML by the file's ending) and its manifest; asks where (and
+        whether to blur faces) when not told. Returns the ``ReportResult`` or None."""
+        state = self.state
+        if state.case is None or state.store is None:
+            self.show_error("Open or create a case first")
+            return None
+        if path is None:
+            safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in state.case.case.title).strip("-")
+            answer = ask_export(Path.home() / f"{safe or 'case'}-report.pdf", self)
+            if answer is None:
+                return None
+            path, chosen_blur = answer
+            blur_faces = chosen_blur if blur_faces is None else blur_faces
+        from app.report import export_report
+
+        QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        try:
+            result = export_report(state.store.path, state.case_id, path, blur_faces=bool(blur_faces))
+        except (ValueError, OSError) as exc:
+            self.show_error(f"The report could not be written: {describe_error(exc)}")
+            return None
+        finally:
+            QGuiApplication.restoreOverrideCursor()
+        pages = "" if result.pages is None else f", {result.pages} pages"
+        self.show_notice(f"Report written: {result.report_path}{pages} (manifest {result.manifest_path.name}; "
+                         f"check it with `lineup report verify`)")
+        return result
+
+    def apply_cut(self, threshold: float) -> WorkerHandle | None:
+        """Run the shown step again keeping scores ≥ ``threshold`` (the cut dragged on its plot). A cut above
+        confirmed items asks first: keep them (confirmed items are always kept), clear their marks, or cancel."""
+        step_id = self.state.selected_step_id
+        if step_id is None or self.state.step_result(step_id) is None:
+            self.show_error("Choose a step searched in this session to apply a cut to")
+            return None
+        rule = KeepRule("threshold", float(threshold))
+        below = self.state.confirmed_below(step_id, rule)
+        if below:
+            choice = self.ask_confirmed_cut(below, rule)
+            if choice == "cancel":
+                self.distribution.reset_cut()
+                self.results.set_preview_threshold(None)
+                return None
+            if choice == "clear" and not self.state.mark_many([item for item, _ in below], "cleared"):
+                return None
+        label = self.step_label(step_id)
+        handle = self.state.rerun_with_keep(step_id, rule)
+        if handle is not None:
+            self.show_message(f"Step {label} runs again keeping {rule.describe()}; the next step keeps its own rule")
+        return handle
+
+    def _ask_confirmed_cut(self, below: list[tuple[str, float]], rule: KeepRule) -> str:
+        names = ", ".join(f"{item} ({score:.3f})" for item, score in below[:5])
+        more = f" and {len(below) - 5} more" if len(below) > 5 else ""
+        box = QMessageBox(QMessageBox.Icon.Warning, "Confirmed items below the cut",
+                          f"{rule.describe().capitalize()} falls above {len(below)} confirmed "
+                          f"item{'s' if len(below) != 1 else ''}: {names}{more}.", parent=self)
+        box.setInformativeText("Confirmed items are kept whatever the rule. Keep them, or clear their marks so "
+                               "the cut drops them?")
+        keep = box.addButton("Keep confirmed items", QMessageBox.ButtonRole.AcceptRole)
+        clear = box.addButton("Clear their marks and cut them", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(keep)
+        box.exec()
+        clicked = box.clickedButton()
+        return "keep" if clicked is keep else "clear" if clicked is clear else "cancel"
+
+    def choose_target_identity(self, identity: str | None = None) -> bool:
+        """Ask for (or take) the ground-truth identity; an empty answer clears it."""
+        if identity is None:
+            current = self.state.target_identity or ""
+            identity, ok = QInputDialog.getText(self, "Ground truth", "Identity of the person sought in this "
+                                                "built world (empty: none):", text=current)
+            if not ok:
+                return False
+        return self.state.set_target_identity(identity.strip() or None)
+
+    def find_similar_selected(self) -> None:
+        in_detail = self.detail.isAncestorOf(QApplication.focusWidget()) if QApplication.focusWidget() else False
+        item_id = (self.detail.item_id() if in_detail else None) or self.results.current_id() or self.detail.item_id()
+        if not item_id:
+            self.show_error("Select an item in the results first")
+            return
+        self.state.find_similar(item_id)
+
+    def open_gallery(self, path: str | Path | None = None) -> WorkerHandle | None:
+        if path is None:
+            path = QFileDialog.getExistingDirectory(self, "Open gallery folder")
+            if not path:
+                return None
+        factory = None if self.models is None else self.models.query_encoder
+        if self.models is None:
+            self.show_notice("No checkpoint was given: only find-similar searches work on this gallery. "
+                             "Start with `lineup app --checkpoint PATH` for text, sketch and IR queries.")
+        handle = self.state.load_gallery(path, factory)
+        if handle is not None:
+            handle.result.connect(lambda _value: self.restore_if_needed())
+        return handle
+
+    def ingest_crops(self, source: str | Path | None = None) -> WorkerHandle | None:
+        """Ingest a folder of ready person crops (every image is one person; ``engine.ingest.crops``)."""
+        if source is None and self.state.gallery is not None and self.models is not None and not self.busy:
+            source = QFileDialog.getExistingDirectory(self, "A folder of person crops")
+            if not source:
+                return None
+        return self.ingest_footage(source, crops=True)
+
+    def ingest_footage(self, source: str | Path | None = None, crops: bool = False) -> WorkerHandle | None:
+        """Ingest a video or a folder of footage (``crops``: a folder of person crops) into the current gallery
+        (``IngestFootageJob``), then reopen it."""
+        gallery = self.state.gallery
+        if gallery is None:
+            self.show_error("Open a gallery first: footage is ingested into the current gallery")
+            return None
+        if self.models is None:
+            self.show_error("Ingest needs the gallery's model: start with `lineup app --checkpoint PATH`")
+            return None
+        if self.busy:
+            self.show_error(self.state.jobs.refusal())
+            return None
+        if source is None:
+            source, _ = QFileDialog.getOpenFileName(self, "Ingest a video", "",
+                                                    "Videos (*.mp4 *.avi *.mov *.mkv);;All files (*)")
+            if not source:
+                source = QFileDialog.getExistingDirectory(self, "…or a folder of footage / images")
+            if not source:
+                return None
+        root = Path(gallery.root)
+
+        def done(summary) -> None:
+            totals = summary.totals()
+            self.show_message(f"Ingest: {totals.get('items_added', 0):,} items added to {root.name}")
+
+        job = IngestFootageJob(source, root, self.models, crops=crops)
+        return self.state.jobs.start(job, done, then=lambda _summary: self.open_gallery(root))
+
+    def undo_step(self) -> bool:
+        head = self.state.head_step_id
+        label = None if head is None else self.step_label(head)
+        if not self.state.undo_step():
+            return False
+        self.show_message(f"Step {label} undone (kept in the case, greyed). {self.timeline.next_step_text()}")
+        return True
+
+    def branch_from(self, step_id: int | None) -> bool:
+        """"Branch here": the next step continues from ``step_id``; says so at once."""
+        if not self.state.branch_from(step_id):
+            return False
+        where = "the whole gallery" if step_id is None else f"step {self.step_label(step_id)}"
+        self.show_message(f"Branch from {where}: the next search starts a new branch there; the later steps "
+                          f"are kept")
+        return True
