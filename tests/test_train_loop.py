@@ -258,3 +258,17 @@ def test_cli_train_and_its_errors(world, tmp_path):
     assert "completed: 1 epochs, 5 steps" in result.output
     result = runner.invoke(app, ["train", "--data", f"world:{tmp_path / 'none'}", "--out", str(tmp_path / "x")])
     assert result.exit_code == 2 and "world folder not found" in result.output
+
+
+def test_trainable_prefixes_train_only_those_parameters(world, tmp_path):
+    first = train(_options(world, tmp_path / "stage1", run=tiny_run(epochs=1, steps_per_epoch=1)))
+    prefixes = ("scenario_tokens", "scenario_positions", "scenario_heads")
+    run = tiny_run(epochs=1, steps_per_epoch=2, trainable=list(prefixes))
+    second = train(_options(world, tmp_path / "stage2", run=run, init=first.model_dir))
+    before = load(first.model_dir, device="cpu").state_dict()
+    after = load(second.model_dir, device="cpu").state_dict()
+    changed = {name for name, value in after.items() if not torch.equal(before[name], value)}
+    assert any(name.startswith("scenario_tokens") for name in changed)
+    assert changed and all(name.startswith(prefixes) for name in changed), sorted(changed)
+    with pytest.raises(TrainConfigError, match=r"'trainable' prefixes \['scenario_tokns'\] name no parameter"):
+        Trainer.prepare(_options(world, tmp_path / "typo", tiny_run(trainable=["scenario_tokns"])))

@@ -63,6 +63,7 @@ class TrainConfig:
     # evaluation states for text) or any image of the identity ("identity", the earlier behaviour)
     reid_samples_per_modality: int = 2  # Uni-AT: RGB and IR images per batch identity
     threads: int = 0  # torch CPU threads; 0 = all cores
+    trainable: tuple[str, ...] = ()  # parameter-name prefixes to train, the rest frozen; () = every parameter
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
@@ -128,6 +129,7 @@ class TrainConfig:
         need(self.text_positives in ("outfit", "identity"),
              f"'text_positives' must be 'outfit' or 'identity', got {self.text_positives!r}")
         need(self.threads >= 0, "'threads' must be ≥ 0")
+        need(all(prefix.strip() for prefix in self.trainable), "'trainable' prefixes must not be empty")
 
 
 def _plain(value: Any) -> Any:

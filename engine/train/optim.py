@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from engine.models import PersonSearchModel
-from engine.train.config import TrainConfig
+from engine.train.config import TrainConfig, TrainConfigError
 
 NO_DECAY_NAMES = ("embedding", "positional", "class_embedding", "logit_scale", "scenario_tokens",
                   "scenario_positions", "stand_ins")
@@ -40,6 +40,28 @@ def parameter_groups(model: PersonSearchModel, training: TrainConfig) -> list[di
         groups.append({"params": params, "lr": lr, "weight_decay": training.weight_decay if decay else 0.0,
                        "name": f"{kind}/{'decay' if decay else 'no_decay'}"})
     return groups
+
+
+def freeze_all_but(model: nn.Module, prefixes: tuple[str, ...]) -> None:
+    """Train only the parameters whose names start with one of ``prefixes`` (none given: train all). A prefix
+    that names no parameter is an error naming it, so a typo cannot silently freeze the whole model."""
+    if not prefixes:
+        return
+    names = [name for name, _ in model.named_parameters()]
+    unused = [prefix for prefix in prefixes if not any(name.startswith(prefix) for name in names)]
+    if unused:
+        roots = sorted({name.split(".")[0] for name in names})
+        raise TrainConfigError(f"'trainable' prefixes {unused} name no parameter of this model (its modules: {roots})")
+    for name, param in model.named_parameters():
+        param.requires_grad_(name.startswith(prefixes))
+    for module in model.modules():  # a frozen batch norm keeps its running statistics and uses them
+        params = list(module.parameters(recurse=False))
+        if isinstance(module, nn.modules.batchnorm._BatchNorm) and not any(p.requires_grad for p in params):
+            module.register_forward_pre_hook(_hold_in_eval_mode)
+
+
+def _hold_in_eval_mode(module: nn.Module, _inputs: tuple) -> None:
+    module.training = False
 
 
 def build_optimizer(model: PersonSearchModel, training: TrainConfig) -> torch.optim.Optimizer:

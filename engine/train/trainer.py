@@ -31,7 +31,7 @@ from engine.train.batches import BatchBuilder
 from engine.train.config import RunConfig, TrainConfig, load_run_config
 from engine.train.data import DataNeeds, HeldOut, TrainingData, build_training_data
 from engine.train.losses import compose_losses
-from engine.train.optim import build_optimizer, build_scheduler
+from engine.train.optim import build_optimizer, build_scheduler, freeze_all_but
 from engine.train.state import (
     NON_IDENTITY_TRAINING_KEYS,
     RunFolder,
@@ -176,6 +176,7 @@ class Trainer:
             self.steps_per_epoch = min(self.steps_per_epoch, self.training.steps_per_epoch)
         if self.steps_per_epoch < 1:
             raise TrainingError("the data fills no batch; lower identities_per_batch")
+        freeze_all_but(model, self.training.trainable)
         self.optimizer = build_optimizer(model, self.training)
         self.scheduler = build_scheduler(self.optimizer, self.training, self.steps_per_epoch)
         self.parameters = [p for group in self.optimizer.param_groups for p in group["params"]]
