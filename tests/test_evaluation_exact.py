@@ -56,10 +56,13 @@ def test_identity_encoder_on_outfit_level_cross_resolution_and_anytime(world):
     anytime = evaluate(model, world, "anytime")
     assert anytime["by"]["DT-ST"]["R@1"] == anytime["by"]["AD-LT"]["mAP"] == 1.0
     assert anytime["by"]["any-time"] == {"score": 1.0, "R@1": 1.0, "mAP": 1.0}
+    plain = anytime["plain_view"]  # the double's plain embedding tells identities apart too
+    assert set(plain["by"]) == set(anytime["by"]) and plain["by"]["any-time"]["R@1"] == 1.0
+    assert plain["overall"]["queries"] == anytime["overall"]["queries"]
     console = Console(record=True, width=120)
     render(anytime, console)
     text = console.export_text()
-    assert "any-time" in text and "score 100.00" in text
+    assert "any-time" in text and "score 100.00" in text and "scenario tokens against" in text
 
 
 def test_t2i_perfect_and_one_wrong_caption(tmp_path):

@@ -68,6 +68,18 @@ def text_sets_table(sets: dict[str, Any]) -> Table:
     return table
 
 
+def plain_view_table(plain: dict[str, Any], by: dict[str, Any]) -> Table:
+    """Per any-time scenario: R@1 and mAP of the scenario tokens beside the plain gallery embedding."""
+    table = Table(title=f"scenario tokens against {plain['view']}", title_justify="left")
+    for name in ("scenario", "tokens R@1", "tokens mAP", "plain R@1", "plain mAP"):
+        table.add_column(name, justify="right")
+    for scenario, block in plain["by"].items():
+        tokens = by.get(scenario, {})
+        table.add_row(scenario, _cell(tokens.get("R@1")), _cell(tokens.get("mAP")), _cell(block.get("R@1")),
+                      _cell(block.get("mAP")))
+    return table
+
+
 def oracle_table(oracle: dict[str, Any], by: dict[str, Any]) -> Table:
     """The attribute oracle's R@1 and mAP per single mode beside the model's."""
     table = Table(title="attribute oracle (the ceiling of each query modality)", title_justify="left")
@@ -88,6 +100,8 @@ def render(report: dict[str, Any], console: Console | None = None) -> None:
         parts.append(text_sets_table(report["text_sets"]))
     if report.get("oracle"):
         parts.append(oracle_table(report["oracle"], report["by"]))
+    if report.get("plain_view"):
+        parts.append(plain_view_table(report["plain_view"], report["by"]))
     if report.get("steps"):
         parts.append(steps_table(report["steps"]))
     settings = [f"{k}: {report[k]}" for k in ("level", "texts", "rho", "fusion", "queries", "gallery") if k in report]
