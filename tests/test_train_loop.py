@@ -17,6 +17,7 @@ from tiny_training import build_tiny_world, tiny_run
 from typer.testing import CliRunner
 
 from engine.models import load, read_metadata
+from engine.resources import resource_path
 from engine.train import (
     RunFolderError,
     TrainConfigError,
@@ -272,3 +273,19 @@ def test_trainable_prefixes_train_only_those_parameters(world, tmp_path):
     assert changed and all(name.startswith(prefixes) for name in changed), sorted(changed)
     with pytest.raises(TrainConfigError, match=r"'trainable' prefixes \['scenario_tokns'\] name no parameter"):
         Trainer.prepare(_options(world, tmp_path / "typo", tiny_run(trainable=["scenario_tokns"])))
+
+
+def test_stem_weights_start_a_mobilenet_stem_from_imagenet(world, tmp_path):
+    from engine.train.trainer import TrainingError
+
+    mobilenet = {"vision": {"stem": "mobilenetv2", "patch_size": 16, "image_size": [64, 32], "stem_channels": []}}
+    weights = "models/backbones/mobilenetv2_imagenet.pt"
+    shipped = torch.load(resource_path(weights), map_location="cpu", weights_only=True)
+    prepared = Trainer.prepare(_options(world, tmp_path / "run", tiny_run(mobilenet, stem_weights=weights)))
+    torch.testing.assert_close(prepared.model.backbone.visual.conv1.features[0][0].weight,
+                               shipped["features.0.0.weight"])
+    with pytest.raises(TrainingError, match="'stem_weights' needs vision.stem 'mobilenetv2'"):
+        Trainer.prepare(_options(world, tmp_path / "conv", tiny_run(stem_weights=weights)))
+    with pytest.raises(TrainingError, match="nothing.pt: no such file"):
+        missing = str(tmp_path / "nothing.pt")
+        Trainer.prepare(_options(world, tmp_path / "none", tiny_run(mobilenet, stem_weights=missing)))

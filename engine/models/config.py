@@ -35,7 +35,7 @@ class VisionConfig:
     """Image tower: a patch embedding (ViT) or a conv stem of stride ``patch_size``, then transformer blocks."""
 
     image_size: tuple[int, int] = (128, 64)  # height, width
-    stem: str = "conv"  # "patch" (one strided conv, CLIP) | "conv" (stride-2 3×3 convs, docs/methods.md §6)
+    stem: str = "conv"  # "patch" (one strided conv, CLIP) | "conv" (stride-2 3×3 convs) | "mobilenetv2" (§6)
     patch_size: int = 8  # total stride of the stem = patch size
     stem_channels: tuple[int, ...] = (32, 64, 128)  # conv stem only: one entry per stride-2 conv
     width: int = 256
@@ -266,7 +266,9 @@ def validate(config: ModelConfig, source: str = "config") -> None:
                         ("adapters.num_experts", config.adapters.num_experts)):
         _stack(count, source, path)
     _require(config.embed_dim > 0, source, "'embed_dim' must be positive")
-    _choice(v.stem, ("patch", "conv"), source, "vision.stem")
+    _choice(v.stem, ("patch", "conv", "mobilenetv2"), source, "vision.stem")
+    _require(v.stem != "mobilenetv2" or v.patch_size == 16, source,
+             "'vision.patch_size' must be 16 for the mobilenetv2 stem (its output stride)")
     _require(v.patch_size > 0, source, "'vision.patch_size' must be positive")
     for axis, size in zip(("height", "width"), v.image_size, strict=True):
         _require(

@@ -31,7 +31,7 @@ from engine.models.gcr import ConsistencyMatcher, GranularityClassifier
 from engine.models.names import LEVELS, MODALITIES, RESOLUTIONS, SCENARIOS, index_tensor
 from engine.models.passes import IndexInput, TextInput, TextPass, VisualPass
 from engine.models.scenarios import ScenarioHeads
-from engine.models.stem import ConvStem
+from engine.models.stem import ConvStem, MobileNetV2Stem
 from engine.models.tokenizer import Tokenizer
 from engine.models.training_pass import TrainingPass
 
@@ -68,8 +68,9 @@ class PersonSearchModel(TrainingPass, nn.Module):
             f"backbone.{name}" for name, _ in self.backbone.named_parameters()
         )
         visual = self.backbone.visual
-        if cfg_v.stem == "conv":
-            visual.conv1 = ConvStem(cfg_v.stem_channels, cfg_v.width)
+        if cfg_v.stem in ("conv", "mobilenetv2"):
+            visual.conv1 = (ConvStem(cfg_v.stem_channels, cfg_v.width) if cfg_v.stem == "conv"
+                            else MobileNetV2Stem(cfg_v.width))
             self.clip_parameter_names = frozenset(n for n in self.clip_parameter_names if ".conv1." not in n)
         self._replace_blocks(act_layer)
 

@@ -26,7 +26,9 @@ import torch
 from engine.data.sampler import IdentityBalancedBatches
 from engine.models import ModelConfig, PersonSearchModel, choose_device, create, save
 from engine.models.checkpoint import warm_start
+from engine.models.stem import MobileNetV2Stem, StemWeightsError, load_mobilenetv2_weights
 from engine.progress import ProgressFn, no_progress
+from engine.resources import resource_path
 from engine.train.batches import BatchBuilder
 from engine.train.config import RunConfig, TrainConfig, load_run_config
 from engine.train.data import DataNeeds, HeldOut, TrainingData, build_training_data
@@ -46,6 +48,22 @@ from engine.train.validate import evaluate
 
 class TrainingError(RuntimeError):
     """Training cannot go on (e.g. the loss became non-finite)."""
+
+
+def start_stem(model: PersonSearchModel, weights: str) -> str:
+    """Load pretrained stem weights (``training.stem_weights``) into a new run's mobilenetv2 stem."""
+    stem = model.backbone.visual.conv1
+    if not isinstance(stem, MobileNetV2Stem):
+        raise TrainingError(f"'stem_weights' needs vision.stem 'mobilenetv2'; this model's stem is "
+                            f"{model.config.vision.stem!r}")
+    path = Path(weights)
+    if not path.is_absolute() and resource_path(weights).is_file():
+        path = resource_path(weights)
+    try:
+        copied = load_mobilenetv2_weights(stem, path)
+    except StemWeightsError as exc:
+        raise TrainingError(str(exc)) from None
+    return f"stem: {copied} MobileNetV2 tensors from {path}"
 
 
 @dataclass
@@ -213,6 +231,8 @@ class Trainer:
         if options.init is not None and not options.resume:
             warm = warm_start(model, options.init, options.init_scope)
             echo(warm.summary())
+        if training.stem_weights and not options.resume:
+            echo(start_stem(model, training.stem_weights))
         trainer = cls(options, run, data, folder, model, echo)
         if options.resume:
             trainer._restore()
