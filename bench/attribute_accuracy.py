@@ -17,9 +17,14 @@ Carried objects (``--detector SPEC``, any detector whose detections carry ``obje
 people, the detector gives the objects), or per image and per outfit of a ``--world``. ``--skip-pixels``
 leaves out the pixel tables.
 
+The model's heads (``--model CHECKPOINT``, with ``--real``): the checkpoint's image attribute heads
+(``engine.attributes.model_heads.model_evidence``) on the same reference crops, scored the same way, beside the
+majority baseline — how well a synthetic-trained model reads real clothing.
+
     .venv/bin/python bench/attribute_accuracy.py --world /tmp/w [--limit N] [--json out.json]
     .venv/bin/python bench/attribute_accuracy.py --real [--footage DIR] [--people FILE] [--json out.json]
     .venv/bin/python bench/attribute_accuracy.py --real --detector SPEC [--detector-option K=V ...] [--skip-pixels]
+    .venv/bin/python bench/attribute_accuracy.py --real --model CHECKPOINT [--skip-pixels]
 """
 
 from __future__ import annotations
@@ -139,6 +144,33 @@ def run_real(people: Path, footage: Path) -> dict:
             "per_person_ingest_masks": per_person}
 
 
+def run_model_real(checkpoint: Path, people: Path, footage: Path) -> dict:
+    """The checkpoint's image attribute heads on every reference crop, per scored attribute."""
+    from engine.attributes.model_heads import model_evidence
+    from engine.models.discovery import load_model
+
+    if not footage.is_dir():
+        raise SystemExit(f"footage folder {footage} not found")
+    model = load_model(checkpoint, device="cpu")
+    samples = list(footage_samples(people, footage))
+    evidence = model_evidence(model, [sample.crop for sample in samples])
+    tally, majority = Tally(), {k: Counter() for k in SCORED}
+    for sample, found in zip(samples, evidence, strict=True):
+        tally.add(sample.attributes, found)
+        for key in SCORED:
+            truth = truth_value(sample.attributes, key)
+            if truth is not None:
+                majority[key][truth] += 1
+    table = tally.table()
+    print(f"model heads of {checkpoint} on {len(samples)} real reference boxes")
+    print(f"{'attribute':<15}{'n':>5}{'model':>10}{'majority':>10}")
+    for key, row in table.items():
+        counts = majority[key]
+        row["majority_baseline"] = max(counts.values()) / sum(counts.values()) if counts else None
+        print(f"{key:<15}{row['n']:>5}{_fmt(row['accuracy']):>10}{_fmt(row['majority_baseline']):>10}")
+    return {"checkpoint": str(checkpoint), "boxes": len(samples), "table": table}
+
+
 def _print_carried(title: str, tables: dict[str, dict]) -> None:
     print(title)
     print(f"{'rows':<8}{'n':>5}{'coverage':>10}{'accuracy':>10}{'false alarm':>12}{'object recall':>15}")
@@ -198,14 +230,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--detector", help="score carried-objects evidence from this detector (make_detector spec)")
     parser.add_argument("--detector-option", action="append", default=[], metavar="KEY=VALUE",
                         help="an option of the detector's constructor (repeatable; JSON values)")
-    parser.add_argument("--skip-pixels", action="store_true", help="with --detector: only the carried objects")
+    parser.add_argument("--skip-pixels", action="store_true", help="leave out the pixel tables")
+    parser.add_argument("--model", type=Path, help="with --real: also score this checkpoint's attribute heads")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
     if not args.real and args.world is None:
         parser.error("give --world DIR or --real")
     result = {}
-    if not (args.skip_pixels and args.detector):
+    if args.model is not None and not args.real:
+        parser.error("--model scores the real footage: add --real")
+    if not args.skip_pixels:
         result = run_real(args.people, args.footage) if args.real else run_world(args.world, args.limit)
+    if args.model is not None:
+        result["model_heads"] = run_model_real(args.model, args.people, args.footage)
     if args.detector:
         detector = _detector(args.detector, args.detector_option)
         carried = run_carried(detector, args.people, args.footage) if args.real else \

@@ -171,3 +171,24 @@ def test_the_bench_takes_its_detector_by_name_with_options(labelled, world, tmp_
     assert json.loads(out.read_text())["carried_objects"]["tables"]["outfit"]["n"] == 3
     with pytest.raises(SystemExit, match="KEY=VALUE"):
         bench.main(["--real", "--detector", "fake-objects", "--detector-option", "oops", "--skip-pixels"])
+
+
+def test_the_bench_scores_a_checkpoints_attribute_heads_on_the_labelled_crops(labelled, tmp_path, capsys):
+    import torch
+
+    from engine.models import create, save
+
+    torch.manual_seed(0)
+    checkpoint = tmp_path / "tiny"
+    save(create("tiny", device="cpu"), checkpoint)
+    out = tmp_path / "heads.json"
+    bench = _bench()
+    assert bench.main(["--real", "--people", str(labelled / "people.json"), "--footage", str(labelled),
+                       "--model", str(checkpoint), "--skip-pixels", "--json", str(out)]) == 0
+    heads = json.loads(out.read_text())["model_heads"]
+    assert heads["boxes"] > 0 and heads["checkpoint"] == str(checkpoint)
+    for row in heads["table"].values():
+        assert row["n"] > 0 and 0.0 <= row["accuracy"] <= 1.0 and 0.0 < row["majority_baseline"] <= 1.0
+    assert "model heads of" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        bench.main(["--world", str(tmp_path), "--model", str(checkpoint)])
