@@ -284,6 +284,13 @@ def test_stem_weights_start_a_mobilenet_stem_from_imagenet(world, tmp_path):
     prepared = Trainer.prepare(_options(world, tmp_path / "run", tiny_run(mobilenet, stem_weights=weights)))
     torch.testing.assert_close(prepared.model.backbone.visual.conv1.features[0][0].weight,
                                shipped["features.0.0.weight"])
+    trained = train(_options(world, tmp_path / "stage1", tiny_run(mobilenet, epochs=1, steps_per_epoch=1,
+                                                                   stem_weights=weights)))
+    second = Trainer.prepare(_options(world, tmp_path / "stage2", tiny_run(mobilenet, stem_weights=weights),
+                                      init=trained.model_dir))  # the checkpoint's trained stem wins
+    stem_after_stage1 = load(trained.model_dir, device="cpu").backbone.visual.conv1.features[0][0].weight
+    torch.testing.assert_close(second.model.backbone.visual.conv1.features[0][0].weight, stem_after_stage1)
+    assert not torch.equal(stem_after_stage1, shipped["features.0.0.weight"])
     with pytest.raises(TrainingError, match="'stem_weights' needs vision.stem 'mobilenetv2'"):
         Trainer.prepare(_options(world, tmp_path / "conv", tiny_run(stem_weights=weights)))
     with pytest.raises(TrainingError, match="nothing.pt: no such file"):

@@ -64,7 +64,8 @@ class TrainConfig:
     reid_samples_per_modality: int = 2  # Uni-AT: RGB and IR images per batch identity
     threads: int = 0  # torch CPU threads; 0 = all cores
     trainable: tuple[str, ...] = ()  # parameter-name prefixes to train, the rest frozen; () = every parameter
-    stem_weights: str = ""  # a new run's mobilenetv2 stem starts from this file (relative: under resources/ first)
+    stem_weights: str = ""  # a new run's mobilenetv2 stem starts from this file (relative: under resources/
+    # first); a stem in the --init checkpoint replaces it
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}

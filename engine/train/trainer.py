@@ -228,11 +228,11 @@ class Trainer:
         model = create(run.model, device=choose_device(options.device))
         model.train()
         warm = None
+        if training.stem_weights and not options.resume:  # before --init: a checkpoint's own stem wins
+            echo(start_stem(model, training.stem_weights))
         if options.init is not None and not options.resume:
             warm = warm_start(model, options.init, options.init_scope)
             echo(warm.summary())
-        if training.stem_weights and not options.resume:
-            echo(start_stem(model, training.stem_weights))
         trainer = cls(options, run, data, folder, model, echo)
         if options.resume:
             trainer._restore()
