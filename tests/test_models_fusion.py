@@ -47,23 +47,6 @@ def test_missing_modalities_use_their_stand_ins():
         fusion(text=text, sketch=sketch[:2])
 
 
-def test_all_modes_in_one_pass_equal_each_mode_alone():
-    fusion = QueryFusion(16, heads=2).eval()
-    text, sketch, ir = _inputs()
-    with torch.no_grad():
-        batched = fusion.all_modes(text, sketch, ir)
-        assert list(batched) == list(FUSION_MODES)
-        for mode, vector in batched.items():
-            present = mode_modalities(mode)
-            alone = fusion(
-                text=text if "text" in present else None,
-                sketch=sketch if "sketch" in present else None,
-                ir=ir if "ir" in present else None,
-            )
-            torch.testing.assert_close(vector, alone, atol=1e-5, rtol=1e-5)
-        assert not torch.allclose(batched["T"], batched["T+S"])
-
-
 def test_mean_fusion_ablation_is_the_mean_of_unit_vectors():
     text, sketch, ir = _inputs()
     modes = MeanFusion().all_modes(text, sketch, ir)
@@ -105,18 +88,21 @@ def test_sequence_keys_attend_over_tokens_and_ignore_padding():
         QueryFusion(16, heads=2, keys="patches")
 
 
-def test_sequence_keys_all_modes_equal_each_mode_alone():
-    fusion = QueryFusion(16, heads=2, keys="sequence").eval()
+@pytest.mark.parametrize("keys", ["token", "sequence"])
+def test_all_modes_in_one_pass_equal_each_mode_alone(keys):
+    fusion = QueryFusion(16, heads=2, keys=keys).eval()
     text, sketch, ir = _inputs()
-    sequences = _sequences()
+    sequences = _sequences() if keys == "sequence" else None
     with torch.no_grad():
         batched = fusion.all_modes(text, sketch, ir, sequences=sequences)
+        assert list(batched) == list(FUSION_MODES)
         for mode, vector in batched.items():
             present = mode_modalities(mode)
             alone = fusion(
                 text=text if "text" in present else None,
                 sketch=sketch if "sketch" in present else None,
                 ir=ir if "ir" in present else None,
-                sequences={name: sequences[name] for name in present},
+                sequences=None if sequences is None else {name: sequences[name] for name in present},
             )
             torch.testing.assert_close(vector, alone, atol=1e-5, rtol=1e-5)
+        assert not torch.allclose(batched["T"], batched["T+S"])
