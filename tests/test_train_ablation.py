@@ -190,3 +190,65 @@ def test_a_backbone_scoped_plan_says_so_in_its_table(tmp_path):
     assert table["init_scope"] == "backbone"
     assert "starts from `ckpt/default` (its backbone tensors only" in render_markdown(table)
     assert parse_plan(_plan(init="warm")).init_scope == "all"
+
+
+def test_seed_summary_is_the_mean_with_a_students_t_interval():
+    from engine.train.ablation import seed_summary
+
+    reports = [{"overall": {"mAP": v, "R@1": 2 * v, "queries": 10}, "by": {"UF": {"mAP": v, "R@1": None}}}
+               for v in (0.40, 0.42, 0.44)]
+    summary = seed_summary(reports)
+    assert summary["seeds"] == 3
+    assert summary["overall"]["mAP"] == pytest.approx(0.42) and summary["overall"]["R@1"] == pytest.approx(0.84)
+    # t(0.975, 2) = 4.3027; sample sd 0.02; half-width 4.3027 · 0.02 / √3
+    assert summary["interval95"]["overall"]["mAP"] == pytest.approx(4.3027 * 0.02 / 3 ** 0.5, rel=1e-4)
+    assert summary["by"]["UF"]["R@1"] is None and summary["interval95"]["by"]["UF"]["R@1"] is None
+    single = seed_summary(reports[:1])
+    assert single["overall"]["mAP"] == pytest.approx(0.40) and single["interval95"]["overall"]["mAP"] is None
+
+
+def _write_eval(folder: Path, value: float) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    report = {"overall": {"R@1": value, "mAP": value / 2}, "by": {"UF": {"R@1": value, "mAP": value / 2}}}
+    (folder / "eval-mg-separate.json").write_text(json.dumps(report))
+
+
+def test_several_seeds_run_each_row_per_seed_and_tabulate_intervals(world, tmp_path):
+    plan = parse_plan(_plan())
+    out = tmp_path / "ablation"
+    for row in ("full", "no_gcr"):
+        for seed, value in ((1, 0.5), (2, 0.6), (3, 0.7)):
+            _write_eval(out / row / f"seed-{seed}", value)
+    messages: list[str] = []
+    table = run_ablation(plan, f"world:{world}", world, out, seeds=[1, 2, 3], echo=messages.append)
+    assert messages == [f"{row} seed {seed}: done already" for row in ("full", "no_gcr") for seed in (1, 2, 3)]
+    assert table["seeds"] == [1, 2, 3] and [row["status"] for row in table["rows"]] == ["done", "done"]
+    full = table["rows"][0]["reports"]["mg-separate"]
+    assert full["overall"]["R@1"] == pytest.approx(0.6) and full["seeds"] == 3
+    half = full["interval95"]["overall"]["mAP"]
+    assert half == pytest.approx(4.3027 * 0.05 / 3 ** 0.5, rel=1e-4)
+    markdown = (out / "table.md").read_text(encoding="utf-8")
+    assert "mean over seeds 1, 2, 3" in markdown and f"0.300 ± {half:.3f} (0.600)" in markdown
+    with pytest.raises(AblationPlanError, match=r"holds this ablation with seeds \[1, 2, 3\]"):
+        run_ablation(plan, f"world:{world}", world, out, seeds=[1, 2])
+    with pytest.raises(AblationPlanError, match="repeat a seed"):
+        run_ablation(plan, f"world:{world}", world, tmp_path / "other", seeds=[4, 4])
+
+
+def test_a_seed_still_missing_keeps_the_row_pending(tmp_path):
+    from engine.train.ablation import collect_table
+
+    plan = parse_plan(_plan())
+    (tmp_path / "plan.json").write_text(json.dumps({"seed": 1, "seeds": [1, 2]}))
+    _write_eval(tmp_path / "full" / "seed-1", 0.5)
+    table = collect_table(plan, tmp_path)
+    assert [row["status"] for row in table["rows"]] == ["pending", "pending"]
+    assert table["rows"][0]["seeds"] == [1] and table["rows"][0]["reports"]["mg-separate"]["seeds"] == 1
+
+
+def test_ablate_cli_refuses_bad_seeds(tmp_path):
+    from engine.cli import app
+
+    result = CliRunner().invoke(app, ["ablate", "--plan", "cmam", "--data", "world:x", "--world", str(tmp_path),
+                                      "--out", str(tmp_path / "o"), "--seeds", "1,two"])
+    assert result.exit_code != 0 and "comma-separated integers" in result.output

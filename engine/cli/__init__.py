@@ -164,6 +164,16 @@ def train_command(
                f"checkpoint {result.model_dir}; learning curve {result.out / 'log.jsonl'}")
 
 
+def _seed_list(text: str) -> list[int]:
+    try:
+        seeds = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        _fail(f"--seeds: expected comma-separated integers, got {text!r}")
+    if not seeds:
+        _fail("--seeds: give at least one seed")
+    return seeds
+
+
 @app.command("ablate")
 def ablate_command(
     plan: str = typer.Option(..., "--plan", help="Plan name (resources/ablations) or a plan JSON path."),
@@ -173,6 +183,8 @@ def ablate_command(
     only: list[str] = typer.Option(None, "--row", help="Run only this row (repeatable)."),
     init: Path = typer.Option(None, "--init", help="The checkpoint every row starts from (plans with init)."),
     seed: int = typer.Option(0, "--seed"),
+    seeds: str = typer.Option(None, "--seeds", help="Comma-separated seeds: every row once per seed; the table "
+                              "gives means and 95 % intervals (replaces --seed)."),
     device: str = typer.Option(None, "--device", help="cpu, cuda or cuda:N (default: CUDA when available)."),
 ) -> None:
     """Train and evaluate every row of an ablation plan at one budget; resumable; writes a table."""
@@ -181,9 +193,10 @@ def ablate_command(
 
     try:
         loaded = load_plan(plan)
+        seed_list = _seed_list(seeds) if seeds is not None else None
         with cli_progress(f"ablation {loaded.name}") as report:
             table = run_ablation(loaded, data, world, out, seed=seed, init=init, device=device, only=only or None,
-                                 echo=typer.echo, progress=report)
+                                 seeds=seed_list, echo=typer.echo, progress=report)
     except (ValueError, OSError, RuntimeError) as exc:
         _fail(str(exc))
     typer.echo(render_markdown(table))

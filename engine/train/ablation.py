@@ -14,7 +14,9 @@ A plan file (``resources/ablations/*.json``)::
 
 ``run_ablation`` trains each row into ``OUT/ROW`` (resuming a cut run, skipping a finished one), evaluates it
 into ``OUT/ROW/eval-PROTOCOL.json`` and writes ``OUT/table.json`` and ``OUT/table.md`` (atomically, after
-every row, so a cut run leaves a readable partial table).
+every row, so a cut run leaves a readable partial table). With several ``seeds`` every row is trained once per
+seed into ``OUT/ROW/seed-S``, and each table cell is the mean over the seeds with its 95 % interval (Student's t
+half-width of the mean).
 """
 
 from __future__ import annotations
@@ -23,10 +25,13 @@ import contextlib
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+from scipy import stats
 
 from engine.atomic import atomic_write_json, atomic_write_text
 from engine.models.checkpoint import WARM_START_SCOPES
@@ -170,34 +175,92 @@ def _training_summary(folder: Path) -> dict[str, Any]:
     return {"steps": steps, "step_seconds": round(seconds, 1), "last_validation": last}
 
 
+def row_folders(out: Path, row: str, seeds: Sequence[int]) -> dict[int, Path]:
+    """Seed → run folder of one row: ``OUT/ROW`` for a single seed, ``OUT/ROW/seed-S`` for several."""
+    if len(seeds) == 1:
+        return {seeds[0]: out / row}
+    return {seed: out / row / f"seed-{seed}" for seed in seeds}
+
+
+def _reports(folder: Path, protocols: Sequence[str]) -> dict[str, dict[str, Any]]:
+    reports = {}
+    for protocol in protocols:
+        file = folder / f"eval-{protocol}.json"
+        if file.is_file():
+            report = json.loads(file.read_text(encoding="utf-8"))
+            reports[protocol] = {"overall": report["overall"], "by": report.get("by", {})}
+    return reports
+
+
 def collect_table(plan: AblationPlan, out: Path) -> dict[str, Any]:
-    """The table so far: each row's evaluation reports (rows not yet evaluated are marked pending)."""
+    """The table so far: each row's evaluation reports (rows not yet evaluated on every seed are pending)."""
+    recorded = _recorded_plan(out)
+    seeds = [int(s) for s in recorded.get("seeds") or [recorded.get("seed", 0)]]
     rows = []
     for row in plan.rows:
-        folder = out / row.name
+        folders = row_folders(out, row.name, seeds)
+        runs = {seed: _reports(folder, plan.protocols) for seed, folder in folders.items()}
+        done = [seed for seed, reports in runs.items() if len(reports) == len(plan.protocols)]
         reports = {}
-        for protocol in plan.protocols:
-            file = folder / f"eval-{protocol}.json"
-            if file.is_file():
-                report = json.loads(file.read_text(encoding="utf-8"))
-                reports[protocol] = {"overall": report["overall"], "by": report.get("by", {})}
+        if len(seeds) == 1:
+            reports = runs[seeds[0]]
+        elif done:
+            reports = {protocol: seed_summary([runs[seed][protocol] for seed in done])
+                       for protocol in plan.protocols}
+        summaries = [_training_summary(folder) for folder in folders.values()]
+        training = summaries[0] if len(seeds) == 1 else {
+            "steps": max(s["steps"] for s in summaries),
+            "step_seconds": round(sum(s["step_seconds"] for s in summaries), 1), "last_validation": None}
         rows.append({"name": row.name, "model": row.model if isinstance(row.model, str) else "(inline)",
-                     "note": row.note, "status": "done" if len(reports) == len(plan.protocols) else "pending",
-                     "training": _training_summary(folder), "reports": reports})
+                     "note": row.note, "status": "done" if len(done) == len(seeds) else "pending",
+                     "seeds": done, "training": training, "reports": reports})
     return {"plan": plan.name, "description": plan.description, "training": plan.training,
             "model_overrides": plan.model_overrides, "protocols": list(plan.protocols),
-            "init": _recorded_init(out), "init_scope": plan.init_scope, "rows": rows}
+            "init": recorded.get("init"), "init_scope": plan.init_scope, "seeds": seeds, "rows": rows}
 
 
-def _recorded_init(out: Path) -> str | None:
+def seed_summary(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Mean over seeds of every metric of ``{"overall", "by"}`` reports, and the 95 % interval half-widths
+    (Student's t, n − 1 degrees of freedom; none for a single seed)."""
+    def merge(blocks: list[dict[str, Any] | None]) -> tuple[dict[str, Any], dict[str, Any]]:
+        mean, half = {}, {}
+        keys = [k for k, v in (blocks[0] or {}).items() if v is None or isinstance(v, int | float)]
+        for key in keys:
+            values = [b.get(key) if b else None for b in blocks]
+            if any(v is None for v in values):
+                mean[key] = half[key] = None
+                continue
+            array = np.asarray(values, dtype=float)
+            mean[key] = float(array.mean())
+            half[key] = None if array.size < 2 else float(
+                stats.t.ppf(0.975, array.size - 1) * array.std(ddof=1) / np.sqrt(array.size))
+        return mean, half
+
+    overall, overall_half = merge([r["overall"] for r in reports])
+    by, by_half = {}, {}
+    for key in reports[0].get("by", {}):
+        by[key], by_half[key] = merge([r.get("by", {}).get(key) for r in reports])
+    return {"overall": overall, "by": by, "interval95": {"overall": overall_half, "by": by_half},
+            "seeds": len(reports)}
+
+
+def _recorded_plan(out: Path) -> dict[str, Any]:
     try:
-        return json.loads((out / "plan.json").read_text(encoding="utf-8")).get("init")
+        return json.loads((out / "plan.json").read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
-        return None
+        return {}
 
 
 def _fmt(value: Any) -> str:
     return "—" if value is None else f"{value:.3f}"
+
+
+def _cell(block: dict[str, Any] | None, half: dict[str, Any] | None) -> str:
+    """mAP (R@1), with the mAP's 95 % interval half-width when the row ran on several seeds."""
+    if not block:
+        return "—"
+    spread = f" ± {_fmt(half['mAP'])}" if half and half.get("mAP") is not None else ""
+    return f"{_fmt(block.get('mAP'))}{spread} ({_fmt(block.get('R@1'))})"
 
 
 def _start_sentence(table: dict[str, Any]) -> str:
@@ -220,7 +283,10 @@ def render_markdown(table: dict[str, Any]) -> str:
             for key in row["reports"].get(protocol, {}).get("by", {}):
                 if key not in keys:
                     keys.append(key)
-        lines += [f"## {protocol}", "", "Cells: mAP (R@1).", ""]
+        seeds = table.get("seeds") or [0]
+        legend = "Cells: mAP (R@1)." if len(seeds) == 1 else (
+            f"Cells: mean over seeds {', '.join(map(str, seeds))} of mAP ± its 95 % interval (mean R@1).")
+        lines += [f"## {protocol}", "", legend, ""]
         lines.append("| row | steps | " + " | ".join(keys + ["overall"]) + " |")
         lines.append("|---|---|" + "---|" * (len(keys) + 1))
         for row in table["rows"]:
@@ -229,7 +295,9 @@ def render_markdown(table: dict[str, Any]) -> str:
                 cells = ["pending"] * (len(keys) + 1)
             else:
                 blocks = [report["by"].get(k) for k in keys] + [report["overall"]]
-                cells = [f"{_fmt(b.get('mAP'))} ({_fmt(b.get('R@1'))})" if b else "—" for b in blocks]
+                interval = report.get("interval95", {})
+                halves = [interval.get("by", {}).get(k) for k in keys] + [interval.get("overall")]
+                cells = [_cell(b, h) for b, h in zip(blocks, halves, strict=True)]
             lines.append(f"| {row['name']} | {row['training']['steps']} | " + " | ".join(cells) + " |")
         lines.append("")
     return "\n".join(lines)
@@ -244,10 +312,17 @@ def write_table(plan: AblationPlan, out: Path) -> dict[str, Any]:
 
 def run_ablation(plan: AblationPlan, data: str, world: Path, out: Path, *, seed: int = 0,
                  init: Path | None = None, device: str | None = None, only: list[str] | None = None,
-                 batch_size: int = 64,
+                 batch_size: int = 64, seeds: Sequence[int] | None = None,
                  echo: Callable[[str], None] = lambda message: None,
                  progress: ProgressFn = no_progress) -> dict[str, Any]:
-    """Train and evaluate every row not yet done (or only the named ones); returns the table."""
+    """Train and evaluate every row not yet done (or only the named ones), once per seed of ``seeds``
+    (default: ``seed`` alone); returns the table."""
+    seeds = list(seeds) if seeds else [seed]
+    if len(set(seeds)) != len(seeds):
+        raise AblationPlanError(f"{plan.source}: seeds {seeds} repeat a seed")
+    recorded = _recorded_plan(out).get("seeds")
+    if recorded is not None and [int(s) for s in recorded] != seeds:
+        raise AblationPlanError(f"{out} holds this ablation with seeds {recorded}; use a new folder for {seeds}")
     from engine.evaluation import evaluate
     from engine.models import load
 
@@ -260,31 +335,33 @@ def run_ablation(plan: AblationPlan, data: str, world: Path, out: Path, *, seed:
         if name not in names:
             raise AblationPlanError(f"{plan.source}: no row named {name!r} (rows: {sorted(names)})")
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(out / "plan.json", {"source": plan.source, "data": data, "world": str(world), "seed": seed,
+    atomic_write_json(out / "plan.json", {"source": plan.source, "data": data, "world": str(world),
+                                        "seed": seeds[0], "seeds": seeds,
                                         "init": None if init is None else str(init)},
                       indent=1)
     for row in plan.rows:
         if only and row.name not in only:
             continue
-        folder = out / row.name
-        if _row_complete(folder, plan):
-            echo(f"{row.name}: done already")
-            continue
-        started = time.monotonic()
-        resume = (folder / "training_state.pt").is_file()
-        model_name = row.model if isinstance(row.model, str) else "inline config"
-        echo(f"{row.name}: {'resuming' if resume else 'training'} ({model_name})")
-        train(TrainOptions(config=plan.run_file(row), data=data, out=folder, resume=resume, seed=seed,
-                           device=device, init=init, init_scope=plan.init_scope,
-                           command=f"lineup ablate {plan.source} row {row.name}"),
-              progress=progress, echo=echo)
-        model = load(folder / "model", device=device)
-        for protocol in plan.protocols:
-            file = folder / f"eval-{protocol}.json"
-            if file.is_file():
+        for run_seed, folder in row_folders(out, row.name, seeds).items():
+            label = row.name if len(seeds) == 1 else f"{row.name} seed {run_seed}"
+            if _row_complete(folder, plan):
+                echo(f"{label}: done already")
                 continue
-            report = evaluate(model, world, protocol, batch_size=batch_size, progress=progress)
-            atomic_write_json(file, report, indent=1)
-        echo(f"{row.name}: finished in {time.monotonic() - started:.0f} s")
-        write_table(plan, out)
+            started = time.monotonic()
+            resume = (folder / "training_state.pt").is_file()
+            model_name = row.model if isinstance(row.model, str) else "inline config"
+            echo(f"{label}: {'resuming' if resume else 'training'} ({model_name})")
+            train(TrainOptions(config=plan.run_file(row), data=data, out=folder, resume=resume, seed=run_seed,
+                               device=device, init=init, init_scope=plan.init_scope,
+                               command=f"lineup ablate {plan.source} row {row.name} seed {run_seed}"),
+                  progress=progress, echo=echo)
+            model = load(folder / "model", device=device)
+            for protocol in plan.protocols:
+                file = folder / f"eval-{protocol}.json"
+                if file.is_file():
+                    continue
+                report = evaluate(model, world, protocol, batch_size=batch_size, progress=progress)
+                atomic_write_json(file, report, indent=1)
+            echo(f"{label}: finished in {time.monotonic() - started:.0f} s")
+            write_table(plan, out)
     return write_table(plan, out)
