@@ -10,7 +10,7 @@ import torch
 from engine.models import load, read_metadata
 from engine.models.discovery import default_checkpoint
 
-PROTOCOLS = ("mg-separate", "modes", "cross-res", "mg-progressive")  # no Uni-AT tokens: no any-time
+PROTOCOLS = ("mg-separate", "modes", "cross-res", "mg-progressive", "anytime")
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +36,13 @@ def test_its_evaluation_reports_sit_beside_it(shipped):
         assert set(report["overall"]) >= {"R@1", "R@5", "R@10", "mAP", "mINP", "mSD"}
         assert all(0.0 <= report["overall"][k] <= 1.0 for k in ("R@1", "mAP"))
         assert report["by"]
+
+
+def test_it_has_scenario_tokens_and_its_any_time_report_compares_them(shipped):
+    config = load(shipped, device="cpu").config
+    assert config.scenarios.enabled and config.vision.stem == "mobilenetv2" and config.fusion.keys == "sequence"
+    report = json.loads((shipped / "eval" / "anytime.json").read_text(encoding="utf-8"))
+    assert set(report["plain_view"]["by"]) == set(report["by"])
 
 
 @pytest.mark.slow
