@@ -79,5 +79,5 @@ def test_the_shipped_checkpoint_says_why_its_components_are_off():
     assert info.exit_code == 0, info.output
     rows = json.loads(info.stdout)["components"]
     off = [r for r in rows if not r["on"]]
-    assert {r["name"] for r in rows if r["on"]} == {"experts", "adapters", "CMQF"}
+    assert {r["name"] for r in rows if r["on"]} == {"experts", "adapters", "CMQF", "scenario tokens"}
     assert off and all(r["why_off"] and "docs/ablations/" in r["why_off"] for r in off)
