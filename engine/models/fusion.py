@@ -7,7 +7,7 @@ its learnable stand-in E_m. Cross-attention layers (pre-LN transformer layers wi
 then f = MeanPool(TL_fu([y_s; y_ir; y_t])) with a self-attention layer. Inputs are L2-normalised first.
 With ``keys="sequence"`` each modality's keys and values are its whole token sequence in the joint space
 (image patches with their CLS, text tokens up to end-of-text; padding masked), so the cross-attention softmax
-chooses among tokens; with ``keys="token"`` (the shipped default) they are the one pooled token, and the
+chooses among tokens; with ``keys="token"`` (the config default) they are the one pooled token, and the
 softmax over a single key is always 1. ``MeanFusion`` is the no-CMQF ablation: the mean of the given unit
 vectors.
 """
