@@ -189,6 +189,15 @@ def decode_images(paths: list[Path], size: tuple[int, int], progress: ProgressFn
     return decode_images_with_sizes(paths, size, progress)[0]
 
 
+def resize_to_input(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """An image at the cache size (H, W) as training sees it: area when shrinking, bicubic otherwise."""
+    height, width = size
+    if image.shape[:2] == (height, width):
+        return image
+    shrink = image.shape[0] >= height and image.shape[1] >= width
+    return cv2.resize(image, (width, height), interpolation=cv2.INTER_AREA if shrink else cv2.INTER_CUBIC)
+
+
 def decode_images_with_sizes(paths: list[Path], size: tuple[int, int],
                              progress: ProgressFn = no_progress) -> tuple[torch.Tensor, torch.Tensor]:
     """(``decode_images``, int tensor [N, 2] of each file's own (height, width))."""
@@ -202,10 +211,7 @@ def decode_images_with_sizes(paths: list[Path], size: tuple[int, int],
         except ImageInputError as exc:
             raise TrainingDataError(f"cannot decode image {path}: {exc.reason}") from None
         sizes[i] = torch.tensor(image.shape[:2])
-        image = cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
-        if image.shape[:2] != (height, width):
-            shrink = image.shape[0] >= height and image.shape[1] >= width
-            image = cv2.resize(image, (width, height), interpolation=cv2.INTER_AREA if shrink else cv2.INTER_CUBIC)
+        image = resize_to_input(cv2.cvtColor(image, cv2.COLOR_BGR2RGB), size)
         out[i] = torch.from_numpy(np.ascontiguousarray(image.transpose(2, 0, 1)))
         if (i + 1) % 256 == 0 or i + 1 == len(paths):
             progress(i + 1, len(paths))
