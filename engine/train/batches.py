@@ -1,7 +1,11 @@
 """Assemble one training batch from P×K pair indices: images, texts and every auxiliary input the
 enabled components need (``PersonSearchModel.forward_train``), plus the labels the losses read.
 
-- Images come from the uint8 cache, normalised, then augmented (docs/methods.md §1.7) with the step's generator.
+- Images come from the uint8 cache as 0–1 intensities; with ``realism`` > 0 each RGB image (text–image pairs,
+  RGB re-id images) gets the camera-realism chain of ``engine.data.realism`` with that probability, each IR
+  image the same chain without its colour steps, sketches none (docs/training-notes.md, realism augmentation);
+  then they are normalised and augmented (flip, pad + crop, erasing; docs/methods.md §1.7), all with the step's
+  generator. With ``realism`` 0 no random number is drawn for it: batches are those of earlier runs.
 - Text–image matches (``match_labels``): with ``text_positives = "outfit"`` a text matches the images of
   its person in the outfit it describes (the clothing id), as the evaluation counts them; with
   ``"identity"`` every image of the person.
@@ -20,6 +24,7 @@ enabled components need (``PersonSearchModel.forward_train``), plus the labels t
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +32,7 @@ import torch
 import torch.nn.functional as F
 
 from engine.data.augment import ImageAugment
+from engine.data.realism import RealismAugment
 from engine.losses.crst import resolution_masking
 from engine.losses.gcr import sample_wrong_levels
 from engine.losses.pcia import encode_attributes
@@ -102,21 +108,41 @@ class BatchBuilder:
         self.needs = DataNeeds.of(config)
         self.texts = TextSource(training.level_sizes, training.text_augment, training.text_pick, data.vocabulary)
         self.image_augment = ImageAugment() if training.image_augment else None
+        self.realism = RealismAugment(apply_p=training.realism) if training.realism > 0 else None
+        self.realism_by_modality = {} if self.realism is None else {
+            "rgb": self.realism, "ir": self.realism.for_infrared(), "sketch": None}
         self.mean = torch.tensor(config.vision.mean).view(1, 3, 1, 1)
         self.std = torch.tensor(config.vision.std).view(1, 3, 1, 1)
         self.use_gcr = config.gcr.enabled and config.losses.gcr > 0
         self.use_rcr = config.crst.rcr and config.losses.rcr > 0
 
     # ------------------------------------------------------------------------------------------ images
-    def _normalised(self, rows: list[int] | torch.Tensor) -> torch.Tensor:
+    def images(self, rows: list[int] | torch.Tensor, generator: torch.Generator | None = None,
+               modality: str | Sequence[str] = "rgb") -> torch.Tensor:
+        """Normalised (and, with a generator and augmentation on, augmented) images of cache rows; ``modality``
+        ("rgb", "ir" or "sketch", one for all rows or one per row) picks each row's realism chain."""
         rows = torch.as_tensor(rows, dtype=torch.long)
-        return (self.data.images.index_select(0, rows).float() / 255.0 - self.mean) / self.std
-
-    def images(self, rows: list[int] | torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
-        """Normalised (and, with a generator and augmentation on, augmented) images of cache rows."""
-        x = self._normalised(rows)
+        x = self.data.images.index_select(0, rows).float() / 255.0
+        if self.realism is not None and generator is not None:
+            x = self._realistic(x, modality, generator)
+        x = (x - self.mean) / self.std
         if self.image_augment is not None and generator is not None:
             x = self.image_augment(x, generator)
+        return x
+
+    def _realistic(self, x: torch.Tensor, modality: str | Sequence[str], generator: torch.Generator) -> torch.Tensor:
+        """The realism chain on 0–1 intensities: RGB rows first, then IR rows; sketch rows untouched."""
+        kinds = [modality] * x.shape[0] if isinstance(modality, str) else list(modality)
+        if len(kinds) != x.shape[0]:
+            raise ValueError(f"{len(kinds)} modalities given for {x.shape[0]} images")
+        unknown = sorted(set(kinds) - set(self.realism_by_modality))
+        if unknown:
+            raise ValueError(f"unknown image modality {unknown[0]!r} (allowed: 'rgb', 'ir', 'sketch')")
+        for kind, augment in self.realism_by_modality.items():
+            picked = [i for i, k in enumerate(kinds) if k == kind]
+            if augment is not None and picked:
+                index = torch.tensor(picked, dtype=torch.long)
+                x[index] = augment(x[index], generator)
         return x
 
     def low_resolution_views(self, hr: torch.Tensor, resolution: torch.Tensor,
@@ -208,14 +234,14 @@ class BatchBuilder:
                     rows.append(rng.choice(same_outfit))
                 else:
                     rows.append(rng.choice(candidates)[0])
-            batch.sketch = self.images(rows, generator)
+            batch.sketch = self.images(rows, generator, "sketch")
         if all(self.data.ir_rows.get(label) for label in labels):
             rows = []
             for item in items:
                 candidates = self.data.ir_rows[item.label]
                 same_outfit = [r for r, clothing in candidates if clothing == item.clothing]
                 rows.append(rng.choice(same_outfit or [r for r, _ in candidates]))
-            batch.ir = self.images(rows, generator)
+            batch.ir = self.images(rows, generator, "ir")
 
     def _add_reid(self, batch: Batch, items: list[PairItem], rng: random.Random, generator: torch.Generator) -> None:
         count = self.training.reid_samples_per_modality
@@ -230,7 +256,7 @@ class BatchBuilder:
                     modality.append(code)
                     person.append(label)
                     clothing.append(cid)
-        batch.reid_images = self.images(rows, generator)
+        batch.reid_images = self.images(rows, generator, ["ir" if code else "rgb" for code in modality])
         batch.reid_modality = torch.tensor(modality, dtype=torch.long)
         batch.reid_person = torch.tensor(person, dtype=torch.long)
         batch.reid_clothing = torch.tensor(clothing, dtype=torch.long)

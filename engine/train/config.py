@@ -56,6 +56,8 @@ class TrainConfig:
     text_augment: float = 0.5  # share of texts that get the docs/methods.md §1.7 word masking/replacement/removal
     text_pick: float = 0.2  # per-word pick probability of that augmentation
     image_augment: bool = True  # flip, pad + crop, random erasing (docs/methods.md §1.7)
+    realism: float = 0.0  # chance an RGB or IR training image gets the camera-realism chain (engine.data.realism;
+    # IR without its colour steps, sketches never); 0 = off, the earlier behaviour
     low_resolution_factors: tuple[int, ...] = (2, 4, 8)  # CRST views: mild, mid, ultra LR
     low_resolution_reference: str = "source"  # factors divide the image's own size ("source": the world's
     # mild/mid/ultra sizes, as evaluated) or the model's input size ("input", the earlier behaviour)
@@ -123,6 +125,7 @@ class TrainConfig:
              f"'level_sizes' must be 'range' or 'upper', got {self.level_sizes!r}")
         need(0 <= self.text_augment <= 1 and 0 <= self.text_pick <= 1,
              "'text_augment' and 'text_pick' must lie in [0, 1]")
+        need(0 <= self.realism <= 1, f"'realism' must lie in [0, 1] (a probability), got {self.realism}")
         need(len(self.low_resolution_factors) == 3 and all(f >= 2 for f in self.low_resolution_factors),
              "'low_resolution_factors' needs three factors ≥ 2 (mild, mid, ultra LR)")
         need(self.reid_samples_per_modality >= 1, "'reid_samples_per_modality' must be ≥ 1")

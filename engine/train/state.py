@@ -35,7 +35,7 @@ LOG_FILE = "log.jsonl"
 NON_IDENTITY_TRAINING_KEYS = ("threads", "checkpoint_every")
 #: Training keys added after runs were recorded without them, and the behaviour those runs had.
 LEGACY_TRAINING_VALUES: dict[str, Any] = {
-    "validation_seed": None, "low_resolution_reference": "input", "text_positives": "identity",
+    "validation_seed": None, "low_resolution_reference": "input", "text_positives": "identity", "realism": 0.0,
 }
 
 
