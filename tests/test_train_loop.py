@@ -232,13 +232,14 @@ def test_a_run_recorded_before_the_new_keys_resumes_with_its_old_rules(world, tm
     out = tmp_path / "run"
     train(_options(world, out, tiny_run(epochs=1), max_minutes=0.0))
     recorded = json.loads((out / "run.json").read_text())
-    for key in ("validation_seed", "low_resolution_reference", "text_positives"):
+    for key in ("validation_seed", "low_resolution_reference", "text_positives", "realism"):
         del recorded["training"][key]
     (out / "run.json").write_text(json.dumps(recorded))
     result = train(_options(world, out, tiny_run(epochs=1), resume=True))
     assert result.status == "completed"
     training = read_metadata(result.model_dir)["training"]
     assert training["text_positives"] == "identity" and training["low_resolution_reference"] == "input"
+    assert training["realism"] == 0.0
 
 
 def test_cli_train_and_its_errors(world, tmp_path):
@@ -296,3 +297,15 @@ def test_stem_weights_start_a_mobilenet_stem_from_imagenet(world, tmp_path):
     with pytest.raises(TrainingError, match="nothing.pt: no such file"):
         missing = str(tmp_path / "nothing.pt")
         Trainer.prepare(_options(world, tmp_path / "none", tiny_run(mobilenet, stem_weights=missing)))
+
+
+def test_realism_is_recorded_and_changes_what_the_run_sees(world, tmp_path):
+    plain = train(_options(world, tmp_path / "plain", tiny_run(epochs=1)))
+    realistic = train(_options(world, tmp_path / "real", tiny_run(epochs=1, realism=0.5)))
+    assert realistic.status == "completed"
+    assert read_metadata(realistic.model_dir)["training"]["realism"] == 0.5
+    assert json.loads((realistic.out / "run.json").read_text())["training"]["realism"] == 0.5
+    assert read_metadata(plain.model_dir)["training"]["realism"] == 0.0
+    losses = _step_losses(realistic.out)
+    assert all(torch.isfinite(torch.tensor(loss)) for _, loss, _ in losses)
+    assert [loss for _, loss, _ in losses] != [loss for _, loss, _ in _step_losses(plain.out)]
