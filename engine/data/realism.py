@@ -10,7 +10,8 @@ place they are set):
 4. optics: Gaussian defocus blur, a short straight motion blur;
 5. sensor: the image taken down by a factor (area), then Gaussian read noise plus signal-dependent shot noise,
    then JPEG at a random quality (``cv2.imencode``/``imdecode`` on the CPU), and back up to the input size
-   (bicubic) — noise and compression blocks land at the small size, as in a low-resolution camera crop.
+   (bicubic) — noise and compression blocks land at the small size, as in a low-resolution camera crop. The
+   sampling and the 8×8 JPEG grids sit at a random offset, as in a box cut anywhere from a frame.
 
 ``colour=False`` (infrared frames) leaves out the white balance and saturation steps and draws one noise
 field for all three channels, so a grey image stays grey. Batches are ``B×3×H×W`` RGB, uint8 (0–255) or
