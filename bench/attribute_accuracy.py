@@ -21,10 +21,30 @@ The model's heads (``--model CHECKPOINT``, with ``--real``): the checkpoint's im
 (``engine.attributes.model_heads.model_evidence``) on the same reference crops, scored the same way, beside the
 majority baseline — how well a synthetic-trained model reads real clothing.
 
+Held-out clips (``--clips NAME[,NAME]``, with ``--real``): only those clips' labelled boxes are scored, by every
+table (pixels, model heads, carried objects). A model taught by the pixel reader on galleries ingested from
+some clips (``training.teacher_data``, docs/training-notes.md "A teacher on real crops") is scored fairly on the
+others only. The recommended split of the shared clips (labelled boxes with a top / bottom colour):
+
+    teacher (ingest into galleries)        one-by-one-person-detection.mp4          22 / 22
+                                           face-demographics-walking-and-pause.gif  12 /  0
+                                           together                                 34 / 22
+    held out (score with --clips)          face-demographics-walking.gif             8 /  8
+                                           people-detection.gif                      3 /  3
+                                           store-aisle-detection.gif                13 / 13
+                                           classroom.gif                            16 /  0
+                                           together                                 40 / 24
+
+No person appears in two clips. The long video gives the teacher most of its crops (1,394 frames against
+23–67 per GIF); the four held-out GIFs hold 13 people, six of them with a labelled bottom colour.
+
+    --clips face-demographics-walking.gif,people-detection.gif,store-aisle-detection.gif,classroom.gif
+
     .venv/bin/python bench/attribute_accuracy.py --world /tmp/w [--limit N] [--json out.json]
     .venv/bin/python bench/attribute_accuracy.py --real [--footage DIR] [--people FILE] [--json out.json]
     .venv/bin/python bench/attribute_accuracy.py --real --detector SPEC [--detector-option K=V ...] [--skip-pixels]
     .venv/bin/python bench/attribute_accuracy.py --real --model CHECKPOINT [--skip-pixels]
+    .venv/bin/python bench/attribute_accuracy.py --real --model CHECKPOINT --clips NAME[,NAME] [--skip-pixels]
 """
 
 from __future__ import annotations
@@ -41,7 +61,14 @@ import cv2
 
 from engine.atomic import atomic_write_text
 from engine.attributes import extract_attributes
-from engine.attributes.accuracy import SCORED, Tally, footage_samples, predicted_value, truth_value
+from engine.attributes.accuracy import (
+    SCORED,
+    Tally,
+    footage_samples,
+    labelled_clips,
+    predicted_value,
+    truth_value,
+)
 from engine.attributes.carried_accuracy import labelled_carrying, score_table, world_carrying
 
 REPO = Path(__file__).resolve().parents[1]
@@ -51,6 +78,10 @@ DEFAULT_PEOPLE = REPO / "tests" / "data" / "footage" / "people.json"
 
 def _fmt(value: float | None) -> str:
     return "   –  " if value is None else f"{100 * value:5.1f}%"
+
+
+def _of_clips(clips: list[str] | None) -> str:
+    return "" if clips is None else f" of {', '.join(clips)}"
 
 
 def world_records(world: Path, limit: int | None) -> list[dict]:
@@ -98,7 +129,7 @@ def run_world(world: Path, limit: int | None) -> dict:
 MASK_COLUMNS = ("grabcut", "ingest", "mog2")  # no mask (GrabCut), ingest's detector foreground, whole-clip MOG2
 
 
-def run_real(people: Path, footage: Path) -> dict:
+def run_real(people: Path, footage: Path, clips: list[str] | None = None) -> dict:
     if not footage.is_dir():
         raise SystemExit(f"footage folder {footage} not found")
     tallies = {column: Tally() for column in MASK_COLUMNS}
@@ -106,8 +137,8 @@ def run_real(people: Path, footage: Path) -> dict:
     majority = {k: Counter() for k in SCORED}
     per_person: dict[str, dict[str, int]] = {}
     samples = 0
-    pairs = zip(footage_samples(people, footage, masks="ingest"), footage_samples(people, footage, masks="mog2"),
-                strict=True)
+    pairs = zip(footage_samples(people, footage, masks="ingest", clips=clips),
+                footage_samples(people, footage, masks="mog2", clips=clips), strict=True)
     for sample, with_mog2 in pairs:
         samples += 1
         evidence = {"grabcut": extract_attributes(sample.crop, scene_bgr=sample.frame),
@@ -132,7 +163,7 @@ def run_real(people: Path, footage: Path) -> dict:
         for table in tables.values():
             if key in table:
                 table[key]["majority_baseline"] = baseline
-    print(f"real footage {footage}: {samples} reference boxes; silhouette sources: "
+    print(f"real footage {footage}: {samples} reference boxes{_of_clips(clips)}; silhouette sources: "
           + "; ".join(f"{c}: {dict(sources[c])}" for c in MASK_COLUMNS))
     print(f"{'attribute':<15}{'n':>5}" + "".join(f"{c:>10}" for c in MASK_COLUMNS) + f"{'majority':>10}")
     for key in SCORED:
@@ -140,11 +171,11 @@ def run_real(people: Path, footage: Path) -> dict:
             print(f"{key:<15}{tables['grabcut'][key]['n']:>5}"
                   + "".join(f"{_fmt(tables[c].get(key, {}).get('accuracy')):>10}" for c in MASK_COLUMNS)
                   + f"{_fmt(tables['grabcut'][key]['majority_baseline']):>10}")
-    return {"mode": "real", "boxes": samples, **tables, "mask_sources": {c: dict(v) for c, v in sources.items()},
-            "per_person_ingest_masks": per_person}
+    return {"mode": "real", "clips": clips, "boxes": samples, **tables,
+            "mask_sources": {c: dict(v) for c, v in sources.items()}, "per_person_ingest_masks": per_person}
 
 
-def run_model_real(checkpoint: Path, people: Path, footage: Path) -> dict:
+def run_model_real(checkpoint: Path, people: Path, footage: Path, clips: list[str] | None = None) -> dict:
     """The checkpoint's image attribute heads on every reference crop, per scored attribute."""
     from engine.attributes.model_heads import model_evidence
     from engine.models.discovery import load_model
@@ -152,7 +183,7 @@ def run_model_real(checkpoint: Path, people: Path, footage: Path) -> dict:
     if not footage.is_dir():
         raise SystemExit(f"footage folder {footage} not found")
     model = load_model(checkpoint, device="cpu")
-    samples = list(footage_samples(people, footage))
+    samples = list(footage_samples(people, footage, clips=clips))
     evidence = model_evidence(model, [sample.crop for sample in samples])
     tally, majority = Tally(), {k: Counter() for k in SCORED}
     for sample, found in zip(samples, evidence, strict=True):
@@ -162,13 +193,13 @@ def run_model_real(checkpoint: Path, people: Path, footage: Path) -> dict:
             if truth is not None:
                 majority[key][truth] += 1
     table = tally.table()
-    print(f"model heads of {checkpoint} on {len(samples)} real reference boxes")
+    print(f"model heads of {checkpoint} on {len(samples)} real reference boxes" + _of_clips(clips))
     print(f"{'attribute':<15}{'n':>5}{'model':>10}{'majority':>10}")
     for key, row in table.items():
         counts = majority[key]
         row["majority_baseline"] = max(counts.values()) / sum(counts.values()) if counts else None
         print(f"{key:<15}{row['n']:>5}{_fmt(row['accuracy']):>10}{_fmt(row['majority_baseline']):>10}")
-    return {"checkpoint": str(checkpoint), "boxes": len(samples), "table": table}
+    return {"checkpoint": str(checkpoint), "clips": clips, "boxes": len(samples), "table": table}
 
 
 def _print_carried(title: str, tables: dict[str, dict]) -> None:
@@ -182,13 +213,13 @@ def _print_carried(title: str, tables: dict[str, dict]) -> None:
 
 
 def run_carried(detector, people: Path | None = None, footage: Path | None = None, world: Path | None = None,
-                limit: int | None = None) -> dict:
+                limit: int | None = None, clips: list[str] | None = None) -> dict:
     """carrying_type from the detector's objects on the labelled real people or on a world."""
     start = time.perf_counter()
     if world is not None:
         groups = world_carrying(world, detector, limit)
     else:
-        groups = {"person": labelled_carrying(people, footage, detector)}
+        groups = {"person": labelled_carrying(people, footage, detector, clips)}
     tables = score_table(groups)
     where = f"world {world}" if world is not None else f"labelled people of {people.name}"
     _print_carried(f"carried objects ({detector.name}) on the {where}, {time.perf_counter() - start:.1f} s", tables)
@@ -219,6 +250,18 @@ def _detector(spec: str, options: list[str]):
         raise SystemExit(str(exc)) from None
 
 
+def _clips(text: str, people: Path) -> list[str]:
+    """``--clips NAME[,NAME]`` as a list, every name a clip ``people`` labels (else a message naming it)."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise SystemExit("--clips needs at least one clip name (NAME[,NAME])")
+    try:
+        labelled_clips(people, names)
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"--clips: {exc}") from None
+    return names
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--world", type=Path, help="a built synthetic world folder (world mode)")
@@ -232,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="an option of the detector's constructor (repeatable; JSON values)")
     parser.add_argument("--skip-pixels", action="store_true", help="leave out the pixel tables")
     parser.add_argument("--model", type=Path, help="with --real: also score this checkpoint's attribute heads")
+    parser.add_argument("--clips", help="with --real: score only these clips' labelled boxes (NAME[,NAME])")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
     if not args.real and args.world is None:
@@ -239,13 +283,16 @@ def main(argv: list[str] | None = None) -> int:
     result = {}
     if args.model is not None and not args.real:
         parser.error("--model scores the real footage: add --real")
+    clips = _clips(args.clips, args.people) if args.clips is not None else None
+    if clips is not None and not args.real:
+        parser.error("--clips chooses labelled clips of the real footage: add --real")
     if not args.skip_pixels:
-        result = run_real(args.people, args.footage) if args.real else run_world(args.world, args.limit)
+        result = run_real(args.people, args.footage, clips) if args.real else run_world(args.world, args.limit)
     if args.model is not None:
-        result["model_heads"] = run_model_real(args.model, args.people, args.footage)
+        result["model_heads"] = run_model_real(args.model, args.people, args.footage, clips)
     if args.detector:
         detector = _detector(args.detector, args.detector_option)
-        carried = run_carried(detector, args.people, args.footage) if args.real else \
+        carried = run_carried(detector, args.people, args.footage, clips=clips) if args.real else \
             run_carried(detector, world=args.world, limit=args.limit)
         result["carried_objects"] = carried
     if args.json:

@@ -16,7 +16,7 @@ future).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -96,6 +96,18 @@ def load_people(path: str | Path) -> dict[str, dict[str, dict]]:
     return data["clips"]
 
 
+def labelled_clips(path: str | Path, clips: Collection[str] | None = None) -> dict[str, dict[str, dict]]:
+    """``load_people`` restricted to ``clips`` (file names; None: every clip); a clip the file does not label is
+    a ``ValueError`` naming it and the clips it does label."""
+    labelled = load_people(path)
+    if clips is None:
+        return labelled
+    unknown = sorted(set(clips) - set(labelled))
+    if unknown:
+        raise ValueError(f"clip {', '.join(unknown)} is not in {path} (it labels {', '.join(sorted(labelled))})")
+    return {clip: people for clip, people in labelled.items() if clip in set(clips)}
+
+
 def read_frames(path: str | Path, wanted: set[int] | None = None) -> dict[int, np.ndarray]:
     """Frames of a clip by index (``cv2.VideoCapture`` order): the ``wanted`` ones, or all of them."""
     cap = cv2.VideoCapture(str(path))
@@ -164,14 +176,14 @@ def ingest_foreground(frames: dict[int, np.ndarray], wanted: set[int]) -> dict[i
 FOREGROUNDS = {"ingest": ingest_foreground, "mog2": mog2_foreground}
 
 
-def footage_samples(people_json: str | Path, footage_dir: str | Path,
-                    masks: str | None = None) -> Iterator[FootageSample]:
-    """One sample per reference box of ``people_json``, cut from the clips in ``footage_dir``, with the
-    foreground mask of ``masks`` (a key of :data:`FOREGROUNDS`) or none."""
+def footage_samples(people_json: str | Path, footage_dir: str | Path, masks: str | None = None,
+                    clips: Collection[str] | None = None) -> Iterator[FootageSample]:
+    """One sample per reference box of ``people_json`` (of ``clips`` only, when given), cut from the clips in
+    ``footage_dir``, with the foreground mask of ``masks`` (a key of :data:`FOREGROUNDS`) or none."""
     if masks is not None and masks not in FOREGROUNDS:
         raise ValueError(f"masks must be one of {sorted(FOREGROUNDS)} or None, got {masks!r}")
     footage_dir = Path(footage_dir)
-    for clip, people in load_people(people_json).items():
+    for clip, people in labelled_clips(people_json, clips).items():
         wanted = {int(b["frame"]) for person in people.values() for b in person["boxes"]}
         frames = read_frames(footage_dir / clip, None if masks else wanted)  # a mask needs the whole clip
         foreground = FOREGROUNDS[masks](frames, wanted) if masks else {}

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from engine.attributes.accuracy import load_people, read_frames
+from engine.attributes.accuracy import labelled_clips, read_frames
 from engine.attributes.objects import KEY, NONE, CarriedTally, objects_by_person
 from engine.gallery.evidence import AttributeEvidence
 
@@ -78,11 +78,13 @@ def score_carrying(rows: Iterable[CarriedRow]) -> dict[str, Any]:
                                                                           for r in scored).items())}}
 
 
-def labelled_carrying(people_json: str | Path, footage_dir: str | Path, detector) -> list[CarriedRow]:
-    """One row per labelled person whose attributes state ``carrying_type`` (method in the module docstring)."""
+def labelled_carrying(people_json: str | Path, footage_dir: str | Path, detector,
+                      clips: Collection[str] | None = None) -> list[CarriedRow]:
+    """One row per labelled person (of ``clips`` only, when given) whose attributes state ``carrying_type``
+    (method in the module docstring)."""
     rows = []
     footage_dir = Path(footage_dir)
-    for clip, people in load_people(people_json).items():
+    for clip, people in labelled_clips(people_json, clips).items():
         by_frame: dict[int, list[tuple[str, list[float]]]] = {}
         for pid, person in people.items():
             for ref in person["boxes"]:

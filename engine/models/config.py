@@ -167,6 +167,7 @@ class LossConfig:
     hdw: bool = False
     attributes: float = 0.0
     query_attributes: float = 0.0  # attribute CE on the sketch/IR query embeddings, colours masked (§4)
+    teacher_attributes: float = 0.0  # image heads on real crops against the pixel reader's readings (§6)
 
 
 @dataclass(frozen=True)
@@ -347,7 +348,7 @@ def validate(config: ModelConfig, source: str = "config") -> None:
     loss = config.losses
     for name in (
         "sdm", "tal", "orthogonality", "gcr", "routing_entropy", "fusion_sdm", "sdm_low_resolution",
-        "rcr", "tgr", "cr_rda", "scenario_id", "attributes", "query_attributes",
+        "rcr", "tgr", "cr_rda", "scenario_id", "attributes", "query_attributes", "teacher_attributes",
     ):
         _require(getattr(loss, name) >= 0, source, f"'losses.{name}' must be >= 0")
     _require(loss.temperature > 0 and loss.tal_temperature > 0, source, "loss temperatures must be positive")
@@ -378,6 +379,7 @@ def validate(config: ModelConfig, source: str = "config") -> None:
          "attributes.image or attributes.text"),
         (loss.query_attributes > 0, config.attributes.image and f.kind != "none", "losses.query_attributes",
          "attributes.image and fusion.kind 'mean' or 'cmqf' (sketch/IR images in the batch)"),
+        (loss.teacher_attributes > 0, config.attributes.image, "losses.teacher_attributes", "attributes.image"),
     ]
     for active, available, what, requirement in needs:
         _require(not active or available, source, f"'{what}' needs {requirement}")

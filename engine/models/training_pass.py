@@ -35,6 +35,8 @@ class TrainingPass:
         reid_images: torch.Tensor | None = None,
         reid_modality: IndexInput = "rgb",
         reid_resolution: IndexInput = "hr",
+        teacher_images: torch.Tensor | None = None,
+        teacher_resolution: IndexInput = "hr",
     ) -> dict[str, Any]:
         """One training step's forward. Inputs (B pairs of image and text of the same identity):
 
@@ -46,6 +48,8 @@ class TrainingPass:
         - FlexiReID: ``sketch`` and/or ``ir`` query images [B, …] of the same identities (``query_resolution``).
         - CMAM GCR: ``mismatch_levels`` g' per sample (drawn uniformly from the other levels when omitted).
         - Uni-AT: ``reid_images`` [Br, …] with ``reid_modality`` per sample (rgb/ir).
+        - Teacher (``losses.teacher_attributes``): ``teacher_images`` [Bt, …] RGB crops of real footage at
+          ``teacher_resolution``, read by the image tower (the image query level's expert) and attribute heads.
 
         Returns (present when the component is on and its inputs were given; all float32):
         ``image_embeds``, ``text_embeds`` [B, D] unit; ``image_features``, ``text_features`` [B, D] raw;
@@ -59,13 +63,17 @@ class TrainingPass:
         ``mlm_logits`` [M, V] at the masked positions, ``mlm_targets`` [M], ``mlm_mask`` [B, L] bool,
         ``reliability`` [B, N] (RCR); ``reid_features`` [Br, 6, d] (BN outputs), ``reid_tokens`` [Br, 6, d]
         (before BN), ``reid_logits`` list of 6 [Br, classes] when classifiers exist, ``scenario_gates`` list per
-        block of [Br, 6, 2]; ``attribute_logits_image`` / ``attribute_logits_text`` {key: [B, values]}.
+        block of [Br, 6, 2]; ``attribute_logits_image`` / ``attribute_logits_text`` {key: [B, values]};
+        ``attribute_logits_teacher`` {key: [Bt, values]} of the teacher crops.
         """
         with self._autocast():
             out = self._forward_train(
                 images, text, levels, modality, resolution, hr_images, mlm_ids, mlm_labels, sketch, ir,
                 query_resolution, mismatch_levels, reid_images, reid_modality, reid_resolution,
             )
+            if teacher_images is not None and self.image_attributes is not None:
+                teacher = self._view_pass(teacher_images, "rgb", None, teacher_resolution)
+                out["attribute_logits_teacher"] = self.image_attributes(teacher.embedding)
         return _to_float(out)
 
     def _forward_train(

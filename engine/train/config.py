@@ -21,6 +21,9 @@ from engine.models.coercion import coerce_value
 from engine.models.config import ConfigError, config_path
 
 RUN_FILE_KEYS = frozenset({"model", "model_overrides", "training"})
+#: What the pixel reader reads that is one ontology value of the model's heads (``teacher_attributes``);
+#: hat_type is left out: the reader tells a hat from none, not which hat.
+TEACHER_KEYS = ("top_color", "bottom_color", "hair_color", "hat_color", "top_length", "bottom_length")
 
 
 class TrainConfigError(ValueError):
@@ -68,6 +71,11 @@ class TrainConfig:
     trainable: tuple[str, ...] = ()  # parameter-name prefixes to train, the rest frozen; () = every parameter
     stem_weights: str = ""  # a new run's mobilenetv2 stem starts from this file (relative: under resources/
     # first); a stem in the --init checkpoint replaces it
+    teacher_data: tuple[str, ...] = ()  # ingested footage galleries whose pixel readings teach the image attribute
+    # heads (losses.teacher_attributes; engine.train.teacher); () = off
+    teacher_per_batch: int = 32  # teacher crops per step
+    teacher_min_confidence: float = 0.5  # readings below this confidence are not taught
+    teacher_attributes: tuple[str, ...] = ("top_color", "bottom_color", "hair_color")  # keys taught (TEACHER_KEYS)
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
@@ -135,6 +143,14 @@ class TrainConfig:
              f"'text_positives' must be 'outfit' or 'identity', got {self.text_positives!r}")
         need(self.threads >= 0, "'threads' must be ≥ 0")
         need(all(prefix.strip() for prefix in self.trainable), "'trainable' prefixes must not be empty")
+        need(all(folder.strip() for folder in self.teacher_data) and len(set(self.teacher_data)) == len(
+            self.teacher_data), "'teacher_data' must list distinct, non-empty gallery folders")
+        need(self.teacher_per_batch >= 1, f"'teacher_per_batch' must be ≥ 1, got {self.teacher_per_batch}")
+        need(0 < self.teacher_min_confidence <= 1,
+             f"'teacher_min_confidence' must lie in (0, 1], got {self.teacher_min_confidence}")
+        need(bool(self.teacher_attributes) and set(self.teacher_attributes) <= set(TEACHER_KEYS)
+             and len(set(self.teacher_attributes)) == len(self.teacher_attributes),
+             f"'teacher_attributes' must be distinct keys of {list(TEACHER_KEYS)}, got {list(self.teacher_attributes)}")
 
 
 def _plain(value: Any) -> Any:

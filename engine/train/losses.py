@@ -18,6 +18,9 @@ its weight is positive and the forward produced its inputs (docs/methods.md §1.
                  (world only), text heads on the attributes the text states                 (§6)
   query_attributes  the image heads on the sketch and IR query embeddings, the pair's attributes
                  without its colours (world only)                                           (§4)
+  teacher_attributes  the image heads on real footage crops against the pixel reader's confident
+                 readings: per taught attribute the confidence-weighted mean CE, averaged over the
+                 attributes (engine.train.teacher)                                          (§6)
 """
 
 from __future__ import annotations
@@ -39,10 +42,11 @@ from engine.losses.uniat import uniat_id_loss
 from engine.models import ModelConfig
 from engine.ontology import ATTRIBUTE_KEYS, COLOR_KEYS, LEVELS
 from engine.train.batches import Batch
+from engine.train.teacher import TeacherBatch
 
 TERM_ORDER: tuple[str, ...] = (
     "sdm", "tal", "orthogonality", "gcr", "routing_entropy", "fusion_sdm", "sdm_low_resolution", "rcr",
-    "tgr", "cr_rda", "scenario_id", "attributes", "query_attributes",
+    "tgr", "cr_rda", "scenario_id", "attributes", "query_attributes", "teacher_attributes",
 )
 
 
@@ -66,6 +70,21 @@ def _attribute_ce(logits: dict[str, torch.Tensor], targets: torch.Tensor) -> tor
     return torch.stack(losses).mean() if losses else None
 
 
+def teacher_attribute_loss(logits: dict[str, torch.Tensor], targets: torch.Tensor,
+                           weights: torch.Tensor) -> torch.Tensor | None:
+    """Mean over the attributes with a reading of the confidence-weighted mean cross-entropy: per attribute
+    Σ wᵢ·CEᵢ / Σ wᵢ over the rows whose target is set (``targets`` −100 elsewhere, ``weights`` [B, 18])."""
+    losses = []
+    for column, key in enumerate(ATTRIBUTE_KEYS):
+        taught = targets[:, column] >= 0
+        if not bool(taught.any()):
+            continue
+        weight = weights[taught, column].to(logits[key].dtype)
+        ce = F.cross_entropy(logits[key][taught], targets[taught, column], reduction="none")
+        losses.append((weight * ce).sum() / weight.sum().clamp_min(1e-12))
+    return torch.stack(losses).mean() if losses else None
+
+
 def _without_colours(targets: torch.Tensor) -> torch.Tensor:
     """The image attribute targets with every colour column ignored (a sketch or IR image shows none)."""
     shown = targets.clone()
@@ -74,9 +93,11 @@ def _without_colours(targets: torch.Tensor) -> torch.Tensor:
 
 
 def compose_losses(
-    outputs: dict[str, Any], batch: Batch, config: ModelConfig, generator: torch.Generator | None = None
+    outputs: dict[str, Any], batch: Batch, config: ModelConfig, generator: torch.Generator | None = None,
+    teacher: TeacherBatch | None = None,
 ) -> LossResult:
-    """Named losses and the weighted total for one step (see the module docstring for each term)."""
+    """Named losses and the weighted total for one step (see the module docstring for each term); ``teacher``:
+    the step's teacher crops, whose heads' logits are ``outputs["attribute_logits_teacher"]``."""
     w = config.losses
     tau = w.temperature
     labels = batch.match_labels  # text–image terms follow the run's matching rule (clothing id or identity)
@@ -142,6 +163,10 @@ def compose_losses(
                  for name in ("sketch", "ir") if f"attribute_logits_{name}" in outputs]
         parts = [p for p in parts if p is not None]
         add("query_attributes", w.query_attributes, torch.stack(parts).sum() if parts else None)
+
+    if w.teacher_attributes > 0 and teacher is not None and "attribute_logits_teacher" in outputs:
+        add("teacher_attributes", w.teacher_attributes,
+            teacher_attribute_loss(outputs["attribute_logits_teacher"], teacher.targets, teacher.weights))
 
     ordered = {name: terms[name] for name in TERM_ORDER if name in terms}
     if not ordered:

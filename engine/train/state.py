@@ -36,7 +36,11 @@ NON_IDENTITY_TRAINING_KEYS = ("threads", "checkpoint_every")
 #: Training keys added after runs were recorded without them, and the behaviour those runs had.
 LEGACY_TRAINING_VALUES: dict[str, Any] = {
     "validation_seed": None, "low_resolution_reference": "input", "text_positives": "identity", "realism": 0.0,
+    "teacher_data": [], "teacher_per_batch": 32, "teacher_min_confidence": 0.5,
+    "teacher_attributes": ["top_color", "bottom_color", "hair_color"],
 }
+#: Loss weights added to the model config after runs were recorded without them (0: the term was off).
+LEGACY_LOSS_VALUES: dict[str, Any] = {"teacher_attributes": 0.0}
 
 
 def _umask() -> int:
@@ -90,6 +94,9 @@ class RunFolder:
             raise RunFolderError(f"{self.run_file} is not valid JSON ({exc})") from None
         if isinstance(stored, dict) and isinstance(stored.get("training"), dict):
             stored["training"] = {**LEGACY_TRAINING_VALUES, **stored["training"]}  # a run recorded before them
+        model_config = stored.get("model_config") if isinstance(stored, dict) else None
+        if isinstance(model_config, dict) and isinstance(model_config.get("losses"), dict):
+            model_config["losses"] = {**LEGACY_LOSS_VALUES, **model_config["losses"]}
         return stored
 
     def prepare(self, identity: dict[str, Any], resume: bool) -> None:

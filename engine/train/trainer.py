@@ -2,10 +2,10 @@
 a time limit, per-epoch validation and a JSON-lines learning curve (docs/methods.md §1.9).
 
 Determinism: every step draws its randomness (sampled texts, augmentation, LR views, masks, g', PCIA
-noise, any global-RNG use inside the model) from generators seeded by (seed, epoch, step), and the
-identity-balanced sampler is seeded by (seed, epoch). A resumed run therefore recomputes exactly the
-steps an uninterrupted run would (same threads and device). CUDA runs under bf16 autocast (the model's
-``device`` decides); CPU runs in float32.
+noise, any global-RNG use inside the model; the teacher's crops and their augmentation on a stream of their
+own) from generators seeded by (seed, epoch, step), and the identity-balanced sampler is seeded by
+(seed, epoch). A resumed run therefore recomputes exactly the steps an uninterrupted run would (same threads
+and device). CUDA runs under bf16 autocast (the model's ``device`` decides); CPU runs in float32.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from engine.train.state import (
     run_identity,
     seed_everything,
 )
+from engine.train.teacher import TeacherData, load_teacher
 from engine.train.validate import evaluate
 
 
@@ -93,9 +94,11 @@ class TrainResult:
     last_validation: dict[str, Any] | None
 
 
-def step_seed(seed: int, epoch: int, step: int) -> int:
-    """A 63-bit seed for one step, independent of every other (seed, epoch, step)."""
-    words = np.random.SeedSequence([seed, epoch, step]).generate_state(2, dtype=np.uint32)
+def step_seed(seed: int, epoch: int, step: int, stream: int = 0) -> int:
+    """A 63-bit seed for one step, independent of every other (seed, epoch, step); ``stream`` > 0 gives the
+    step further independent seeds (1: its teacher crops)."""
+    words = np.random.SeedSequence([seed, epoch, step, *([stream] if stream else [])]).generate_state(
+        2, dtype=np.uint32)
     return (int(words[0]) << 31) ^ int(words[1])
 
 
@@ -177,7 +180,7 @@ class Trainer:
     """One run; ``run()`` trains until done or out of time. Build with ``Trainer.prepare``."""
 
     def __init__(self, options: TrainOptions, run: RunConfig, data: TrainingData, folder: RunFolder,
-                 model: PersonSearchModel, echo: Callable[[str], None]) -> None:
+                 model: PersonSearchModel, echo: Callable[[str], None], teacher: TeacherData | None = None) -> None:
         self.options = options
         self.run_config = run
         self.training: TrainConfig = run.training
@@ -187,6 +190,7 @@ class Trainer:
         self.echo = echo
         self.device = model.device
         self.builder = BatchBuilder(data, run.model, run.training, model.tokenizer)
+        self.teacher = teacher
         self.sampler = IdentityBalancedBatches(data.labels, self.training.identities_per_batch,
                                                self.training.samples_per_identity, seed=options.seed)
         self.steps_per_epoch = len(self.sampler)
@@ -221,6 +225,10 @@ class Trainer:
             identities_per_batch=training.identities_per_batch, status=echo,
             validation_seed=training.validation_seed, held_out=_recorded_held_out(options, folder))
         run = _size_identity_heads(run, data, echo)
+        teacher = load_teacher(training, run.model)
+        if teacher is not None:  # part of what the run trains on: a changed teacher gallery is another run
+            data.fingerprint["teacher"] = teacher.summary()
+            echo(_teacher_line(teacher))
         folder.prepare(run_identity(run.model.to_dict(), training.to_dict(), data.fingerprint, options.seed),
                        options.resume)
         echo(f"decoding {len(data.paths)} images at {data.image_size} (once)")
@@ -233,7 +241,7 @@ class Trainer:
         if options.init is not None and not options.resume:
             warm = warm_start(model, options.init, options.init_scope)
             echo(warm.summary())
-        trainer = cls(options, run, data, folder, model, echo)
+        trainer = cls(options, run, data, folder, model, echo, teacher)
         if options.resume:
             trainer._restore()
         else:
@@ -243,6 +251,7 @@ class Trainer:
                                "pairs": len(data.pairs), "identities": data.num_identities,
                                "validation_identities": data.validation_identities,
                                "validation_origin": data.validation_origin,
+                               "teacher": None if teacher is None else teacher.summary(),
                                "init": None if warm is None else {
                                    "checkpoint": str(warm.path), "scope": options.init_scope,
                                    "loaded": len(warm.loaded), "new": warm.new}})
@@ -299,8 +308,14 @@ class Trainer:
         loss_generator = generator if self.device.type == "cpu" else torch.Generator(self.device).manual_seed(seed)
         started = time.perf_counter()
         batch = self.builder.build(indices, rng, generator).to(self.device)
-        outputs = self.model(batch.images, batch.token_ids, **batch.forward_kwargs())
-        losses = compose_losses(outputs, batch, self.model.config, loss_generator)
+        teacher, teacher_inputs = None, {}
+        if self.teacher is not None:  # its own stream: the rest of the step is what it is without the teacher
+            teacher_generator = torch.Generator().manual_seed(step_seed(self.options.seed, self.epoch, self.step, 1))
+            teacher = self.teacher.draw(self.training.teacher_per_batch, teacher_generator, self.builder.mean,
+                                        self.builder.std, self.builder.image_augment).to(self.device)
+            teacher_inputs = teacher.forward_kwargs()
+        outputs = self.model(batch.images, batch.token_ids, **batch.forward_kwargs(), **teacher_inputs)
+        losses = compose_losses(outputs, batch, self.model.config, loss_generator, teacher)
         if not torch.isfinite(losses.total):
             raise TrainingError(
                 f"the loss became non-finite at epoch {self.epoch + 1}, step {self.step}: {losses.as_floats()}")
@@ -379,6 +394,14 @@ class Trainer:
         return TrainResult(out=self.folder.root, model_dir=self.folder.model_dir, status=status, epoch=self.epoch,
                            global_step=self.global_step, last_losses=self.last_losses,
                            last_validation=self.last_validation)
+
+
+def _teacher_line(teacher: TeacherData) -> str:
+    summary = teacher.summary()
+    readings = ", ".join(f"{key} {count}" for key, count in summary["readings"].items())
+    clips = ", ".join(clip for source in summary["folders"] for clip in source["clips"])
+    return (f"teacher: {summary['crops']} crops from {len(summary['folders'])} galleries ({clips}); readings with "
+            f"confidence ≥ {summary['min_confidence']}: {readings}")
 
 
 def _epoch_line(epoch: int, epochs: int, summary: dict[str, Any]) -> str:
