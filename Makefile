@@ -21,10 +21,11 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	QT_QPA_PLATFORM=offscreen $(VENV)/bin/pytest -q
 
-# Reproduce the shipped default checkpoint (about four hours on 2 CPU cores; resumable: run it again after a cut).
-# Stages (docs/training-notes.md): 1 text–image from scratch with the conv stem, 2 query fusion, 3 the ImageNet
-# MobileNetV2 stem at 192×96 warm-started from stage 2, 4 query fusion over token sequences, 5 scenario tokens
-# with everything else frozen.
+# Reproduce the shipped default checkpoint (about five and a half hours on 2 CPU cores; resumable: run it again
+# after a cut). Stages (docs/training-notes.md): 1 text–image from scratch with the conv stem, 2 query fusion,
+# 3 the ImageNet MobileNetV2 stem at 192×96 warm-started from stage 2, 4 query fusion over token sequences
+# (4b: 200 more steps), 4c–4d the same with the camera-realism chain on half the images, 5 scenario tokens with
+# everything else frozen.
 RUNS ?= runs/default-checkpoint
 TRAIN_WORLD := $(RUNS)/trainworld-s1001
 EVAL_WORLD := $(RUNS)/evalworld-s777
@@ -42,7 +43,10 @@ default-checkpoint: $(STAMP)
 	$(call stage,default_cpu_fusion,stage2,1002,stage1)
 	$(call stage,default_cpu_mobilenet,stage3,1005,stage2)
 	$(call stage,default_cpu_mobilenet_fusion,stage4,1006,stage3)
-	$(call stage,default_cpu_scenarios,stage5,1007,stage4)
+	$(call stage,default_cpu_mobilenet_fusion_more,stage4b,1008,stage4)
+	$(call stage,default_cpu_mobilenet_realism,stage4c,1009,stage4b)
+	$(call stage,default_cpu_mobilenet_realism_more,stage4d,1011,stage4c)
+	$(call stage,default_cpu_scenarios,stage5,1007,stage4d)
 	$(LINEUP) checkpoint export $(RUNS)/stage5/model $(SHIPPED) --fp16 --eval-report eval/ --components resources/runs/default_components.json
 	for protocol in mg-separate mg-progressive modes cross-res anytime; do \
 	    $(LINEUP) eval --checkpoint $(SHIPPED) --world $(EVAL_WORLD) --protocol $$protocol \
