@@ -4,10 +4,11 @@ record it in a checkpoint's ``metadata.json`` (``attribute_weights.footage``; do
 Per clip of ``shared/data/footage`` a gallery of one crop per hand-labelled box of
 ``tests/data/footage/people.json`` (``real_queries.labelled_galleries``: no detector in the loop, so the weight
 does not fit one detector's mistakes), every labelled person's description as one search step, evidence from
-pixels and the model's heads. For each w of the sweep: mean average precision of the person's crops (their
-whole ranking) and rank-1 hits. The chosen w maximises mAP; ties go to the smaller w. The weight for
-synthetic-world galleries is not measured here (``bench/hybrid_synthetic.py`` does): ``--write`` keeps the
-checkpoint's ``attribute_weight`` for ``world``.
+pixels and the model's heads, the descriptions encoded as the search encodes them (with the checkpoint's
+text rewrite weight, ``engine.encoding.text_rewrite``). For each w of the sweep: mean average precision of
+the person's crops (their whole ranking) and rank-1 hits. The chosen w maximises mAP; ties go to the
+smaller w. The weight for synthetic-world galleries is not measured here (``bench/hybrid_synthetic.py``
+does): ``--write`` keeps the checkpoint's ``attribute_weight`` for ``world``.
 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/calibrate_attribute_weight.py [--checkpoint C]
         [--weights 0,0.25,0.5,1,2,4,8] [--write]
@@ -28,6 +29,7 @@ from real_queries import labelled_galleries  # noqa: E402
 
 from engine.atomic import atomic_write_json  # noqa: E402
 from engine.attributes.ranking import DOMAIN_METADATA_KEY, checkpoint_attribute_weight  # noqa: E402
+from engine.encoding.text_rewrite import checkpoint_rewrite_weight  # noqa: E402
 from engine.models.discovery import default_checkpoint  # noqa: E402
 
 SWEEP = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
@@ -41,7 +43,7 @@ def sweep(checkpoint: Path, weights: list[float]) -> list[dict]:
     model = load(checkpoint, device="cpu")
     rankings = [("hybrid", SOURCES, w) for w in weights]
     with tempfile.TemporaryDirectory(prefix="calibrate-") as folder:
-        part = labelled_galleries(model, Path(folder), rankings)
+        part = labelled_galleries(model, Path(folder), rankings, checkpoint_rewrite_weight(checkpoint))
     rows = []
     for w in weights:
         rate = part["rates"][f"hybrid:{SOURCES}:{w:g}"]

@@ -51,6 +51,7 @@ import numpy as np  # noqa: E402
 from engine.atomic import atomic_write_text  # noqa: E402
 from engine.attributes.gallery import refresh_evidence  # noqa: E402
 from engine.attributes.ranking import checkpoint_attribute_weight  # noqa: E402
+from engine.encoding.text_rewrite import checkpoint_rewrite_weight  # noqa: E402
 from engine.gallery import Gallery  # noqa: E402
 from engine.metrics.retrieval import evaluate_retrieval  # noqa: E402
 from engine.models.discovery import default_checkpoint  # noqa: E402
@@ -159,12 +160,12 @@ def summary(rows: list[dict], clips: dict, rankings: list[tuple[str, str, float]
 
 
 def detector_galleries(model, people: dict, dense: dict | None, folder: Path, stride: int, detector: str | None,
-                       rankings: list) -> dict:
+                       rankings: list, text_rewrite: float = 0.0) -> dict:
     """Each clip ingested with the detector; a person's items matched by frame, IoU and track."""
     from engine.encoding.model_encoder import ModelQueryEncoder
     from engine.ingest import IngestOptions, ModelEncoder, ingest, make_detector
 
-    encoder, query_encoder = ModelEncoder(model), ModelQueryEncoder(model)
+    encoder, query_encoder = ModelEncoder(model), ModelQueryEncoder(model, text_rewrite=text_rewrite)
     rows, clips = [], {}
     for clip, labelled in people["clips"].items():
         started = time.perf_counter()
@@ -186,23 +187,21 @@ def detector_galleries(model, people: dict, dense: dict | None, folder: Path, st
     return summary(rows, clips, rankings)
 
 
-def labelled_galleries(model, folder: Path, rankings: list) -> dict:
-    """Each clip's gallery = one crop per hand-labelled box of people.json (no detector boxes), evidence through
-    the ingest hook (``add_evidence``, the frame as the scene, ingest's foreground silhouette): the ranking
-    alone, on real crops."""
+def build_labelled_galleries(model, folder: Path) -> list[tuple[str, Gallery, list, list]]:
+    """Per clip (clip, gallery, items, samples): one crop per hand-labelled box of people.json (no detector
+    boxes), evidence through the ingest hook (``add_evidence``, the frame as the scene, ingest's foreground
+    silhouette)."""
     from engine.attributes.accuracy import footage_samples
     from engine.attributes.gallery import add_evidence
-    from engine.encoding.model_encoder import ModelQueryEncoder
     from engine.encoding.resolution import level_of_height
     from engine.gallery import GalleryItem
     from engine.ingest import ModelEncoder
 
-    encoder, query_encoder = ModelEncoder(model), ModelQueryEncoder(model)
-    people = json.loads(PEOPLE.read_text(encoding="utf-8"))
+    encoder = ModelEncoder(model)
     by_clip: dict[str, list] = {}
     for sample in footage_samples(PEOPLE, FOOTAGE, masks="ingest"):
         by_clip.setdefault(sample.clip, []).append(sample)
-    rows, clips = [], {}
+    built = []
     for clip, samples in by_clip.items():
         target = folder / f"labelled-{Path(clip).stem}"
         if target.exists():  # made by an earlier run with --keep: made again from the labels
@@ -215,6 +214,15 @@ def labelled_galleries(model, folder: Path, rankings: list) -> dict:
         gallery.add(items, encoder(crops, ["rgb"] * len(items), [i.resolution for i in items]))
         add_evidence(gallery, items, crops, [s.mask for s in samples], [s.frame for s in samples], model=model,
                      model_fingerprint=encoder.fingerprint)
+        built.append((clip, gallery, items, samples))
+    return built
+
+
+def query_labelled_galleries(built: list, query_encoder, rankings: list) -> dict:
+    """Every labelled person's description as one step on their clip's labelled-crop gallery."""
+    people = json.loads(PEOPLE.read_text(encoding="utf-8"))
+    rows, clips = [], {}
+    for clip, gallery, items, samples in built:
         clips[clip] = {"items": len(items), "tracks": 0}
         for person, record in people["clips"][clip].items():
             theirs = {i.id for i, s in zip(items, samples, strict=True) if s.person == person}
@@ -224,20 +232,31 @@ def labelled_galleries(model, folder: Path, rankings: list) -> dict:
     return summary(rows, clips, rankings)
 
 
+def labelled_galleries(model, folder: Path, rankings: list, text_rewrite: float = 0.0) -> dict:
+    """Each clip's gallery = one crop per hand-labelled box (``build_labelled_galleries``), the same queries:
+    the ranking alone, on real crops."""
+    from engine.encoding.model_encoder import ModelQueryEncoder
+
+    built = build_labelled_galleries(model, folder)
+    return query_labelled_galleries(built, ModelQueryEncoder(model, text_rewrite=text_rewrite), rankings)
+
+
 def run(checkpoint: Path, weights: list[float] | None, folder: Path, dense_boxes: bool, stride: int,
-        detector: str | None, parts: tuple[str, ...] = PARTS) -> dict:
+        detector: str | None, parts: tuple[str, ...] = PARTS, text_rewrite: float | None = None) -> dict:
     from engine.models import load
 
     model = load(checkpoint, device="cpu")
     rankings = modes(weights or [checkpoint_attribute_weight(checkpoint)])
+    rewrite = checkpoint_rewrite_weight(checkpoint) if text_rewrite is None else text_rewrite
     people = json.loads(PEOPLE.read_text(encoding="utf-8"))
     dense = json.loads(DENSE.read_text(encoding="utf-8")) if dense_boxes and DENSE.is_file() else None
     report = {"checkpoint": str(checkpoint), "detector": detector or "ingest default", "stride": stride,
-              "dense_boxes": dense is not None}
+              "dense_boxes": dense is not None, "text_rewrite": rewrite}
     if "detector" in parts:
-        report["detector_galleries"] = detector_galleries(model, people, dense, folder, stride, detector, rankings)
+        report["detector_galleries"] = detector_galleries(model, people, dense, folder, stride, detector, rankings,
+                                                          rewrite)
     if "labelled" in parts:
-        report["labelled_crop_galleries"] = labelled_galleries(model, folder, rankings)
+        report["labelled_crop_galleries"] = labelled_galleries(model, folder, rankings, rewrite)
     return report
 
 
@@ -269,6 +288,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="keep the clips' galleries in this folder")
     parser.add_argument("--parts", default=",".join(PARTS),
                         help="which galleries: detector (ingest), labelled (one crop per labelled box), or both")
+    parser.add_argument("--text-rewrite", type=float,
+                        help="weight 0–1 of each description's rewrite in the generator's words (default: the "
+                             "checkpoint's)")
     parser.add_argument("--json", type=Path, help="also write the report here")
     args = parser.parse_args(argv)
     parts = tuple(p.strip() for p in args.parts.split(",") if p.strip())
@@ -278,10 +300,12 @@ def main(argv: list[str] | None = None) -> int:
     weights = [float(w) for w in args.weights.split(",")] if args.weights else None
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=True)
-        report = run(checkpoint, weights, args.keep, not args.no_dense, args.stride, args.detector, parts)
+        report = run(checkpoint, weights, args.keep, not args.no_dense, args.stride, args.detector, parts,
+                     args.text_rewrite)
     else:
         with tempfile.TemporaryDirectory(prefix="real-queries-") as folder:
-            report = run(checkpoint, weights, Path(folder), not args.no_dense, args.stride, args.detector, parts)
+            report = run(checkpoint, weights, Path(folder), not args.no_dense, args.stride, args.detector, parts,
+                         args.text_rewrite)
     print(json.dumps(report))
     lines = []
     if "detector_galleries" in report:

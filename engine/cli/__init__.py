@@ -86,11 +86,15 @@ def evaluate_command(
     out: Path = typer.Option(None, "--out", help="Also write the JSON report to this file."),
     texts: str = typer.Option("generated", "--texts",
                               help="mg-separate: generated | paraphrased (held-out words + hand-written) | both."),
+    text_rewrite: float = typer.Option(None, "--text-rewrite",
+                                       help="Weight 0–1 of each text query's rewrite in the generator's words "
+                                            "(default: the checkpoint's; 0 = the text alone)."),
 ) -> None:
     """Evaluate a checkpoint: MG-Eval separate/progressive, query modes, cross-resolution, any-time, t2i."""
     from engine.atomic import atomic_write_json
+    from engine.encoding.text_rewrite import checkpoint_rewrite_weight
     from engine.evaluation import evaluate, load_model, render
-    from engine.evaluation.api import check_options, check_source
+    from engine.evaluation.api import check_options, check_source, check_text_rewrite
     from engine.evaluation.sources import read_dataset_spec
     from engine.progress import cli_progress
 
@@ -101,11 +105,13 @@ def evaluate_command(
     try:
         check_options(protocol, level, rho, batch, texts)
         check_source(protocol, on_world=world is not None)
+        text_rewrite = check_text_rewrite(checkpoint_rewrite_weight(checkpoint) if text_rewrite is None
+                                          else text_rewrite)
         source = world if world is not None else read_dataset_spec(data)
         model = load_model(checkpoint, device=device)
         with cli_progress(f"encoding ({protocol})") as progress:
             report = evaluate(model, source, protocol, level=level, rho=rho, batch_size=batch, progress=progress,
-                              texts=texts)
+                              texts=texts, text_rewrite=text_rewrite)
     except (ValueError, OSError, RuntimeError) as exc:
         _fail(str(exc))
     if data is not None:

@@ -8,7 +8,8 @@ Query side (``ModelQueryEncoder``):
   the model's GCR level classifier (docs/methods.md §1.8) when the parser finds no attribute (rule ``"parser"``), or
   the classifier first (rule ``"classifier"``); a step's ``level`` overrides both;
 - text vectors for the ``text:<level>`` views: ``encode_text`` (one text tower, the level picks the image
-  expert on the gallery side, CMAM);
+  expert on the gallery side, CMAM), blended with the vector of the text's rewrite in the generator's words at
+  the checkpoint's ``text_rewrite`` weight (``engine.encoding.text_rewrite``);
 - sketch, IR and mixed queries for the ``rgb`` view through ``model.fuse`` (FlexiReID CMQF, docs/methods.md §4);
   a checkpoint without fusion answers single-modality queries with the plain tower embedding;
 - find-similar needs no model: the session reads the example item's stored ``appearance`` vector (a user's
@@ -28,6 +29,7 @@ from functools import cached_property
 import numpy as np
 
 from engine.encoding.errors import QueryInputError
+from engine.encoding.text_rewrite import NO_REWRITE, check_rewrite_weight, encode_rewritten
 from engine.encoding.views import IMAGE_QUERY_VIEW, REID_PREFIX, TEXT_PREFIX, gallery_views, reid_view, text_view
 from engine.gallery.errors import GalleryMismatchError
 from engine.ontology import LEVELS, ONTOLOGY
@@ -94,9 +96,13 @@ class ModelQueryEncoder:
     """``engine.search.encoder.QueryEncoder`` over a ``PersonSearchModel`` (see the module docstring)."""
 
     def __init__(self, model, *, level_rule: str = "parser", resolution: str = "hr",
-                 attribute_weight: float | None = None) -> None:
+                 attribute_weight: float | None = None, text_rewrite: float = NO_REWRITE) -> None:
         if level_rule not in LEVEL_RULES:
             raise QueryInputError(f"level rule must be one of {list(LEVEL_RULES)}, got {level_rule!r}")
+        try:
+            self.text_rewrite = check_rewrite_weight(text_rewrite)
+        except ValueError as exc:
+            raise QueryInputError(str(exc)) from None
         self.model = model.eval()
         self.attribute_weight = attribute_weight  # the checkpoint's w; None when it states none
         self.level_rule = level_rule
@@ -143,7 +149,7 @@ class ModelQueryEncoder:
     # ------------------------------------------------------------------------------------------- vectors
 
     def encode_text(self, text: str) -> np.ndarray:
-        vectors, _ = self.model.encode_text([text])
+        vectors, _ = encode_rewritten(self.model.encode_text, [text], self.text_rewrite)
         return vectors[0].float().cpu().numpy()
 
     def encode_fused(self, text: str | None, sketch: np.ndarray | None, ir: np.ndarray | None) -> np.ndarray:

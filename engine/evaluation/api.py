@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from engine.data.readers import DatasetIndex
+from engine.encoding.text_rewrite import check_rewrite_weight
 from engine.evaluation import world_protocols
 from engine.evaluation.errors import EvaluationError
 from engine.evaluation.levels import LEVEL_MODES
@@ -57,6 +58,14 @@ def check_options(protocol: str, level: str | None, rho: float, batch_size: int,
     return level or default_level(protocol)
 
 
+def check_text_rewrite(weight: float) -> float:
+    """The text rewrite weight as a float in [0, 1]; ``EvaluationError`` otherwise."""
+    try:
+        return check_rewrite_weight(weight)
+    except ValueError as exc:
+        raise EvaluationError(str(exc)) from None
+
+
 def check_source(protocol: str, on_world: bool) -> None:
     """Error unless ``protocol`` runs on this kind of source (a world, or a real dataset)."""
     if on_world and protocol not in WORLD_PROTOCOLS:
@@ -95,6 +104,7 @@ def evaluate_benchmark(
     batch_size: int = 64,
     progress: ProgressFn = no_progress,
     texts: str = "generated",
+    text_rewrite: float = 0.0,
 ) -> dict[str, Any]:
     """Run a world protocol on an already loaded benchmark (``engine.world.benchmarks.load_benchmark``)."""
     level = check_options(protocol, level, rho, batch_size, texts)
@@ -106,13 +116,13 @@ def evaluate_benchmark(
         )
     with _eval_mode(model):
         if protocol == "mg-separate":
-            part = world_protocols.mg_separate(model, benchmark, level, batch_size, progress, texts)
+            part = world_protocols.mg_separate(model, benchmark, level, batch_size, progress, texts, text_rewrite)
         elif protocol == "mg-progressive":
-            part = world_protocols.mg_progressive(model, benchmark, level, rho, batch_size, progress)
+            part = world_protocols.mg_progressive(model, benchmark, level, rho, batch_size, progress, text_rewrite)
         elif protocol == "modes":
-            part = world_protocols.modes(model, benchmark, level, batch_size, progress)
+            part = world_protocols.modes(model, benchmark, level, batch_size, progress, text_rewrite)
         elif protocol == "cross-res":
-            part = world_protocols.cross_resolution(model, benchmark, level, batch_size, progress)
+            part = world_protocols.cross_resolution(model, benchmark, level, batch_size, progress, text_rewrite)
         else:
             part = world_protocols.anytime(model, benchmark, batch_size, progress)
     return {"protocol": protocol, **part}
@@ -131,6 +141,7 @@ def evaluate(
     seed: int = 0,
     progress: ProgressFn = no_progress,
     texts: str = "generated",
+    text_rewrite: float = 0.0,
 ) -> dict[str, Any]:
     """Evaluate ``model`` with ``protocol`` on a world folder or a real dataset.
 
@@ -138,22 +149,26 @@ def evaluate(
     default WORLD/benchmarks, with ``seed``), a ``READER:PATH`` string or a ``DatasetIndex`` (``t2i`` on
     ``split``). ``level``: ``given`` or ``auto`` (default per protocol, see ``default_level``); ``rho`` the
     progressive keep rate; ``texts`` the mg-separate text sets (``generated``, ``paraphrased``, ``both``);
-    ``progress(done, total)`` is called while images are encoded.
+    ``progress(done, total)`` is called while images are encoded. ``text_rewrite``: the weight of each text
+    query's rewrite in the generator's words (``engine.encoding.text_rewrite``; 0 = the text alone), recorded
+    in the report.
     """
     level = check_options(protocol, level, rho, batch_size, texts)
+    text_rewrite = check_text_rewrite(text_rewrite)
     if isinstance(source, DatasetIndex) or (isinstance(source, str) and is_dataset_spec(source)):
         check_source(protocol, on_world=False)
         dataset = source if isinstance(source, DatasetIndex) else read_dataset_spec(source)
         with _eval_mode(model):
-            part = text_to_image(model, dataset, level, split, batch_size, progress)
+            part = text_to_image(model, dataset, level, split, batch_size, progress, text_rewrite)
         described = {"data": source if isinstance(source, str) else str(dataset.root), "reader": dataset.name}
-        return {"protocol": protocol, "source": described, **part}
+        return {"protocol": protocol, "source": described, "text_rewrite": text_rewrite, **part}
     check_source(protocol, on_world=True)
     if isinstance(source, str) and source.lower().startswith("world:") and not Path(source).exists():
         source = source.partition(":")[2]  # the world reader's READER:PATH spelling
     benchmark, built = world_benchmark(Path(source), WORLD_PROTOCOLS[protocol], benchmarks_dir, seed)
     report = evaluate_benchmark(
-        model, benchmark, protocol, level=level, rho=rho, batch_size=batch_size, progress=progress, texts=texts
+        model, benchmark, protocol, level=level, rho=rho, batch_size=batch_size, progress=progress, texts=texts,
+        text_rewrite=text_rewrite,
     )
     described = {
         "world": benchmark["world"],
@@ -161,4 +176,5 @@ def evaluate(
         "benchmark_seed": benchmark.get("seed"),
         "benchmarks_built_now": built,
     }
-    return {"protocol": protocol, "source": described, **{k: v for k, v in report.items() if k != "protocol"}}
+    return {"protocol": protocol, "source": described, "text_rewrite": text_rewrite,
+            **{k: v for k, v in report.items() if k != "protocol"}}

@@ -17,6 +17,7 @@ import cv2
 import numpy as np
 import torch
 
+from engine.encoding.text_rewrite import encode_rewritten
 from engine.evaluation.errors import EvaluationError
 from engine.images import ImageInputError
 from engine.images import read_image as load
@@ -105,9 +106,11 @@ class TextEncoding:
 
 
 def encode_texts(
-    model, texts: Sequence[str], batch_size: int, progress: ProgressFn = no_progress
+    model, texts: Sequence[str], batch_size: int, progress: ProgressFn = no_progress, text_rewrite: float = 0.0
 ) -> TextEncoding:
-    """``model.encode_text`` over the distinct texts, in batches; rows come back in the order of ``texts``."""
+    """``model.encode_text`` over the distinct texts, in batches; rows come back in the order of ``texts``.
+    ``text_rewrite`` > 0 blends each vector with its rewrite's, as the search does
+    (``engine.encoding.text_rewrite``)."""
     if batch_size < 1:
         raise EvaluationError(f"batch size must be at least 1, got {batch_size}")
     if not texts:
@@ -116,7 +119,7 @@ def encode_texts(
     vectors, logits, truncated = [], [], 0
     for start in range(0, len(unique), batch_size):
         (batch_vectors, batch_logits), was_truncated = counting_truncation(
-            model.encode_text, unique[start : start + batch_size]
+            encode_rewritten, model.encode_text, unique[start : start + batch_size], text_rewrite
         )
         truncated += was_truncated
         vectors.append(batch_vectors.detach().float().cpu())

@@ -104,7 +104,8 @@ def render(report: dict[str, Any], console: Console | None = None) -> None:
         parts.append(plain_view_table(report["plain_view"], report["by"]))
     if report.get("steps"):
         parts.append(steps_table(report["steps"]))
-    settings = [f"{k}: {report[k]}" for k in ("level", "texts", "rho", "fusion", "queries", "gallery") if k in report]
+    settings = [f"{k}: {report[k]}" for k in ("level", "texts", "text_rewrite", "rho", "fusion", "queries", "gallery")
+                if k in report]
     if "level_accuracy" in report:
         settings.append(f"level classifier accuracy: {_cell(report['level_accuracy'])}%")
     if settings:

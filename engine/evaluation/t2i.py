@@ -28,6 +28,7 @@ def text_to_image(
     split: str = "test",
     batch_size: int = 64,
     progress: ProgressFn = no_progress,
+    text_rewrite: float = 0.0,
 ) -> dict[str, Any]:
     """Report part of the t2i protocol on ``dataset``'s ``split``."""
     try:
@@ -41,7 +42,7 @@ def text_to_image(
             f"dataset {dataset.name!r} at {dataset.root} has no captions in split {split!r}; "
             "t2i needs a text-person-search dataset (cuhk-pedes, icfg-pedes, rstpreid, ufine6926)"
         )
-    texts = encode_texts(model, [c for c, _ in captions], batch_size)
+    texts = encode_texts(model, [c for c, _ in captions], batch_size, text_rewrite=text_rewrite)
     fallback = image_query_level(model)
     used, notes = query_levels([None] * len(captions), texts.level_logits, level, fallback)
     if level == "given":

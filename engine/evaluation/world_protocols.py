@@ -122,14 +122,17 @@ def mg_separate(
     batch_size: int = 64,
     progress: ProgressFn = no_progress,
     texts: str = "generated",
+    text_rewrite: float = 0.0,
+    gallery_views: dict[str, torch.Tensor] | None = None,
 ) -> Report:
-    """Separate granularity assessment (docs/methods.md §1.2) on ``granularity.json``, for each text set asked."""
+    """Separate granularity assessment (docs/methods.md §1.2) on ``granularity.json``, for each text set asked;
+    ``gallery_views`` (level → gallery vectors), when given, keeps the encoded gallery between calls."""
     rule = _relevance_rule(bench)
     sets = text_sets(texts)
     _require(bench["queries"], "queries", bench)
     blocks: dict[str, Report] = {}
     notes: list[str] = []
-    views: dict[str, torch.Tensor] = {}
+    views: dict[str, torch.Tensor] = {} if gallery_views is None else gallery_views
     for name in sets:
         field, key = TEXT_SETS[name]
         queries = bench.get(field)
@@ -137,7 +140,8 @@ def mg_separate(
             raise EvaluationError(
                 f"benchmark of {bench.get('world')} has no {name} texts; rebuild it (lineup world benchmarks)"
             )
-        part, part_notes = _separate_block(model, bench, queries, key, level, batch_size, progress, views)
+        part, part_notes = _separate_block(model, bench, queries, key, level, batch_size, progress, views,
+                                           text_rewrite)
         blocks[name] = part
         notes += [f"{name} texts: {note}" for note in part_notes] if len(sets) > 1 else part_notes
     first = blocks[sets[0]]
@@ -159,12 +163,13 @@ def mg_separate(
 
 
 def _separate_block(
-    model, bench, queries, key: str, level: str, batch_size: int, progress: ProgressFn, views: dict
+    model, bench, queries, key: str, level: str, batch_size: int, progress: ProgressFn, views: dict,
+    text_rewrite: float = 0.0,
 ) -> tuple[Report, list[str]]:
     """(``{"queries", "overall", "by"[, "level_accuracy"]}``, notes) of one text set; ``views`` caches the
     gallery views between sets."""
     given = [q["level"] for q in queries]
-    texts = encode_texts(model, [q[key] for q in queries], batch_size)
+    texts = encode_texts(model, [q[key] for q in queries], batch_size, text_rewrite=text_rewrite)
     used, notes = query_levels(given, texts.level_logits, level, image_query_level(model))
     missing = set(used) - set(views)
     if missing:
@@ -196,6 +201,7 @@ def mg_progressive(
     rho: float = 0.5,
     batch_size: int = 64,
     progress: ProgressFn = no_progress,
+    text_rewrite: float = 0.0,
 ) -> Report:
     """Progressive granularity assessment (docs/methods.md §1.3) on the chains of ``granularity.json``."""
     chains = bench["chains"]
@@ -204,7 +210,7 @@ def mg_progressive(
     if any(len(c["steps"]) != n_steps for c in chains):
         raise EvaluationError(f"benchmark chains of {bench.get('world')} do not all have {n_steps} steps")
     flat = [step for c in chains for step in c["steps"]]  # chain-major: row = chain * n_steps + step
-    texts = encode_texts(model, [s["text"] for s in flat], batch_size)
+    texts = encode_texts(model, [s["text"] for s in flat], batch_size, text_rewrite=text_rewrite)
     used, notes = query_levels(
         [s["level"] for s in flat], texts.level_logits, level, image_query_level(model)
     )
@@ -282,14 +288,15 @@ def _step_summary(
 
 
 def modes(
-    model, bench, level: str = "given", batch_size: int = 64, progress: ProgressFn = no_progress
+    model, bench, level: str = "given", batch_size: int = 64, progress: ProgressFn = no_progress,
+    text_rewrite: float = 0.0,
 ) -> Report:
     """The seven query modes of FlexiReID on ``modalities.json`` (RGB HR gallery, same-outfit positives),
     with the attribute oracle's ceiling for T, S and IR."""
     rule = _relevance_rule(bench)
     queries = bench["queries"]
     _require(queries, "queries", bench)
-    texts = encode_texts(model, [q["text"] for q in queries], batch_size)
+    texts = encode_texts(model, [q["text"] for q in queries], batch_size, text_rewrite=text_rewrite)
     image_level = image_query_level(model)
     text_levels, notes = query_levels(
         [q["text_level"] for q in queries], texts.level_logits, level, image_level
@@ -381,13 +388,14 @@ def _unfused_modes(model, bench, text_vectors: torch.Tensor, image_level: str, b
 
 
 def cross_resolution(
-    model, bench, level: str = "given", batch_size: int = 64, progress: ProgressFn = no_progress
+    model, bench, level: str = "given", batch_size: int = 64, progress: ProgressFn = no_progress,
+    text_rewrite: float = 0.0,
 ) -> Report:
     """CRST text-to-image retrieval per gallery resolution on ``cross_resolution.json``."""
     rule = _relevance_rule(bench)
     queries, gallery = bench["queries"], bench["gallery"]
     _require(queries, "queries", bench)
-    texts = encode_texts(model, [q["text"] for q in queries], batch_size)
+    texts = encode_texts(model, [q["text"] for q in queries], batch_size, text_rewrite=text_rewrite)
     used, notes = query_levels(
         [q["text_level"] for q in queries], texts.level_logits, level, image_query_level(model)
     )

@@ -1,5 +1,6 @@
 """One way to assemble a search, taken by ``lineup search`` and by the app: a checkpoint's query encoder that
-carries the checkpoint's attribute weight (``query_encoder``), and a session over a gallery (``open_search``).
+carries the checkpoint's attribute weight and text rewrite weight (``query_encoder``), and a session over a
+gallery (``open_search``).
 
 The weight w of a step's attribute term is the first one given of: the step's, the session's, the one the
 gallery recorded at ingest (``Gallery.ranking``), the checkpoint's (``QueryEncoder.attribute_weight``), the
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from engine.attributes.ranking import checkpoint_attribute_weight
 from engine.encoding.model_encoder import ModelQueryEncoder
+from engine.encoding.text_rewrite import checkpoint_rewrite_weight
 from engine.gallery import Gallery
 from engine.metrics.progressive import DEFAULT_RHO
 from engine.search.encoder import QueryEncoder
@@ -20,12 +22,13 @@ from engine.search.session import RelevanceFn, SearchSession
 
 def query_encoder(model, checkpoint: Path | str | None, *, level_rule: str = "parser") -> ModelQueryEncoder:
     """The query encoder of ``model``, loaded from ``checkpoint`` (None: the shipped one), with the attribute
-    weight that checkpoint records; a checkpoint whose weight is unreadable is a ``QueryInputError``."""
+    weight and the text rewrite weight that checkpoint records; an unreadable weight is a ``QueryInputError``."""
     try:
         weight = checkpoint_attribute_weight(checkpoint)
+        rewrite = checkpoint_rewrite_weight(checkpoint)
     except ValueError as exc:
         raise QueryInputError(str(exc)) from None
-    return ModelQueryEncoder(model, level_rule=level_rule, attribute_weight=weight)
+    return ModelQueryEncoder(model, level_rule=level_rule, attribute_weight=weight, text_rewrite=rewrite)
 
 
 def open_search(gallery: Gallery, encoder: QueryEncoder | None, *, attribute_weight: float | None = None,
