@@ -204,3 +204,16 @@ def test_eval_command_rejects_a_bad_weight_by_name(tiny_checkpoint, small_world)
     assert result.exit_code != 0
     assert "text rewrite weight must be a number from 0 to 1, got 1.5" in result.output
     assert "Traceback" not in result.output
+
+
+def test_parse_command_shows_the_rewrite():
+    from engine.cli import app
+
+    text = "a bloke in a ruby anorak"
+    result = CliRunner().invoke(app, ["parse", text, "--json"])
+    assert result.exit_code == 0
+    out = json.loads(result.output)
+    assert out["rewrite"] == canonical_text(text)
+    assert out["attributes"] == parse(text).attributes
+    empty = json.loads(CliRunner().invoke(app, ["parse", "hello", "--json"]).output)
+    assert empty["rewrite"] is None

@@ -26,10 +26,12 @@ def parse(
     text: str = typer.Argument(..., help="A free-text description of a person."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Read the attributes a description states (18-attribute ontology) and its granularity level."""
+    """Read the attributes a description states (18-attribute ontology), its granularity level, and its
+    rewrite in the generator's words (what a checkpoint with a text rewrite weight also encodes)."""
     from engine.text.parser import parse as parse_text
+    from engine.text.rewrite import canonical_text
 
-    result = parse_text(text).to_dict()
+    result = {**parse_text(text).to_dict(), "rewrite": canonical_text(text)}
     if as_json:
         typer.echo(json.dumps(result, ensure_ascii=False))
         return
@@ -38,6 +40,8 @@ def parse(
         typer.echo(f"  {key:<15} {value}")
     if result["missing"]:
         typer.echo("add next: " + ", ".join(result["missing"][:6]))
+    if result["rewrite"]:
+        typer.echo(f"rewrite: {result['rewrite']}")
 
 
 @app.command()
