@@ -316,6 +316,8 @@ def modes(
             if truncated:
                 notes.extend(_text_notes(truncated, f"in fused mode {mode}"))
         fusion = fusion_kind
+        if text_rewrite:
+            notes.append(f"text rewrite weight {text_rewrite:g} unused: the fused modes encode each text as written")
     mismatched = sum(q["sketch"]["resolution"] != q["ir"]["resolution"] for q in queries)
     if mismatched and fusion_kind != "none":
         notes.append(
