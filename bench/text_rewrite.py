@@ -6,9 +6,12 @@ words").
 World part: MG-Eval separate (``--texts both``: generated, reframed, paraphrased and hand-written texts) on an
 unseen world, the gallery encoded once and every w of the sweep run on the same vectors. The chosen w
 maximises the mean overall mAP of the three text sets the generator did not write (reframed, paraphrased,
-hand-written) among the weights that keep the generated texts' mAP within 0.01 of w = 0; ties go to the
-smaller w. Real part (``--real``): the hand-labelled real people's descriptions on one crop per labelled box
-of the shared clips (``real_queries.build_labelled_galleries``), rank-1 hits and mAP of the similarity ranking
+hand-written) among the weights that lower no set's mAP (generated ones included) by more than 0.01 from
+w = 0; ties go to the smaller w. The parser was written against hand-written descriptions like these, so the
+hand-written gain is a bound for text the parser reads well; the real part is the independent check.
+
+Real part (``--real``): the hand-labelled real people's descriptions on one crop per labelled box of the shared
+clips (``real_queries.build_labelled_galleries``), rank-1 hits and mAP of the similarity ranking
 and of the hybrid ranking at the checkpoint's footage attribute weight, for every w — reported beside the
 choice, not used for it (19 people).
 
@@ -39,7 +42,7 @@ from engine.models.discovery import default_checkpoint  # noqa: E402
 
 SWEEP = (0.0, 0.25, 0.5, 0.75, 1.0)
 HELD_OUT_SETS = ("reframed", "paraphrased", "handwritten")
-GENERATED_TOLERANCE = 0.01
+TOLERANCE = 0.01  # the most mAP any text set may lose against w = 0
 
 
 def world_sweep(model, world: Path, weights: list[float], batch_size: int) -> list[dict]:
@@ -65,11 +68,13 @@ def world_sweep(model, world: Path, weights: list[float], batch_size: int) -> li
 
 
 def choose(rows: list[dict]) -> dict:
-    """The weight with the best mean held-out mAP among those within the tolerance on generated texts."""
-    base = next(r for r in rows if r["weight"] == 0.0)["sets"]["generated"]["mAP"]
-    allowed = [r for r in rows if r["sets"]["generated"]["mAP"] >= base - GENERATED_TOLERANCE]
+    """The weight with the best mean held-out mAP among those that lower no set's mAP by more than
+    ``TOLERANCE`` (w = 0 always qualifies)."""
+    base = next(r for r in rows if r["weight"] == 0.0)["sets"]
     for r in rows:
         r["held_out_mAP"] = round(sum(r["sets"][n]["mAP"] for n in HELD_OUT_SETS) / len(HELD_OUT_SETS), 4)
+        r["largest_loss"] = round(max(base[n]["mAP"] - r["sets"][n]["mAP"] for n in base), 4)
+    allowed = [r for r in rows if r["largest_loss"] <= TOLERANCE]
     return max(allowed, key=lambda r: (r["held_out_mAP"], -r["weight"]))
 
 
@@ -100,7 +105,7 @@ def record(checkpoint: Path, chosen: dict, world_rows: list[dict], real_rows: li
     metadata[METADATA_KEY] = chosen["weight"]
     metadata["text_rewrite_calibration"] = {
         "criterion": "best mean overall mAP of the reframed, paraphrased and hand-written MG-Eval texts on an "
-                     f"unseen world, generated texts' mAP within {GENERATED_TOLERANCE} of the unblended vector",
+                     f"unseen world among weights that lower no text set's mAP by more than {TOLERANCE}",
         "command": "bench/text_rewrite.py --write", "world_sweep": world_rows, "real_sweep": real_rows,
         "measured": datetime.now(UTC).isoformat(timespec="seconds")}
     return atomic_write_json(path, metadata, indent=2)
