@@ -38,6 +38,19 @@ def test_its_evaluation_reports_sit_beside_it(shipped):
         assert report["by"]
 
 
+def test_its_text_rewrite_weight_is_measured_and_its_reports_use_it(shipped):
+    from engine.encoding.text_rewrite import checkpoint_rewrite_weight
+
+    metadata = read_metadata(shipped)
+    weight = checkpoint_rewrite_weight(shipped)
+    assert weight == metadata["text_rewrite_weight"] > 0
+    sweep = metadata["text_rewrite_calibration"]["world_sweep"]
+    assert weight in [row["weight"] for row in sweep] and 0.0 in [row["weight"] for row in sweep]
+    for protocol in ("mg-separate", "cross-res", "mg-progressive"):
+        report = json.loads((shipped / "eval" / f"{protocol}.json").read_text(encoding="utf-8"))
+        assert report["text_rewrite"] == weight
+
+
 def test_it_has_scenario_tokens_and_its_any_time_report_compares_them(shipped):
     config = load(shipped, device="cpu").config
     assert config.scenarios.enabled and config.vision.stem == "mobilenetv2" and config.fusion.keys == "sequence"
