@@ -25,10 +25,11 @@ item of theirs in the gallery (the detector or tracker missed them, or no kept c
 and are listed; ``mAP`` is the mean average precision of the person's items over the whole ranking (people
 with crops). Rankings: ``similarity`` (w = 0), ``attributes`` (agreement only: w = 10⁴, similarity breaks
 ties), ``hybrid`` (w from the checkpoint, or ``--weights``), each with evidence from pixels, the model heads
-or both.
+or both. Descriptions are encoded as the search encodes them: blended with their rewrite in the generator's
+words at the checkpoint's text rewrite weight (``--text-rewrite`` overrides it).
 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/real_queries.py --checkpoint C [--weights 0.3] [--keep DIR]
-        [--json out.json]
+        [--text-rewrite W] [--json out.json]
 """
 
 from __future__ import annotations
@@ -298,6 +299,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--parts takes a comma-separated choice of {list(PARTS)}, got {args.parts!r}")
     checkpoint = args.checkpoint or default_checkpoint()
     weights = [float(w) for w in args.weights.split(",")] if args.weights else None
+    if args.text_rewrite is not None and not 0 <= args.text_rewrite <= 1:
+        parser.error(f"--text-rewrite takes a weight from 0 to 1, got {args.text_rewrite}")
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=True)
         report = run(checkpoint, weights, args.keep, not args.no_dense, args.stride, args.detector, parts,
