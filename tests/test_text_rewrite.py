@@ -261,3 +261,22 @@ def test_bench_writes_the_chosen_weight(tmp_path, small_world):
     assert metadata[METADATA_KEY] == report["chosen"]
     assert checkpoint_rewrite_weight(checkpoint) == report["chosen"]
     assert metadata["text_rewrite_calibration"]["world_sweep"] == report["world_sweep"]
+
+
+def test_checkpoint_info_shows_the_query_weights(tmp_path):
+    from engine.cli import app
+    from engine.models import create, save
+
+    checkpoint = save(create("tiny", device="cpu"), tmp_path / "checkpoint")
+    info = json.loads(CliRunner().invoke(app, ["checkpoint", "info", str(checkpoint), "--json"]).output)
+    assert info["text_rewrite_weight"] == 0.0 and set(info["attribute_weights"]) >= {"world", "footage"}
+    metadata = json.loads((checkpoint / "metadata.json").read_text(encoding="utf-8"))
+    metadata.update({METADATA_KEY: 0.75, "attribute_weights": {"footage": 2.0, "world": 0.5}})
+    (checkpoint / "metadata.json").write_text(json.dumps(metadata), encoding="utf-8")
+    info = json.loads(CliRunner().invoke(app, ["checkpoint", "info", str(checkpoint), "--json"]).output)
+    assert info["text_rewrite_weight"] == 0.75 and info["attribute_weights"] == {"footage": 2.0, "world": 0.5}
+    metadata[METADATA_KEY] = -1
+    (checkpoint / "metadata.json").write_text(json.dumps(metadata), encoding="utf-8")
+    result = CliRunner().invoke(app, ["checkpoint", "info", str(checkpoint)])
+    assert result.exit_code != 0 and "text_rewrite_weight must be a number from 0 to 1" in result.output
+    assert "Traceback" not in result.output

@@ -17,8 +17,11 @@ def checkpoint_info(
     path: Path = typer.Argument(None, help="Checkpoint folder (default: the shipped one)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Config, size, fingerprint, training command, evaluation report and the papers' components of a
-    checkpoint (which are on, and why the others are off)."""
+    """Config, size, fingerprint, training command, evaluation report, the query weights it records (attribute
+    weight per gallery domain, text rewrite weight) and the papers' components of a checkpoint (which are on, and
+    why the others are off)."""
+    from engine.attributes.ranking import DomainWeights
+    from engine.encoding.text_rewrite import checkpoint_rewrite_weight
     from engine.models import load, model_fingerprint, read_metadata
     from engine.models.components import components
     from engine.models.discovery import default_checkpoint
@@ -27,6 +30,8 @@ def checkpoint_info(
         folder = default_checkpoint() if path is None else path
         model = load(folder, device="cpu")
         metadata = read_metadata(folder)
+        attribute_weights = dict(DomainWeights.of_checkpoint(folder).weights)
+        text_rewrite = checkpoint_rewrite_weight(folder)
     except (ValueError, OSError) as exc:
         _fail(str(exc))
     data = metadata.get("data_fingerprint")
@@ -34,6 +39,7 @@ def checkpoint_info(
             "weights_dtype": metadata.get("weights_dtype", "float32"), "fingerprint": model_fingerprint(model),
             "training_command": metadata.get("training_command"), "eval_report": metadata.get("eval_report"),
             "world": data.get("world") if isinstance(data, dict) else None,
+            "attribute_weights": attribute_weights, "text_rewrite_weight": text_rewrite,
             "components": components(model.config, (metadata.get("components") or {}).get("off"))}
     if as_json:
         typer.echo(json.dumps(info))
