@@ -18,7 +18,6 @@ checkpoint's, ``DEFAULT_ATTRIBUTE_WEIGHT`` (``engine.search.session``).
 
 from __future__ import annotations
 
-import json
 import math
 import weakref
 from collections.abc import Mapping, Sequence
@@ -51,27 +50,16 @@ def check_weight(value: object, what: str = "attribute weight") -> float:
     return float(value)
 
 
-def _checkpoint_metadata(checkpoint: str | Path | None) -> tuple[Path | None, dict[str, Any]]:
-    """(metadata.json path, its content) of a checkpoint folder (the shipped one for None); {} when unreadable."""
-    if checkpoint is None:
-        from engine.models.discovery import default_checkpoint
+def _metadata(checkpoint: str | Path | None) -> tuple[Path | None, dict[str, Any]]:
+    from engine.models.discovery import checkpoint_metadata  # the model stack loads only when a weight is read
 
-        try:
-            checkpoint = default_checkpoint()
-        except FileNotFoundError:
-            return None, {}
-    path = Path(checkpoint) / "metadata.json"
-    try:
-        metadata = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return path, {}
-    return path, metadata if isinstance(metadata, dict) else {}
+    return checkpoint_metadata(checkpoint)
 
 
 def checkpoint_attribute_weight(checkpoint: str | Path | None, domain: str | None = None) -> float:
     """w a checkpoint folder's ``metadata.json`` records for galleries of ``domain`` (``attribute_weights``),
     else its ``attribute_weight``, else the default."""
-    path, metadata = _checkpoint_metadata(checkpoint)
+    path, metadata = _metadata(checkpoint)
     by_domain = metadata.get(DOMAIN_METADATA_KEY)
     if domain is not None and isinstance(by_domain, dict) and by_domain.get(domain) is not None:
         return check_weight(by_domain[domain], f"{path}: {DOMAIN_METADATA_KEY}.{domain}")
@@ -81,7 +69,7 @@ def checkpoint_attribute_weight(checkpoint: str | Path | None, domain: str | Non
 
 def weight_origin(checkpoint: str | Path | None, domain: str) -> str:
     """Where ``checkpoint_attribute_weight(checkpoint, domain)`` comes from, in words (recorded in galleries)."""
-    _, metadata = _checkpoint_metadata(checkpoint)
+    _, metadata = _metadata(checkpoint)
     by_domain = metadata.get(DOMAIN_METADATA_KEY)
     if isinstance(by_domain, dict) and by_domain.get(domain) is not None:
         return f"checkpoint calibration for {domain} galleries"

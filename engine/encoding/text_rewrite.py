@@ -7,7 +7,6 @@ written by ``bench/text_rewrite.py``), 0 — the plain text vector — when it r
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -30,19 +29,10 @@ def check_rewrite_weight(value: object, what: str = "text rewrite weight") -> fl
 def checkpoint_rewrite_weight(checkpoint: str | Path | None) -> float:
     """w recorded by a checkpoint folder (None: the shipped one); 0 when it records none or has no readable
     metadata; ``ValueError`` naming the file when the recorded value is not a weight."""
-    if checkpoint is None:
-        from engine.models.discovery import NoCheckpointError, default_checkpoint
+    from engine.models.discovery import checkpoint_metadata
 
-        try:
-            checkpoint = default_checkpoint()
-        except NoCheckpointError:
-            return NO_REWRITE
-    path = Path(checkpoint) / "metadata.json"
-    try:
-        metadata: Any = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return NO_REWRITE
-    value = metadata.get(METADATA_KEY) if isinstance(metadata, dict) else None
+    path, metadata = checkpoint_metadata(checkpoint)
+    value = metadata.get(METADATA_KEY)
     return NO_REWRITE if value is None else check_rewrite_weight(value, f"{path}: {METADATA_KEY}")
 
 

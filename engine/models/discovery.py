@@ -3,7 +3,9 @@ its model loaded for inference."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 from engine.models.checkpoint import load
 from engine.resources import resource_path
@@ -31,3 +33,19 @@ def load_model(checkpoint: Path | str | None = None, device: str | None = None):
     """The model of ``checkpoint`` (default: the shipped one), in eval mode."""
     path = default_checkpoint() if checkpoint is None else Path(checkpoint)
     return load(path, device=device)
+
+
+def checkpoint_metadata(checkpoint: str | Path | None) -> tuple[Path | None, dict[str, Any]]:
+    """(metadata.json path, its content) of a checkpoint folder (the shipped one for None); {} when there is no
+    such checkpoint or its metadata is unreadable — for settings a checkpoint may record (query weights)."""
+    if checkpoint is None:
+        try:
+            checkpoint = default_checkpoint()
+        except NoCheckpointError:
+            return None, {}
+    path = Path(checkpoint) / "metadata.json"
+    try:
+        metadata = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return path, {}
+    return path, metadata if isinstance(metadata, dict) else {}
