@@ -252,3 +252,37 @@ def test_ablate_cli_refuses_bad_seeds(tmp_path):
     result = CliRunner().invoke(app, ["ablate", "--plan", "cmam", "--data", "world:x", "--world", str(tmp_path),
                                       "--out", str(tmp_path / "o"), "--seeds", "1,two"])
     assert result.exit_code != 0 and "comma-separated integers" in result.output
+
+
+def test_rows_are_compared_with_the_first_row_seed_by_seed(tmp_path):
+    from engine.train.ablation import collect_table
+
+    plan = parse_plan(_plan())
+    (tmp_path / "plan.json").write_text(json.dumps({"seeds": [1, 2, 3]}))
+    # the seeds move both rows alike (0.5 / 0.7 / 0.6); no_gcr is ahead by 0.02 / 0.04 / 0.03 R@1
+    for seed, value, gain in ((1, 0.5, 0.02), (2, 0.7, 0.04), (3, 0.6, 0.03)):
+        _write_eval(tmp_path / "full" / f"seed-{seed}", value)
+        _write_eval(tmp_path / "no_gcr" / f"seed-{seed}", value + gain)
+    table = collect_table(plan, tmp_path)
+    assert "paired" not in table["rows"][0] and "runs" not in table["rows"][1]
+    paired = table["rows"][1]["paired"]["mg-separate"]
+    assert paired["against"] == "full" and paired["seeds"] == 3
+    assert paired["overall"]["R@1"] == pytest.approx(0.03) and paired["overall"]["mAP"] == pytest.approx(0.015)
+    # sample sd of the mAP differences (0.01, 0.02, 0.015) is 0.005: far narrower than the rows' own spread
+    half = paired["interval95"]["overall"]["mAP"]
+    assert half == pytest.approx(4.3027 * 0.005 / 3 ** 0.5, rel=1e-4)
+    assert half < table["rows"][1]["reports"]["mg-separate"]["interval95"]["overall"]["mAP"] / 5
+    markdown = render_markdown(table)
+    assert "Against `full`, paired by seed" in markdown
+    assert f"| no_gcr | 3 | +0.015 ± {half:.3f} (+0.030) | +0.015 ± {half:.3f} (+0.030) |" in markdown
+
+
+def test_a_single_seed_table_has_no_paired_comparison(tmp_path):
+    from engine.train.ablation import collect_table
+
+    plan = parse_plan(_plan())
+    _write_eval(tmp_path / "full", 0.5)
+    _write_eval(tmp_path / "no_gcr", 0.6)
+    table = collect_table(plan, tmp_path)
+    assert all("paired" not in row for row in table["rows"])
+    assert "paired by seed" not in render_markdown(table)

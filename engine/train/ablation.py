@@ -16,7 +16,8 @@ A plan file (``resources/ablations/*.json``)::
 into ``OUT/ROW/eval-PROTOCOL.json`` and writes ``OUT/table.json`` and ``OUT/table.md`` (atomically, after
 every row, so a cut run leaves a readable partial table). With several ``seeds`` every row is trained once per
 seed into ``OUT/ROW/seed-S``, and each table cell is the mean over the seeds with its 95 % interval (Student's t
-half-width of the mean).
+half-width of the mean); every later row is also compared with the plan's first row seed by seed (the mean
+difference and its interval), which is how a direction is read.
 """
 
 from __future__ import annotations
@@ -213,7 +214,11 @@ def collect_table(plan: AblationPlan, out: Path) -> dict[str, Any]:
             "step_seconds": round(sum(s["step_seconds"] for s in summaries), 1), "last_validation": None}
         rows.append({"name": row.name, "model": row.model if isinstance(row.model, str) else "(inline)",
                      "note": row.note, "status": "done" if len(done) == len(seeds) else "pending",
-                     "seeds": done, "training": training, "reports": reports})
+                     "seeds": done, "training": training, "reports": reports, "runs": runs})
+    for row in rows[1:] if len(seeds) > 1 else []:
+        row["paired"] = paired_against(rows[0], row, plan.protocols)
+    for row in rows:
+        del row["runs"]
     return {"plan": plan.name, "description": plan.description, "training": plan.training,
             "model_overrides": plan.model_overrides, "protocols": list(plan.protocols),
             "init": recorded.get("init"), "init_scope": plan.init_scope, "seeds": seeds, "rows": rows}
@@ -244,6 +249,31 @@ def seed_summary(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "seeds": len(reports)}
 
 
+def paired_against(reference: dict[str, Any], row: dict[str, Any],
+                   protocols: Sequence[str]) -> dict[str, Any]:
+    """``row`` minus ``reference`` seed by seed (both trained on the same seed), per protocol: the mean
+    difference of every metric with its 95 % interval (seed_summary over the per-seed differences). Pairing
+    removes what a seed does to both rows alike (the batches drawn, the fresh components' initialisation)."""
+    paired = {}
+    for protocol in protocols:
+        seeds = [seed for seed in reference["seeds"] if seed in row["seeds"]]
+        if len(seeds) < 2:
+            continue
+        differences = [_difference(row["runs"][seed][protocol], reference["runs"][seed][protocol])
+                       for seed in seeds]
+        paired[protocol] = {"against": reference["name"], **seed_summary(differences)}
+    return paired
+
+
+def _difference(report: dict[str, Any], reference: dict[str, Any]) -> dict[str, Any]:
+    def minus(block: dict[str, Any], base: dict[str, Any] | None) -> dict[str, Any]:
+        return {key: None if value is None or (base or {}).get(key) is None else value - base[key]
+                for key, value in block.items() if value is None or isinstance(value, int | float)}
+    return {"overall": minus(report["overall"], reference["overall"]),
+            "by": {key: minus(block, reference.get("by", {}).get(key))
+                   for key, block in report.get("by", {}).items()}}
+
+
 def _recorded_plan(out: Path) -> dict[str, Any]:
     try:
         return json.loads((out / "plan.json").read_text(encoding="utf-8"))
@@ -261,6 +291,15 @@ def _cell(block: dict[str, Any] | None, half: dict[str, Any] | None) -> str:
         return "—"
     spread = f" ± {_fmt(half['mAP'])}" if half and half.get("mAP") is not None else ""
     return f"{_fmt(block.get('mAP'))}{spread} ({_fmt(block.get('R@1'))})"
+
+
+def _signed_cell(block: dict[str, Any] | None, half: dict[str, Any] | None) -> str:
+    """Δ mAP ± its 95 % interval (Δ R@1), signed."""
+    if not block or block.get("mAP") is None:
+        return "—"
+    spread = f" ± {half['mAP']:.3f}" if half and half.get("mAP") is not None else ""
+    r1 = block.get("R@1")
+    return f"{block['mAP']:+.3f}{spread} ({'—' if r1 is None else f'{r1:+.3f}'})"
 
 
 def _start_sentence(table: dict[str, Any]) -> str:
@@ -300,7 +339,25 @@ def render_markdown(table: dict[str, Any]) -> str:
                 cells = [_cell(b, h) for b, h in zip(blocks, halves, strict=True)]
             lines.append(f"| {row['name']} | {row['training']['steps']} | " + " | ".join(cells) + " |")
         lines.append("")
+        lines += _paired_lines(table, protocol, keys)
     return "\n".join(lines)
+
+
+def _paired_lines(table: dict[str, Any], protocol: str, keys: list[str]) -> list[str]:
+    paired = [(row["name"], row.get("paired", {}).get(protocol)) for row in table["rows"][1:]]
+    paired = [(name, report) for name, report in paired if report]
+    if not paired:
+        return []
+    lines = [f"Against `{paired[0][1]['against']}`, paired by seed: mean difference of mAP ± its 95 % interval "
+             "(mean difference of R@1); an interval that excludes 0 is a direction.", "",
+             "| row | seeds | " + " | ".join(keys + ["overall"]) + " |",
+             "|---|---|" + "---|" * (len(keys) + 1)]
+    for name, report in paired:
+        interval = report["interval95"]
+        cells = [_signed_cell(report["by"].get(k), interval["by"].get(k)) for k in keys]
+        cells.append(_signed_cell(report["overall"], interval["overall"]))
+        lines.append(f"| {name} | {report['seeds']} | " + " | ".join(cells) + " |")
+    return lines + [""]
 
 
 def write_table(plan: AblationPlan, out: Path) -> dict[str, Any]:
