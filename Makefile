@@ -21,10 +21,10 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	QT_QPA_PLATFORM=offscreen $(VENV)/bin/pytest -q
 
-# Reproduce the shipped default checkpoint (about six and a half hours on 2 CPU cores; resumable: run it again
+# Reproduce the shipped default checkpoint (about seven and a quarter hours on 2 CPU cores; resumable: run it again
 # after a cut). Stages (docs/training-notes.md): 1 text–image from scratch with the conv stem, 2 query fusion,
 # 3 the ImageNet MobileNetV2 stem at 192×96 warm-started from stage 2, 4 query fusion over token sequences
-# (4b: 200 more steps), 4c–4e the same with the camera-realism chain on half the images, 5 scenario tokens with
+# (4b: 200 more steps), 4c–4f the same with the camera-realism chain on half the images, 5 scenario tokens with
 # everything else frozen. Then the text rewrite weight and the footage attribute weight are measured and recorded
 # in the checkpoint, and the five evaluation reports written beside it.
 RUNS ?= runs/default-checkpoint
@@ -48,7 +48,8 @@ default-checkpoint: $(STAMP)
 	$(call stage,default_cpu_mobilenet_realism,stage4c,1009,stage4b)
 	$(call stage,default_cpu_mobilenet_realism_more,stage4d,1011,stage4c)
 	$(call stage,default_cpu_mobilenet_realism_longer,stage4e,1012,stage4d)
-	$(call stage,default_cpu_scenarios,stage5,1007,stage4e)
+	$(call stage,default_cpu_mobilenet_realism_longer,stage4f,1013,stage4e)
+	$(call stage,default_cpu_scenarios,stage5,1007,stage4f)
 	$(LINEUP) checkpoint export $(RUNS)/stage5/model $(SHIPPED) --fp16 --eval-report eval/ --components resources/runs/default_components.json
 	$(VENV)/bin/python bench/text_rewrite.py --world $(EVAL_WORLD) --checkpoint $(SHIPPED) --real --write
 	$(VENV)/bin/python bench/calibrate_attribute_weight.py --checkpoint $(SHIPPED) --write

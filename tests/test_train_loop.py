@@ -4,9 +4,11 @@ time limit, clear errors and the CLI."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -309,3 +311,40 @@ def test_realism_is_recorded_and_changes_what_the_run_sees(world, tmp_path):
     losses = _step_losses(realistic.out)
     assert all(torch.isfinite(torch.tensor(loss)) for _, loss, _ in losses)
     assert [loss for _, loss, _ in losses] != [loss for _, loss, _ in _step_losses(plain.out)]
+
+
+def test_a_second_trainer_into_the_same_folder_is_refused(world, tmp_path):
+    from engine.train.state import HOLDER_FILE, RunBusyError
+
+    out = tmp_path / "run"
+    second: list[RunFolderError] = []
+
+    def attempt():
+        try:
+            train(_options(world, out, resume=True))
+        except RunFolderError as exc:
+            second.append(exc)
+
+    def train_again(record):
+        if record["global_step"] == 2 and not second:
+            # another thread of this process stands for another process: it is refused like one
+            thread = threading.Thread(target=attempt)
+            thread.start()
+            thread.join()
+
+    result = train(_options(world, out, tiny_run(epochs=1)), on_step=train_again)
+    assert result.status == "completed"
+    assert len(second) == 1 and isinstance(second[0], RunBusyError)
+    assert f"run folder {out} is being written by process {os.getpid()}" in str(second[0])
+    assert not (out / HOLDER_FILE).exists()
+    again = train(_options(world, out, tiny_run(epochs=1), resume=True))  # the lock was released
+    assert again.status == "already_complete"
+
+
+def test_a_folder_holding_only_a_killed_trainers_lock_is_still_empty(world, tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "trainer.lock").touch()  # what a trainer killed before writing run.json leaves
+    (out / "trainer.json").write_text('{"pid": 999999, "started": "2026-01-01T00:00:00+00:00"}')
+    result = train(_options(world, out, tiny_run(epochs=1)))
+    assert result.status == "completed"

@@ -7,12 +7,14 @@ A run folder (``--out``) holds:
     training_state.pt    model weights, optimiser, scheduler, RNG states, epoch, step within the epoch,
                          log position — everything ``--resume`` needs to continue as if never stopped
     log.jsonl            the learning curve: step losses, per-epoch validation, starts/stops/resumes
+    trainer.lock/.json   held by the one process training into it (a second trainer is refused)
 
 Every file is written to a temporary sibling and moved into place with ``os.replace``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -24,6 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from engine import folder_lock
 from engine.data.atomic import atomic_write_text
 
 RUN_FORMAT = "lineup-run/1"
@@ -31,6 +34,10 @@ RUN_FILE = "run.json"
 MODEL_DIR = "model"
 STATE_FILE = "training_state.pt"
 LOG_FILE = "log.jsonl"
+#: One trainer per run folder (engine.folder_lock); a folder holding only these files is still empty.
+LOCK_FILE = "trainer.lock"
+HOLDER_FILE = "trainer.json"
+LOCK_FILES = frozenset({LOCK_FILE, HOLDER_FILE})
 #: training settings that do not change what is computed (left out of the run's identity)
 NON_IDENTITY_TRAINING_KEYS = ("threads", "checkpoint_every")
 #: Training keys added after runs were recorded without them, and the behaviour those runs had.
@@ -54,6 +61,10 @@ _UMASK = _umask()
 
 class RunFolderError(ValueError):
     """An output folder that cannot be used for this run (or a resume without a saved state)."""
+
+
+class RunBusyError(RunFolderError):
+    """Another process (or thread) is training into this run folder now."""
 
 
 def run_identity(model_config: dict, training: dict, fingerprint: dict, seed: int) -> dict[str, Any]:
@@ -84,6 +95,12 @@ class RunFolder:
         self.model_dir = self.root / MODEL_DIR
         self.state_file = self.root / STATE_FILE
         self.log_file = self.root / LOG_FILE
+
+    def writing(self) -> contextlib.AbstractContextManager[None]:
+        """Hold the folder's trainer lock (created with the folder); ``RunBusyError`` when another trainer
+        holds it."""
+        return folder_lock.exclusive(self.root, lock_file=LOCK_FILE, holder_file=HOLDER_FILE,
+                                     refuse=RunBusyError, what="run folder")
 
     def read_identity(self) -> dict[str, Any] | None:
         if not self.run_file.is_file():
@@ -117,7 +134,7 @@ class RunFolder:
                 raise RunFolderError(f"cannot resume: {self.run_file} is missing")
             self.remove_leftovers()
             return
-        if self.root.is_dir() and any(self.root.iterdir()):
+        if self.root.is_dir() and any(entry.name not in LOCK_FILES for entry in self.root.iterdir()):
             if stored is not None:
                 raise RunFolderError(
                     f"{self.root} already holds this run; pass --resume to continue it or choose another --out")

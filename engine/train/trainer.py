@@ -420,5 +420,6 @@ def train(options: TrainOptions, progress: ProgressFn = no_progress,
     started = time.monotonic()
     if options.command is None:
         options.command = " ".join(sys.argv)
-    trainer = Trainer.prepare(options, progress=progress, echo=echo)
-    return trainer.run(progress=progress, on_step=on_step, started=started)
+    with RunFolder(options.out).writing():
+        trainer = Trainer.prepare(options, progress=progress, echo=echo)
+        return trainer.run(progress=progress, on_step=on_step, started=started)
