@@ -82,3 +82,15 @@ def test_it_finds_people_of_an_unseen_world_from_fine_descriptions(shipped, tmp_
     best = scores.argmax(dim=1).tolist()
     hits = sum(gallery[j]["identity"] == identity for j, identity in zip(best, first, strict=True))
     assert hits / len(first) >= 0.6, f"{hits}/{len(first)} rank-1 hits"
+
+
+def test_checkpoint_info_names_the_command_that_started_its_last_stage_and_its_resumes(shipped):
+    from typer.testing import CliRunner
+
+    from engine.cli import app
+
+    info = json.loads(CliRunner().invoke(app, ["checkpoint", "info", str(shipped), "--json"]).output)
+    metadata = read_metadata(shipped)
+    assert info["training_command"] == metadata["training_command"] and "--resume" not in info["training_command"]
+    assert info["resumed_with"] == metadata.get("resumed_with", [])
+    assert all("--resume" in command for command in info["resumed_with"])

@@ -348,3 +348,30 @@ def test_a_folder_holding_only_a_killed_trainers_lock_is_still_empty(world, tmp_
     (out / "trainer.json").write_text('{"pid": 999999, "started": "2026-01-01T00:00:00+00:00"}')
     result = train(_options(world, out, tiny_run(epochs=1)))
     assert result.status == "completed"
+
+
+def test_a_resumed_run_records_the_command_that_started_it_and_its_validation_origin(world, tmp_path):
+    run = tiny_run(epochs=1, steps_per_epoch=1, validation_identities=3)
+    train(_options(world, tmp_path / "stage1", run=run))
+    second = tiny_run(epochs=2, checkpoint_every=1, validation_identities=3)
+    out = tmp_path / "stage2"
+
+    class Killed(Exception):
+        pass
+
+    def kill_at_step_3(record):
+        if record["global_step"] == 3:
+            raise Killed
+
+    started = TrainOptions(config=second, data=f"world:{world}", out=out, seed=6, command="lineup train --init s1",
+                           init=tmp_path / "stage1" / "model")
+    with pytest.raises(Killed):
+        train(started, on_step=kill_at_step_3)
+    assert read_metadata(out / "model")["validation_origin"] == str(tmp_path / "stage1" / "model")
+    for command in ("lineup train --resume (1)", "lineup train --resume (2)"):
+        train(TrainOptions(config=second, data=f"world:{world}", out=out, seed=6, command=command, resume=True,
+                           max_minutes=0 if command.endswith("(1)") else None))
+    metadata = read_metadata(out / "model")
+    assert metadata["training_command"] == "lineup train --init s1"
+    assert metadata["resumed_with"] == ["lineup train --resume (1)", "lineup train --resume (2)"]
+    assert metadata["validation_origin"] == str(tmp_path / "stage1" / "model")  # not the run's own folder

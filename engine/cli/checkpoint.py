@@ -37,7 +37,8 @@ def checkpoint_info(
     data = metadata.get("data_fingerprint")
     info = {"path": str(folder), "config": model.config.name, "parameters": metadata.get("parameters"),
             "weights_dtype": metadata.get("weights_dtype", "float32"), "fingerprint": model_fingerprint(model),
-            "training_command": metadata.get("training_command"), "eval_report": metadata.get("eval_report"),
+            "training_command": metadata.get("training_command"), "resumed_with": metadata.get("resumed_with") or [],
+            "eval_report": metadata.get("eval_report"),
             "world": data.get("world") if isinstance(data, dict) else None,
             "attribute_weights": attribute_weights, "text_rewrite_weight": text_rewrite,
             "components": components(model.config, (metadata.get("components") or {}).get("off"))}

@@ -75,6 +75,7 @@ class HeldOut:
     seed: int  # the seed their validation texts were drawn with
     content_sha256: str
     where: str  # the checkpoint they come from, for messages
+    origin: str = ""  # how that checkpoint's run chose them, when it recorded it (kept by a resume)
 
 
 @dataclass
@@ -269,7 +270,7 @@ def build_training_data(
     if held_out is not None and held_out.content_sha256 == fingerprint["content_sha256"]:
         val_ids = set(held_out.identities) & set(identities)
         train_ids = set(identities) - val_ids
-        origin, draw_seed = held_out.where, held_out.seed
+        origin, draw_seed = held_out.origin or held_out.where, held_out.seed
         status(f"holding out the {len(val_ids)} validation identities recorded in {held_out.where}")
     else:
         if held_out is not None:

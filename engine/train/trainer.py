@@ -172,8 +172,9 @@ def _recorded_held_out(options: TrainOptions, folder: RunFolder) -> HeldOut | No
     if not isinstance(identities, list) or not identities or not content:
         return None
     seed = metadata.get("validation_seed")
+    origin = metadata.get("validation_origin") if options.resume else None  # a resume keeps the run's own
     return HeldOut(tuple(int(i) for i in identities), int(seed if seed is not None else metadata.get("seed", 0)),
-                   content, str(source))
+                   content, str(source), origin if isinstance(origin, str) else "")
 
 
 class Trainer:
@@ -191,6 +192,8 @@ class Trainer:
         self.device = model.device
         self.builder = BatchBuilder(data, run.model, run.training, model.tokenizer)
         self.teacher = teacher
+        self.started_with = options.command  # a resumed run keeps the command that started it
+        self.resumed_with: list[str] = []
         self.sampler = IdentityBalancedBatches(data.labels, self.training.identities_per_batch,
                                                self.training.samples_per_identity, seed=options.seed)
         self.steps_per_epoch = len(self.sampler)
@@ -266,6 +269,10 @@ class Trainer:
         self.epoch, self.step, self.global_step = state["epoch"], state["step"], state["global_step"]
         self.last_validation = state.get("last_validation")
         self.folder.truncate_log(state["log_offset"])
+        log = self.folder.read_log()
+        self.started_with = next((r.get("command") for r in log if r.get("event") == "start"),
+                                 self.options.command)
+        self.resumed_with = [r.get("command") for r in log if r.get("event") == "resume"] + [self.options.command]
         self.folder.append_log({"event": "resume", "epoch": self.epoch, "step": self.step,
                                 "global_step": self.global_step, "command": self.options.command})
         self.echo(f"resuming at epoch {self.epoch + 1}, step {self.step} (global step {self.global_step})")
@@ -274,7 +281,8 @@ class Trainer:
     def save_checkpoint(self) -> None:
         """Model folder (engine.models format) and the full training state, each written atomically."""
         metadata = {
-            "training_command": self.options.command,
+            "training_command": self.started_with,
+            "resumed_with": self.resumed_with,
             "data_fingerprint": self.data.fingerprint,
             "seed": self.options.seed,
             "training": self.training.to_dict(),
