@@ -286,3 +286,43 @@ def test_a_single_seed_table_has_no_paired_comparison(tmp_path):
     table = collect_table(plan, tmp_path)
     assert all("paired" not in row for row in table["rows"])
     assert "paired by seed" not in render_markdown(table)
+
+
+def test_a_row_another_process_is_training_is_skipped(world, tmp_path):
+    import threading
+
+    from engine.train.state import RunFolder
+
+    plan = parse_plan(_plan())
+    out = tmp_path / "ablation"
+    _write_eval(out / "no_gcr", 0.5)
+    held, release = threading.Event(), threading.Event()
+
+    def other_trainer():  # another thread of this process stands for another process
+        with RunFolder(out / "full").writing():
+            held.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=other_trainer)
+    thread.start()
+    held.wait(30)
+    messages: list[str] = []
+    try:
+        table = run_ablation(plan, f"world:{world}", world, out, seed=2, echo=messages.append)
+    finally:
+        release.set()
+        thread.join()
+    assert messages[0].startswith(f"full: skipped: run folder {out / 'full'} is being written by process")
+    assert messages[1:] == ["no_gcr: done already"]
+    assert [row["status"] for row in table["rows"]] == ["pending", "done"]
+    assert not (out / "full" / "run.json").exists()  # nothing was trained into the busy folder
+
+
+def test_threads_reach_every_run_and_must_be_positive(world, tmp_path):
+    plan = parse_plan(_plan())
+    with pytest.raises(AblationPlanError, match="threads must be at least 1"):
+        run_ablation(plan, f"world:{world}", world, tmp_path / "a", threads=0)
+    out = tmp_path / "b"
+    run_ablation(plan, f"world:{world}", world, out, seed=2, only=["full"], threads=1)
+    start = json.loads((out / "full" / "log.jsonl").read_text().splitlines()[0])
+    assert start["event"] == "start" and start["training"]["threads"] == 1

@@ -196,8 +196,11 @@ def ablate_command(
     seeds: str = typer.Option(None, "--seeds", help="Comma-separated seeds: every row once per seed; the table "
                               "gives means and 95 % intervals (replaces --seed)."),
     device: str = typer.Option(None, "--device", help="cpu, cuda or cuda:N (default: CUDA when available)."),
+    threads: int = typer.Option(None, "--threads", help="CPU threads per run (default: every core); with "
+                                "several processes sharing one plan, cores ÷ processes."),
 ) -> None:
-    """Train and evaluate every row of an ablation plan at one budget; resumable; writes a table."""
+    """Train and evaluate every row of an ablation plan at one budget; resumable; writes a table. Several
+    processes can share one --out: each skips the row and seed another is training."""
     from engine.progress import cli_progress
     from engine.train.ablation import load_plan, render_markdown, run_ablation
 
@@ -206,7 +209,7 @@ def ablate_command(
         seed_list = _seed_list(seeds) if seeds is not None else None
         with cli_progress(f"ablation {loaded.name}") as report:
             table = run_ablation(loaded, data, world, out, seed=seed, init=init, device=device, only=only or None,
-                                 seeds=seed_list, echo=typer.echo, progress=report)
+                                 seeds=seed_list, threads=threads, echo=typer.echo, progress=report)
     except (ValueError, OSError, RuntimeError) as exc:
         _fail(str(exc))
     typer.echo(render_markdown(table))

@@ -38,6 +38,7 @@ from engine.atomic import atomic_write_json, atomic_write_text
 from engine.models.checkpoint import WARM_START_SCOPES
 from engine.progress import ProgressFn, no_progress
 from engine.train.config import TrainConfig, load_run_config
+from engine.train.state import RunBusyError, RunFolder
 from engine.train.trainer import TrainOptions, train
 
 ROW_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
@@ -369,11 +370,14 @@ def write_table(plan: AblationPlan, out: Path) -> dict[str, Any]:
 
 def run_ablation(plan: AblationPlan, data: str, world: Path, out: Path, *, seed: int = 0,
                  init: Path | None = None, device: str | None = None, only: list[str] | None = None,
-                 batch_size: int = 64, seeds: Sequence[int] | None = None,
+                 batch_size: int = 64, seeds: Sequence[int] | None = None, threads: int | None = None,
                  echo: Callable[[str], None] = lambda message: None,
                  progress: ProgressFn = no_progress) -> dict[str, Any]:
     """Train and evaluate every row not yet done (or only the named ones), once per seed of ``seeds``
-    (default: ``seed`` alone); returns the table."""
+    (default: ``seed`` alone); returns the table. A row and seed that another process is training now is skipped
+    (so several processes can share one plan); ``threads`` sets each run's CPU threads (default: every core)."""
+    if threads is not None and threads < 1:
+        raise AblationPlanError(f"threads must be at least 1, not {threads}")
     seeds = list(seeds) if seeds else [seed]
     if len(set(seeds)) != len(seeds):
         raise AblationPlanError(f"{plan.source}: seeds {seeds} repeat a seed")
@@ -405,20 +409,31 @@ def run_ablation(plan: AblationPlan, data: str, world: Path, out: Path, *, seed:
                 echo(f"{label}: done already")
                 continue
             started = time.monotonic()
-            resume = (folder / "training_state.pt").is_file()
-            model_name = row.model if isinstance(row.model, str) else "inline config"
-            echo(f"{label}: {'resuming' if resume else 'training'} ({model_name})")
-            train(TrainOptions(config=plan.run_file(row), data=data, out=folder, resume=resume, seed=run_seed,
-                               device=device, init=init, init_scope=plan.init_scope,
-                               command=f"lineup ablate {plan.source} row {row.name} seed {run_seed}"),
-                  progress=progress, echo=echo)
-            model = load(folder / "model", device=device)
-            for protocol in plan.protocols:
-                file = folder / f"eval-{protocol}.json"
-                if file.is_file():
-                    continue
-                report = evaluate(model, world, protocol, batch_size=batch_size, progress=progress)
-                atomic_write_json(file, report, indent=1)
+            try:
+                with RunFolder(folder).writing():  # training and evaluation: one process per row and seed
+                    if _row_complete(folder, plan):  # another process finished it meanwhile
+                        echo(f"{label}: done already")
+                        continue
+                    resume = (folder / "training_state.pt").is_file()
+                    model_name = row.model if isinstance(row.model, str) else "inline config"
+                    echo(f"{label}: {'resuming' if resume else 'training'} ({model_name})")
+                    run = plan.run_file(row)
+                    if threads is not None:
+                        run["training"]["threads"] = threads
+                    train(TrainOptions(config=run, data=data, out=folder, resume=resume, seed=run_seed,
+                                       device=device, init=init, init_scope=plan.init_scope,
+                                       command=f"lineup ablate {plan.source} row {row.name} seed {run_seed}"),
+                          progress=progress, echo=echo)
+                    model = load(folder / "model", device=device)
+                    for protocol in plan.protocols:
+                        file = folder / f"eval-{protocol}.json"
+                        if file.is_file():
+                            continue
+                        report = evaluate(model, world, protocol, batch_size=batch_size, progress=progress)
+                        atomic_write_json(file, report, indent=1)
+            except RunBusyError as exc:
+                echo(f"{label}: skipped: {exc}")
+                continue
             echo(f"{label}: finished in {time.monotonic() - started:.0f} s")
             write_table(plan, out)
     return write_table(plan, out)
