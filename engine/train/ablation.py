@@ -255,11 +255,11 @@ def paired_against(reference: dict[str, Any], row: dict[str, Any],
     """``row`` minus ``reference`` seed by seed (both trained on the same seed), per protocol: the mean
     difference of every metric with its 95 % interval (seed_summary over the per-seed differences). Pairing
     removes what a seed does to both rows alike (the batches drawn, the fresh components' initialisation)."""
+    seeds = [seed for seed in reference["seeds"] if seed in row["seeds"]]
+    if len(seeds) < 2:
+        return {}
     paired = {}
     for protocol in protocols:
-        seeds = [seed for seed in reference["seeds"] if seed in row["seeds"]]
-        if len(seeds) < 2:
-            continue
         differences = [_difference(row["runs"][seed][protocol], reference["runs"][seed][protocol])
                        for seed in seeds]
         paired[protocol] = {"against": reference["name"], **seed_summary(differences)}

@@ -172,7 +172,7 @@ def _recorded_held_out(options: TrainOptions, folder: RunFolder) -> HeldOut | No
     if not isinstance(identities, list) or not identities or not content:
         return None
     seed = metadata.get("validation_seed")
-    origin = metadata.get("validation_origin") if options.resume else None  # a resume keeps the run's own
+    origin = metadata.get("validation_origin") if options.resume else None  # kept as the run recorded it
     return HeldOut(tuple(int(i) for i in identities), int(seed if seed is not None else metadata.get("seed", 0)),
                    content, str(source), origin if isinstance(origin, str) else "")
 
