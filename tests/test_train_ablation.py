@@ -221,7 +221,7 @@ def test_several_seeds_run_each_row_per_seed_and_tabulate_intervals(world, tmp_p
             _write_eval(out / row / f"seed-{seed}", value)
     messages: list[str] = []
     table = run_ablation(plan, f"world:{world}", world, out, seeds=[1, 2, 3], echo=messages.append)
-    assert messages == [f"{row} seed {seed}: done already" for row in ("full", "no_gcr") for seed in (1, 2, 3)]
+    assert messages == [f"{row} seed {seed}: done already" for seed in (1, 2, 3) for row in ("full", "no_gcr")]
     assert table["seeds"] == [1, 2, 3] and [row["status"] for row in table["rows"]] == ["done", "done"]
     full = table["rows"][0]["reports"]["mg-separate"]
     assert full["overall"]["R@1"] == pytest.approx(0.6) and full["seeds"] == 3

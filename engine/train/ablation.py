@@ -374,8 +374,9 @@ def run_ablation(plan: AblationPlan, data: str, world: Path, out: Path, *, seed:
                  echo: Callable[[str], None] = lambda message: None,
                  progress: ProgressFn = no_progress) -> dict[str, Any]:
     """Train and evaluate every row not yet done (or only the named ones), once per seed of ``seeds``
-    (default: ``seed`` alone); returns the table. A row and seed that another process is training now is skipped
-    (so several processes can share one plan); ``threads`` sets each run's CPU threads (default: every core)."""
+    (default: ``seed`` alone; every row for a seed before the next seed); returns the table. A row and seed
+    that another process is training now is skipped (so several processes can share one plan); ``threads``
+    sets each run's CPU threads (default: every core)."""
     if threads is not None and threads < 1:
         raise AblationPlanError(f"threads must be at least 1, not {threads}")
     seeds = list(seeds) if seeds else [seed]
@@ -400,10 +401,12 @@ def run_ablation(plan: AblationPlan, data: str, world: Path, out: Path, *, seed:
                                         "seed": seeds[0], "seeds": seeds,
                                         "init": None if init is None else str(init)},
                       indent=1)
-    for row in plan.rows:
-        if only and row.name not in only:
-            continue
-        for run_seed, folder in row_folders(out, row.name, seeds).items():
+    # Seed-major: every row once before any row's second seed, so a cut-short run leaves a full table on
+    # its first seeds and paired comparisons on the seeds that follow.
+    rows = [row for row in plan.rows if not only or row.name in only]
+    for run_seed in seeds:
+        for row in rows:
+            folder = row_folders(out, row.name, seeds)[run_seed]
             label = row.name if len(seeds) == 1 else f"{row.name} seed {run_seed}"
             if _row_complete(folder, plan):
                 echo(f"{label}: done already")
