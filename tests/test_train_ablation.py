@@ -326,3 +326,23 @@ def test_threads_reach_every_run_and_must_be_positive(world, tmp_path):
     run_ablation(plan, f"world:{world}", world, out, seed=2, only=["full"], threads=1)
     start = json.loads((out / "full" / "log.jsonl").read_text().splitlines()[0])
     assert start["event"] == "start" and start["training"]["threads"] == 1
+
+
+def test_a_row_can_change_the_budget_for_itself(tmp_path):
+    rows = [{"name": "full", "model": tiny_run()["model"]},
+            {"name": "frozen", "model": tiny_run()["model"],
+             "training": {"trainable": ["text_attributes"], "lr": 1e-3}}]
+    plan = parse_plan(_plan(rows=rows))
+    assert plan.run_file(plan.rows[0])["training"] == plan.training
+    frozen = plan.run_file(plan.rows[1])["training"]
+    assert frozen == {**plan.training, "trainable": ["text_attributes"], "lr": 1e-3}
+    from engine.train.ablation import collect_table
+
+    markdown = render_markdown(collect_table(plan, tmp_path))
+    assert 'Row `frozen` also trains with `{"lr": 0.001, "trainable": ["text_attributes"]}`.' in markdown
+    assert "Row `full`" not in markdown
+    bad = [rows[0], {**rows[1], "training": {"epochs": 0}}]
+    with pytest.raises(AblationPlanError, match="row 'frozen'.*epochs"):
+        parse_plan(_plan(rows=bad))
+    with pytest.raises(AblationPlanError, match=r"rows\[1\]: 'training' must be an object"):
+        parse_plan(_plan(rows=[rows[0], {**rows[1], "training": ["lr"]}]))

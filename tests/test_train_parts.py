@@ -15,9 +15,9 @@ from engine.models.names import RESOLUTIONS
 from engine.ontology import LEVELS, ONTOLOGY
 from engine.train import compose_losses, load_run_config
 from engine.train.batches import BatchBuilder
-from engine.train.config import TrainConfig
+from engine.train.config import TrainConfig, TrainConfigError
 from engine.train.data import build_training_data
-from engine.train.optim import LearningRateFactor, build_optimizer
+from engine.train.optim import LearningRateFactor, build_optimizer, freeze_all_but, trainable_matcher
 from engine.train.texts import TextSource, attribute_token_mask, ordinary_token_mask
 
 ALL_OFF = {
@@ -248,3 +248,29 @@ def test_sketch_and_ir_attribute_supervision_needs_image_heads():
 
     with pytest.raises(TrainConfigError, match="query_attributes"):
         load_run_config(tiny_run({"attributes": {"image": False}, "losses": {"query_attributes": 1.0}}))
+
+
+def test_trainable_entries_are_prefixes_where_a_star_is_one_dotted_part():
+    adapters = trainable_matcher("blocks.*.adapters")
+    assert adapters("blocks.0.adapters.down_weight") and adapters("blocks.11.adapters.router.weight")
+    assert adapters("blocks.3.adapters")
+    assert not adapters("blocks.0.mlp.weight") and not adapters("blocks.0.adaptersx.weight")
+    assert not adapters("blocks.0.1.adapters.weight") and not adapters("head.blocks.0.adapters.weight")
+    assert trainable_matcher("image_attr")("image_attributes.linear.weight")  # a plain entry stays a prefix
+
+
+def test_freezing_by_a_pattern_trains_only_the_matched_parameters():
+    def block() -> torch.nn.Module:
+        return torch.nn.ModuleDict({"mlp": torch.nn.Linear(2, 2), "adapters": torch.nn.Linear(2, 2)})
+
+    model = torch.nn.ModuleDict({"blocks": torch.nn.ModuleList([block() for _ in range(3)]),
+                                 "norm": torch.nn.BatchNorm1d(2), "head": torch.nn.Linear(2, 2)})
+    freeze_all_but(model, ("blocks.*.adapters", "head"))
+    trained = {name for name, param in model.named_parameters() if param.requires_grad}
+    assert trained == {f"blocks.{i}.adapters.{p}" for i in range(3) for p in ("weight", "bias")} | {
+        "head.weight", "head.bias"}
+    model.train()
+    model["norm"](torch.randn(4, 2))
+    assert not model["norm"].training  # a frozen batch norm keeps its running statistics
+    with pytest.raises(TrainConfigError, match=r"\['blocks\.\*\.adaptors'\] name no parameter"):
+        freeze_all_but(model, ("blocks.*.adaptors",))

@@ -10,7 +10,8 @@ A plan file (``resources/ablations/*.json``)::
      "protocols": ["mg-separate"],
      "init": "warm" | absent,  # "warm": every row starts from the checkpoint given as ``init`` to run_ablation
      "init_scope": "all" | "backbone",  # what is copied from it (engine.models.checkpoint.warm_start); "all"
-     "rows": [{"name": "baseline", "model": "cmam_baseline", "model_overrides": {...}}, ...]}
+     "rows": [{"name": "baseline", "model": "cmam_baseline", "model_overrides": {...},
+               "training": {TrainConfig fields this row alone changes, e.g. "trainable"}}, ...]}
 
 ``run_ablation`` trains each row into ``OUT/ROW`` (resuming a cut run, skipping a finished one), evaluates it
 into ``OUT/ROW/eval-PROTOCOL.json`` and writes ``OUT/table.json`` and ``OUT/table.md`` (atomically, after
@@ -44,7 +45,7 @@ from engine.train.trainer import TrainOptions, train
 ROW_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 PLAN_KEYS = frozenset({"name", "description", "training", "model_overrides", "protocols", "rows", "init",
                        "init_scope"})
-ROW_KEYS = frozenset({"name", "model", "model_overrides", "note"})
+ROW_KEYS = frozenset({"name", "model", "model_overrides", "note", "training"})
 WORLD_PROTOCOLS = ("mg-separate", "mg-progressive", "modes", "cross-res", "anytime")
 
 
@@ -58,6 +59,7 @@ class AblationRow:
     model: str | dict[str, Any]
     model_overrides: dict[str, Any] = field(default_factory=dict)
     note: str = ""
+    training: dict[str, Any] = field(default_factory=dict)  # over the plan's budget, for this row alone
 
 
 @dataclass(frozen=True)
@@ -73,9 +75,10 @@ class AblationPlan:
     init_scope: str = "all"  # which of them: all, or only the backbone's (checkpoint.warm_start)
 
     def run_file(self, row: AblationRow) -> dict[str, Any]:
-        """The run dict of one row: its model, the shared recipe then the row's own overrides, the budget."""
+        """The run dict of one row: its model, the shared recipe then the row's own overrides, the budget
+        (then the row's own training fields)."""
         return {"model": row.model, "model_overrides": _merge(self.model_overrides, row.model_overrides),
-                "training": dict(self.training)}
+                "training": {**self.training, **row.training}}
 
 
 def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
@@ -119,7 +122,9 @@ def parse_plan(data: Any, source: str = "plan") -> AblationPlan:
              f"rows[{i}]: 'name' must be a short name of letters, digits, _ . + -")
         need(isinstance(row.get("model"), (str, dict)), f"rows[{i}] ({row.get('name')}): 'model' is required")
         need(isinstance(row.get("model_overrides", {}), dict), f"rows[{i}]: 'model_overrides' must be an object")
-        rows.append(AblationRow(row["name"], row["model"], row.get("model_overrides", {}), row.get("note", "")))
+        need(isinstance(row.get("training", {}), dict), f"rows[{i}]: 'training' must be an object")
+        rows.append(AblationRow(row["name"], row["model"], row.get("model_overrides", {}), row.get("note", ""),
+                                row.get("training", {})))
     need(data.get("init", "warm") == "warm", "'init' can only be \"warm\" (the checkpoint is given when running)")
     need(data.get("init_scope", "all") in WARM_START_SCOPES, f"'init_scope' must be one of {list(WARM_START_SCOPES)}")
     need("init_scope" not in data or "init" in data, "'init_scope' needs \"init\": \"warm\"")
@@ -214,7 +219,8 @@ def collect_table(plan: AblationPlan, out: Path) -> dict[str, Any]:
             "steps": max(s["steps"] for s in summaries),
             "step_seconds": round(sum(s["step_seconds"] for s in summaries), 1), "last_validation": None}
         rows.append({"name": row.name, "model": row.model if isinstance(row.model, str) else "(inline)",
-                     "note": row.note, "status": "done" if len(done) == len(seeds) else "pending",
+                     "note": row.note, "own_training": row.training,
+                     "status": "done" if len(done) == len(seeds) else "pending",
                      "seeds": done, "training": training, "reports": reports, "runs": runs})
     for row in rows[1:] if len(seeds) > 1 else []:
         row["paired"] = paired_against(rows[0], row, plan.protocols)
@@ -311,12 +317,17 @@ def _start_sentence(table: dict[str, Any]) -> str:
     return f" Every row starts from `{table['init']}`{scope}."
 
 
+def _own_training_sentences(table: dict[str, Any]) -> str:
+    return "".join(f" Row `{row['name']}` also trains with `{json.dumps(row['own_training'], sort_keys=True)}`."
+                   for row in table["rows"] if row.get("own_training"))
+
+
 def render_markdown(table: dict[str, Any]) -> str:
     """One markdown table per protocol: mAP per key (level, mode, resolution or scenario), then overall."""
     lines = [f"# Ablation `{table['plan']}`", "", table["description"], "",
              f"Budget (every row): `{json.dumps(table['training'], sort_keys=True)}`; shared recipe: "
              f"`{json.dumps(table['model_overrides'], sort_keys=True)}`."
-             + _start_sentence(table), ""]
+             + _start_sentence(table) + _own_training_sentences(table), ""]
     for protocol in table["protocols"]:
         keys: list[str] = []
         for row in table["rows"]:

@@ -68,7 +68,7 @@ class TrainConfig:
     # evaluation states for text) or any image of the identity ("identity", the earlier behaviour)
     reid_samples_per_modality: int = 2  # Uni-AT: RGB and IR images per batch identity
     threads: int = 0  # torch CPU threads; 0 = all cores
-    trainable: tuple[str, ...] = ()  # parameter-name prefixes to train, the rest frozen; () = every parameter
+    trainable: tuple[str, ...] = ()  # name prefixes (* = one dotted part) to train, the rest frozen; () = all
     stem_weights: str = ""  # a new run's mobilenetv2 stem starts from this file (relative: under resources/
     # first); a stem in the --init checkpoint replaces it
     teacher_data: tuple[str, ...] = ()  # ingested footage galleries whose pixel readings teach the image attribute

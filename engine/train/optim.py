@@ -11,6 +11,8 @@ epochs 10 and 25"), or constant.
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Callable
 
 import torch
 from torch import nn
@@ -42,18 +44,29 @@ def parameter_groups(model: PersonSearchModel, training: TrainConfig) -> list[di
     return groups
 
 
-def freeze_all_but(model: nn.Module, prefixes: tuple[str, ...]) -> None:
-    """Train only the parameters whose names start with one of ``prefixes`` (none given: train all). A prefix
+def trainable_matcher(entry: str) -> Callable[[str], bool]:
+    """Whether a parameter name falls under one ``trainable`` entry: a name prefix, where ``*`` stands for
+    one dotted part (``backbone.visual.transformer.resblocks.*.adapters``: every block's adapters)."""
+    if "*" not in entry:
+        return lambda name: name.startswith(entry)
+    pattern = re.compile("".join("[^.]+" if part == "*" else re.escape(part) for part in re.split(r"(\*)", entry))
+                         + r"(\.|$)")
+    return lambda name: pattern.match(name) is not None
+
+
+def freeze_all_but(model: nn.Module, entries: tuple[str, ...]) -> None:
+    """Train only the parameters under one of ``entries`` (trainable_matcher; none given: train all). An entry
     that names no parameter is an error naming it, so a typo cannot silently freeze the whole model."""
-    if not prefixes:
+    if not entries:
         return
     names = [name for name, _ in model.named_parameters()]
-    unused = [prefix for prefix in prefixes if not any(name.startswith(prefix) for name in names)]
+    matchers = [trainable_matcher(entry) for entry in entries]
+    unused = [entry for entry, match in zip(entries, matchers, strict=True) if not any(map(match, names))]
     if unused:
         roots = sorted({name.split(".")[0] for name in names})
         raise TrainConfigError(f"'trainable' prefixes {unused} name no parameter of this model (its modules: {roots})")
     for name, param in model.named_parameters():
-        param.requires_grad_(name.startswith(prefixes))
+        param.requires_grad_(any(match(name) for match in matchers))
     for module in model.modules():  # a frozen batch norm keeps its running statistics and uses them
         params = list(module.parameters(recurse=False))
         if isinstance(module, nn.modules.batchnorm._BatchNorm) and not any(p.requires_grad for p in params):
