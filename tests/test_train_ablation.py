@@ -277,6 +277,27 @@ def test_rows_are_compared_with_the_first_row_seed_by_seed(tmp_path):
     assert f"| no_gcr | 3 | +0.015 ± {half:.3f} (+0.030) | +0.015 ± {half:.3f} (+0.030) |" in markdown
 
 
+def test_a_cumulative_plan_pairs_each_row_with_the_row_above(tmp_path):
+    from engine.train.ablation import collect_table
+
+    run = tiny_run()
+    rows = [{"name": name, "model": run["model"]} for name in ("base", "plus_a", "plus_b")]
+    plan = parse_plan(_plan(rows=rows, compare="previous"))
+    (tmp_path / "plan.json").write_text(json.dumps({"seeds": [1, 2]}))
+    for seed, value in ((1, 0.5), (2, 0.7)):  # plus_a adds 0.1 R@1 to base, plus_b 0.04 more
+        for name, gain in (("base", 0.0), ("plus_a", 0.1), ("plus_b", 0.14)):
+            _write_eval(tmp_path / name / f"seed-{seed}", value + gain)
+    table = collect_table(plan, tmp_path)
+    first, second = (table["rows"][i]["paired"]["mg-separate"] for i in (1, 2))
+    assert first["against"] == "base" and first["overall"]["R@1"] == pytest.approx(0.1)
+    assert second["against"] == "plus_a" and second["overall"]["R@1"] == pytest.approx(0.04)
+    markdown = render_markdown(table)
+    assert "Each row against the row above it, paired by seed" in markdown
+    assert "| plus_b − plus_a | 2 | +0.020 ± 0.000 (+0.040) |" in markdown
+    with pytest.raises(AblationPlanError, match="'compare' must be one of"):
+        parse_plan(_plan(compare="best"))
+
+
 def test_a_single_seed_table_has_no_paired_comparison(tmp_path):
     from engine.train.ablation import collect_table
 

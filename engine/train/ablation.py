@@ -10,6 +10,7 @@ A plan file (``resources/ablations/*.json``)::
      "protocols": ["mg-separate"],
      "init": "warm" | absent,  # "warm": every row starts from the checkpoint given as ``init`` to run_ablation
      "init_scope": "all" | "backbone",  # what is copied from it (engine.models.checkpoint.warm_start); "all"
+     "compare": "first" | "previous",  # paired comparisons against the first row (default) or the row above
      "rows": [{"name": "baseline", "model": "cmam_baseline", "model_overrides": {...},
                "training": {TrainConfig fields this row alone changes, e.g. "trainable"}}, ...]}
 
@@ -17,8 +18,9 @@ A plan file (``resources/ablations/*.json``)::
 into ``OUT/ROW/eval-PROTOCOL.json`` and writes ``OUT/table.json`` and ``OUT/table.md`` (atomically, after
 every row, so a cut run leaves a readable partial table). With several ``seeds`` every row is trained once per
 seed into ``OUT/ROW/seed-S``, and each table cell is the mean over the seeds with its 95 % interval (Student's t
-half-width of the mean); every later row is also compared with the plan's first row seed by seed (the mean
-difference and its interval), which is how a direction is read.
+half-width of the mean); every later row is also compared seed by seed with the plan's first row, or with the
+row above it in a cumulative plan ("compare": "previous"): the mean difference and its interval, which is how a
+direction is read.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ from engine.train.trainer import TrainOptions, train
 
 ROW_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 PLAN_KEYS = frozenset({"name", "description", "training", "model_overrides", "protocols", "rows", "init",
-                       "init_scope"})
+                       "init_scope", "compare"})
+COMPARISONS = ("first", "previous")
 ROW_KEYS = frozenset({"name", "model", "model_overrides", "note", "training"})
 WORLD_PROTOCOLS = ("mg-separate", "mg-progressive", "modes", "cross-res", "anytime")
 
@@ -73,6 +76,7 @@ class AblationPlan:
     source: str = "plan"
     warm_start: bool = False  # every row starts from one given checkpoint's matching weights
     init_scope: str = "all"  # which of them: all, or only the backbone's (checkpoint.warm_start)
+    compare: str = "first"  # each later row is paired with the first row, or with the previous one
 
     def run_file(self, row: AblationRow) -> dict[str, Any]:
         """The run dict of one row: its model, the shared recipe then the row's own overrides, the budget
@@ -128,11 +132,13 @@ def parse_plan(data: Any, source: str = "plan") -> AblationPlan:
     need(data.get("init", "warm") == "warm", "'init' can only be \"warm\" (the checkpoint is given when running)")
     need(data.get("init_scope", "all") in WARM_START_SCOPES, f"'init_scope' must be one of {list(WARM_START_SCOPES)}")
     need("init_scope" not in data or "init" in data, "'init_scope' needs \"init\": \"warm\"")
+    need(data.get("compare", "first") in COMPARISONS, f"'compare' must be one of {list(COMPARISONS)}")
     names = [r.name for r in rows]
     duplicate = next((n for n in names if names.count(n) > 1), None)
     need(duplicate is None, f"row name {duplicate!r} is used twice")
     plan = AblationPlan(data["name"], data.get("description", ""), training, overrides, tuple(protocols),
-                        tuple(rows), source, warm_start="init" in data, init_scope=data.get("init_scope", "all"))
+                        tuple(rows), source, warm_start="init" in data, init_scope=data.get("init_scope", "all"),
+                        compare=data.get("compare", "first"))
     for row in rows:
         try:
             load_run_config(plan.run_file(row))
@@ -222,13 +228,14 @@ def collect_table(plan: AblationPlan, out: Path) -> dict[str, Any]:
                      "note": row.note, "own_training": row.training,
                      "status": "done" if len(done) == len(seeds) else "pending",
                      "seeds": done, "training": training, "reports": reports, "runs": runs})
-    for row in rows[1:] if len(seeds) > 1 else []:
-        row["paired"] = paired_against(rows[0], row, plan.protocols)
+    for i, row in enumerate(rows[1:] if len(seeds) > 1 else [], start=1):
+        row["paired"] = paired_against(rows[0] if plan.compare == "first" else rows[i - 1], row, plan.protocols)
     for row in rows:
         del row["runs"]
     return {"plan": plan.name, "description": plan.description, "training": plan.training,
             "model_overrides": plan.model_overrides, "protocols": list(plan.protocols),
-            "init": recorded.get("init"), "init_scope": plan.init_scope, "seeds": seeds, "rows": rows}
+            "init": recorded.get("init"), "init_scope": plan.init_scope, "compare": plan.compare, "seeds": seeds,
+            "rows": rows}
 
 
 def seed_summary(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -360,7 +367,9 @@ def _paired_lines(table: dict[str, Any], protocol: str, keys: list[str]) -> list
     paired = [(name, report) for name, report in paired if report]
     if not paired:
         return []
-    lines = [f"Against `{paired[0][1]['against']}`, paired by seed: mean difference of mAP ± its 95 % interval "
+    previous = table.get("compare") == "previous"
+    against = "Each row against the row above it" if previous else f"Against `{paired[0][1]['against']}`"
+    lines = [f"{against}, paired by seed: mean difference of mAP ± its 95 % interval "
              "(mean difference of R@1); an interval that excludes 0 is a direction.", "",
              "| row | seeds | " + " | ".join(keys + ["overall"]) + " |",
              "|---|---|" + "---|" * (len(keys) + 1)]
@@ -368,7 +377,8 @@ def _paired_lines(table: dict[str, Any], protocol: str, keys: list[str]) -> list
         interval = report["interval95"]
         cells = [_signed_cell(report["by"].get(k), interval["by"].get(k)) for k in keys]
         cells.append(_signed_cell(report["overall"], interval["overall"]))
-        lines.append(f"| {name} | {report['seeds']} | " + " | ".join(cells) + " |")
+        label = f"{name} − {report['against']}" if previous else name
+        lines.append(f"| {label} | {report['seeds']} | " + " | ".join(cells) + " |")
     return lines + [""]
 
 
