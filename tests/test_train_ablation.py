@@ -298,6 +298,25 @@ def test_a_cumulative_plan_pairs_each_row_with_the_row_above(tmp_path):
         parse_plan(_plan(compare="best"))
 
 
+def test_the_table_shows_each_runs_learning_curve(tmp_path):
+    from engine.train.ablation import collect_table
+
+    plan = parse_plan(_plan())
+    (tmp_path / "plan.json").write_text(json.dumps({"seeds": [1, 2]}))
+    for seed in (1, 2):
+        _write_eval(tmp_path / "full" / f"seed-{seed}", 0.5)
+    epochs = [{"event": "epoch", "epoch": e, "mean_loss": loss, "validation": {"UF": {"mAP": uf}, "UC": {"mAP": uc}}}
+              for e, loss, uf, uc in ((0, 5.25, 0.6, 0.2), (1, 4.5, 0.7, 0.25))]
+    log = [{"event": "step", "global_step": 1, "seconds": 2.0}, epochs[0], epochs[1]]
+    (tmp_path / "full" / "seed-1" / "log.jsonl").write_text("\n".join(map(json.dumps, log)) + "\n{cut")
+    table = collect_table(plan, tmp_path)
+    assert list(table["rows"][0]["curves"]) == ["1"] and table["rows"][1]["curves"] == {}
+    markdown = render_markdown(table)
+    assert "## Learning curves" in markdown and "| row | seed | UF mAP | UC mAP | mean loss |" in markdown
+    assert "| full | 1 | 0.600 → 0.700 | 0.200 → 0.250 | 5.25 → 4.5 |" in markdown
+    assert "| no_gcr |" not in markdown.split("## Learning curves")[1]
+
+
 def test_a_single_seed_table_has_no_paired_comparison(tmp_path):
     from engine.train.ablation import collect_table
 

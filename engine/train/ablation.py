@@ -172,7 +172,8 @@ def _row_complete(folder: Path, plan: AblationPlan) -> bool:
 
 
 def _training_summary(folder: Path) -> dict[str, Any]:
-    steps, seconds, last = 0, 0.0, None
+    """Steps, summed step time, the last validation, and the curve: per epoch its mean loss and validation."""
+    steps, seconds, last, curve = 0, 0.0, None, []
     log = folder / "log.jsonl"
     if log.is_file():
         for line in log.read_text(encoding="utf-8").splitlines():
@@ -185,7 +186,9 @@ def _training_summary(folder: Path) -> dict[str, Any]:
                 seconds += record.get("seconds", 0.0)
             elif record.get("event") == "epoch":
                 last = record.get("validation")
-    return {"steps": steps, "step_seconds": round(seconds, 1), "last_validation": last}
+                curve.append({"epoch": record.get("epoch"), "mean_loss": record.get("mean_loss"),
+                              "validation": last or {}})
+    return {"steps": steps, "step_seconds": round(seconds, 1), "last_validation": last, "curve": curve}
 
 
 def row_folders(out: Path, row: str, seeds: Sequence[int]) -> dict[int, Path]:
@@ -221,13 +224,15 @@ def collect_table(plan: AblationPlan, out: Path) -> dict[str, Any]:
             reports = {protocol: seed_summary([runs[seed][protocol] for seed in done])
                        for protocol in plan.protocols}
         summaries = [_training_summary(folder) for folder in folders.values()]
+        curves = {seed: summary.pop("curve") for seed, summary in zip(folders, summaries, strict=True)}
         training = summaries[0] if len(seeds) == 1 else {
             "steps": max(s["steps"] for s in summaries),
             "step_seconds": round(sum(s["step_seconds"] for s in summaries), 1), "last_validation": None}
         rows.append({"name": row.name, "model": row.model if isinstance(row.model, str) else "(inline)",
                      "note": row.note, "own_training": row.training,
                      "status": "done" if len(done) == len(seeds) else "pending",
-                     "seeds": done, "training": training, "reports": reports, "runs": runs})
+                     "seeds": done, "training": training, "reports": reports, "runs": runs,
+                     "curves": {str(seed): curve for seed, curve in curves.items() if curve}})
     for i, row in enumerate(rows[1:] if len(seeds) > 1 else [], start=1):
         row["paired"] = paired_against(rows[0] if plan.compare == "first" else rows[i - 1], row, plan.protocols)
     for row in rows:
@@ -359,7 +364,31 @@ def render_markdown(table: dict[str, Any]) -> str:
             lines.append(f"| {row['name']} | {row['training']['steps']} | " + " | ".join(cells) + " |")
         lines.append("")
         lines += _paired_lines(table, protocol, keys)
+    lines += _curve_lines(table)
     return "\n".join(lines)
+
+
+def _curve_lines(table: dict[str, Any]) -> list[str]:
+    """Each run's learning curve: validation mAP per key and the mean training loss, epoch by epoch."""
+    runs = [(row["name"], seed, curve) for row in table["rows"] for seed, curve in row.get("curves", {}).items()]
+    if not runs:
+        return []
+    keys: list[str] = []
+    for _, _, curve in runs:
+        for point in curve:
+            keys += [key for key in point["validation"] if key not in keys]
+    lines = ["## Learning curves", "",
+             "Held-out validation identities (text queries at each level against their RGB images): mAP at the end "
+             "of each epoch, and the epoch's mean training loss.", "",
+             "| row | seed | " + " | ".join(f"{key} mAP" for key in keys) + " | mean loss |",
+             "|---|---|" + "---|" * (len(keys) + 1)]
+    for name, seed, curve in runs:
+        cells = [" → ".join(_fmt((point["validation"].get(key) or {}).get("mAP")) for point in curve)
+                 for key in keys]
+        cells.append(" → ".join("—" if point["mean_loss"] is None else f"{point['mean_loss']:.3g}"
+                                for point in curve))
+        lines.append(f"| {name} | {seed} | " + " | ".join(cells) + " |")
+    return lines + [""]
 
 
 def _paired_lines(table: dict[str, Any], protocol: str, keys: list[str]) -> list[str]:
