@@ -172,7 +172,7 @@ def test_checkpoint_loads_encodes_and_records_its_origin(world, tmp_path):
     # the Uni-AT classifiers were sized to the 10 training identities and their 20 outfits
     assert model.config.scenarios.num_person_ids == 10 and model.config.scenarios.num_clothing_ids == 20
     epoch = [json.loads(line) for line in (result.out / "log.jsonl").read_text().splitlines()][-2]
-    assert epoch["event"] == "epoch" and set(epoch["validation"]) == {"UF", "UC"}
+    assert epoch["event"] == "epoch" and set(epoch["validation"]) == {"UF", "UC", "S", "IR"}  # it fuses sketch/IR
     assert 0.0 <= epoch["validation"]["UF"]["R@1"] <= 1.0 and epoch["validation"]["UF"]["queries"] == 4
 
 

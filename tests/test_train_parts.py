@@ -220,9 +220,29 @@ def test_validation_counts_matches_by_the_runs_rule(world):
     by_outfit = validate(model, validation, builder)
     legacy = BatchBuilder(data, config, builder.training.replace(text_positives="identity"), model.tokenizer)
     by_identity = validate(model, validation, legacy)
-    assert set(by_outfit) == set(by_identity) == {"UF", "UC"}
+    assert set(by_outfit) == set(by_identity) == {"UF", "UC", "S", "IR"}
     # the same ranking scored against fewer positives: never more of them in the list, so mAP differs
     assert any(by_outfit[lv]["mAP"] != by_identity[lv]["mAP"] for lv in by_outfit)
+
+
+def test_runs_that_train_sketch_and_ir_queries_validate_them_on_held_out_identities(world):
+    from engine.train.validate import evaluate as validate
+
+    config, _, _, _, data, builder = _step_outputs(world, {})
+    validation = data.validation
+    held_out, gallery = set(validation.gallery_identities.tolist()), set(validation.gallery_rows.tolist())
+    seen = set()
+    for mode in ("S", "IR"):
+        rows, identities, outfits = validation.image_queries[mode]
+        assert len(rows) == len(identities) == len(outfits) > 0 and set(identities.tolist()) <= held_out
+        assert not set(rows.tolist()) & (gallery | seen)  # query images, not the RGB gallery nor each other
+        seen |= set(rows.tolist())
+    scores = validate(create(config, device="cpu"), validation, builder)
+    assert scores["S"]["queries"] == len(validation.image_queries["S"][0])
+    assert 0.0 <= scores["IR"]["R@1"] <= scores["IR"]["R@5"] <= 1.0
+    plain, _, _, _, plain_data, plain_builder = _step_outputs(world, ALL_OFF)
+    assert plain_data.validation.image_queries == {}
+    assert set(validate(create(plain, device="cpu"), plain_data.validation, plain_builder)) == {"UF", "UC"}
 
 
 def test_sketch_and_ir_attribute_supervision_ignores_colours(world):

@@ -378,8 +378,9 @@ def _curve_lines(table: dict[str, Any]) -> list[str]:
         for point in curve:
             keys += [key for key in point["validation"] if key not in keys]
     lines = ["## Learning curves", "",
-             "Held-out validation identities (text queries at each level against their RGB images): mAP at the end "
-             "of each epoch, and the epoch's mean training loss.", "",
+             "Held-out validation identities (text queries at each level, and sketch (S) and IR queries in runs "
+             "that train them, against the identities' RGB images): mAP at the end of each epoch, and the epoch's "
+             "mean training loss.", "",
              "| row | seed | " + " | ".join(f"{key} mAP" for key in keys) + " | mean loss |",
              "|---|---|" + "---|" * (len(keys) + 1)]
     for name, seed, curve in runs:

@@ -65,6 +65,8 @@ class ValidationSet:
     queries: dict[str, tuple[list[str], np.ndarray]]  # level name → (texts, identity per text)
     gallery_outfits: np.ndarray | None = None  # [G] outfit of each gallery image (-1 unknown)
     query_outfits: dict[str, np.ndarray] = field(default_factory=dict)  # level → outfit each text describes
+    # mode ("S", "IR") → (cache rows, identities, outfits) of the held-out sketch / IR query images
+    image_queries: dict[str, tuple[torch.Tensor, np.ndarray, np.ndarray]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -342,6 +344,7 @@ def build_training_data(
             queries=queries,
             gallery_outfits=np.array([-1 if s.outfit is None else s.outfit for s in gallery]),
             query_outfits=query_outfits,
+            image_queries=_validation_image_queries(samples, val_ids, row) if needs.query_images else {},
         )
 
     clothing_person = torch.zeros(len(clothing_of), dtype=torch.long)
@@ -355,6 +358,19 @@ def build_training_data(
                         validation=validation, fingerprint=fingerprint,
                         validation_identities=sorted(val_ids), validation_origin=origin,
                         validation_seed=draw_seed)
+
+
+def _validation_image_queries(samples: list[Sample], val_ids: set[int],
+                              row: Callable[[Path], int]) -> dict[str, tuple[torch.Tensor, np.ndarray, np.ndarray]]:
+    """The held-out identities' sketch and IR images as validation queries, per mode ("S", "IR")."""
+    out = {}
+    for mode, modality in (("S", "sketch"), ("IR", "ir")):
+        picked = [s for s in samples if s.modality == modality and s.identity in val_ids]
+        if picked:
+            out[mode] = (torch.tensor([row(s.image) for s in picked], dtype=torch.long),
+                         np.array([s.identity for s in picked]),
+                         np.array([-1 if s.outfit is None else s.outfit for s in picked]))
+    return out
 
 
 def _parse_captions(samples: list[Sample], status: Callable[[str], None]) -> dict[str, tuple[int, dict[str, str]]]:
