@@ -307,7 +307,8 @@ def test_the_table_shows_each_runs_learning_curve(tmp_path):
         _write_eval(tmp_path / "full" / f"seed-{seed}", 0.5)
     epochs = [{"event": "epoch", "epoch": e, "mean_loss": loss, "validation": {"UF": {"mAP": uf}, "UC": {"mAP": uc}}}
               for e, loss, uf, uc in ((0, 5.25, 0.6, 0.2), (1, 4.5, 0.7, 0.25))]
-    log = [{"event": "step", "global_step": 1, "seconds": 2.0}, epochs[0], epochs[1]]
+    stale = {**epochs[1], "mean_loss": 9.0}  # written before a crash, the epoch then run again after the resume
+    log = [{"event": "step", "global_step": 1, "seconds": 2.0}, epochs[0], stale, epochs[1]]
     (tmp_path / "full" / "seed-1" / "log.jsonl").write_text("\n".join(map(json.dumps, log)) + "\n{cut")
     table = collect_table(plan, tmp_path)
     assert list(table["rows"][0]["curves"]) == ["1"] and table["rows"][1]["curves"] == {}

@@ -274,9 +274,13 @@ def test_trainable_entries_are_prefixes_where_a_star_is_one_dotted_part():
     adapters = trainable_matcher("blocks.*.adapters")
     assert adapters("blocks.0.adapters.down_weight") and adapters("blocks.11.adapters.router.weight")
     assert adapters("blocks.3.adapters")
-    assert not adapters("blocks.0.mlp.weight") and not adapters("blocks.0.adaptersx.weight")
-    assert not adapters("blocks.0.1.adapters.weight") and not adapters("head.blocks.0.adapters.weight")
-    assert trainable_matcher("image_attr")("image_attributes.linear.weight")  # a plain entry stays a prefix
+    assert not adapters("blocks.0.mlp.weight") and not adapters("blocks.0.1.adapters.weight")
+    assert not adapters("head.blocks.0.adapters.weight")
+    # a prefix either way: a plain entry, and the last part of a patterned one
+    assert trainable_matcher("image_attr")("image_attributes.linear.weight")
+    assert trainable_matcher("blocks.*.adapters.down")("blocks.2.adapters.down_weight")
+    with pytest.raises(ValueError, match=r"\* only as a whole dotted part"):
+        TrainConfig.from_dict({"trainable": ["blocks.res*.adapters"]})
 
 
 def test_freezing_by_a_pattern_trains_only_the_matched_parameters():

@@ -173,7 +173,7 @@ def _row_complete(folder: Path, plan: AblationPlan) -> bool:
 
 def _training_summary(folder: Path) -> dict[str, Any]:
     """Steps, summed step time, the last validation, and the curve: per epoch its mean loss and validation."""
-    steps, seconds, last, curve = 0, 0.0, None, []
+    steps, seconds, last, curve = 0, 0.0, None, {}
     log = folder / "log.jsonl"
     if log.is_file():
         for line in log.read_text(encoding="utf-8").splitlines():
@@ -186,9 +186,9 @@ def _training_summary(folder: Path) -> dict[str, Any]:
                 seconds += record.get("seconds", 0.0)
             elif record.get("event") == "epoch":
                 last = record.get("validation")
-                curve.append({"epoch": record.get("epoch"), "mean_loss": record.get("mean_loss"),
-                              "validation": last or {}})
-    return {"steps": steps, "step_seconds": round(seconds, 1), "last_validation": last, "curve": curve}
+                curve[record.get("epoch")] = {"epoch": record.get("epoch"), "mean_loss": record.get("mean_loss"),
+                                              "validation": last or {}}  # an epoch repeated by a resume: the last
+    return {"steps": steps, "step_seconds": round(seconds, 1), "last_validation": last, "curve": list(curve.values())}
 
 
 def row_folders(out: Path, row: str, seeds: Sequence[int]) -> dict[int, Path]:

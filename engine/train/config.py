@@ -143,6 +143,8 @@ class TrainConfig:
              f"'text_positives' must be 'outfit' or 'identity', got {self.text_positives!r}")
         need(self.threads >= 0, "'threads' must be ≥ 0")
         need(all(prefix.strip() for prefix in self.trainable), "'trainable' prefixes must not be empty")
+        need(all(part == "*" or "*" not in part for entry in self.trainable for part in entry.split(".")),
+             f"'trainable' entries may use * only as a whole dotted part (blocks.*.adapters), got {self.trainable}")
         need(all(folder.strip() for folder in self.teacher_data) and len(set(self.teacher_data)) == len(
             self.teacher_data), "'teacher_data' must list distinct, non-empty gallery folders")
         need(self.teacher_per_batch >= 1, f"'teacher_per_batch' must be ≥ 1, got {self.teacher_per_batch}")

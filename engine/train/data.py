@@ -362,10 +362,11 @@ def build_training_data(
 
 def _validation_image_queries(samples: list[Sample], val_ids: set[int],
                               row: Callable[[Path], int]) -> dict[str, tuple[torch.Tensor, np.ndarray, np.ndarray]]:
-    """The held-out identities' sketch and IR images as validation queries, per mode ("S", "IR")."""
+    """The held-out identities' full-resolution sketch and IR images as validation queries, per mode ("S", "IR")."""
     out = {}
     for mode, modality in (("S", "sketch"), ("IR", "ir")):
-        picked = [s for s in samples if s.modality == modality and s.identity in val_ids]
+        picked = [s for s in samples if s.modality == modality and s.identity in val_ids
+                  and WORLD_RESOLUTIONS.get(s.extra.get("resolution", "HR"), "hr") == "hr"]
         if picked:
             out[mode] = (torch.tensor([row(s.image) for s in picked], dtype=torch.long),
                          np.array([s.identity for s in picked]),

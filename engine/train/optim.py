@@ -45,12 +45,11 @@ def parameter_groups(model: PersonSearchModel, training: TrainConfig) -> list[di
 
 
 def trainable_matcher(entry: str) -> Callable[[str], bool]:
-    """Whether a parameter name falls under one ``trainable`` entry: a name prefix, where ``*`` stands for
-    one dotted part (``backbone.visual.transformer.resblocks.*.adapters``: every block's adapters)."""
+    """Whether a parameter name falls under one ``trainable`` entry: a name prefix, where a ``*`` part stands for
+    any one dotted part (``backbone.visual.transformer.resblocks.*.adapters``: every block's adapters)."""
     if "*" not in entry:
         return lambda name: name.startswith(entry)
-    pattern = re.compile("".join("[^.]+" if part == "*" else re.escape(part) for part in re.split(r"(\*)", entry))
-                         + r"(\.|$)")
+    pattern = re.compile(r"\.".join("[^.]+" if part == "*" else re.escape(part) for part in entry.split(".")))
     return lambda name: pattern.match(name) is not None
 
 

@@ -2,10 +2,11 @@
 train sketch and IR queries, sketch→image ("S") and IR→image ("IR") (docs/methods.md §5).
 
 Each level's queries search the gallery view of that level (one view per level with granularity
-experts); sketch and IR queries search the image-query view, encoded as the modes protocol encodes them (through
-the query fusion when the model has one). A gallery image is relevant by the run's ``text_positives`` rule, as
-training counts matches: its identity and outfit are the query's ("outfit"), or its identity is ("identity").
-Metrics from ``engine.metrics.retrieval``, as fractions in [0, 1].
+experts); sketch and IR queries (the full-resolution ones) search the image-query view, each encoded as a
+query of the modes protocol (through the query fusion when the model has one, alone). A gallery image is
+relevant by the run's ``text_positives`` rule, as training counts matches: its identity and outfit are the
+query's ("outfit"), or its identity is ("identity"). Metrics from ``engine.metrics.retrieval``, as fractions
+in [0, 1].
 """
 
 from __future__ import annotations
