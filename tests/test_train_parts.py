@@ -70,6 +70,11 @@ def _step_outputs(world: Path, overrides: dict, data_spec: str | None = None, se
     ({}, EVERY_TERM),
     ({"losses": {"routing_entropy": 0.0, "cr_rda": 0.0, "scenario_id": 0.0, "said": False, "hdw": False}},
      EVERY_TERM - {"routing_entropy", "cr_rda", "scenario_id"}),
+    (_merge(ALL_OFF, {"fusion": {"kind": "mean"}, "losses": {"fusion_sdm": 1.0}}), {"sdm", "fusion_sdm"}),
+    (_merge(ALL_OFF, {"fusion": {"kind": "mean", "keys": "sequence"}, "losses": {"fusion_sdm": 1.0}}),
+     {"sdm", "fusion_sdm"}),  # FlexiReID's no-CMQF rows: mean fusion, whatever the recipe's CMQF keys
+    (_merge(ALL_OFF, {"fusion": {"kind": "cmqf", "keys": "sequence"}, "losses": {"fusion_sdm": 1.0}}),
+     {"sdm", "fusion_sdm"}),
 ])
 def test_loss_composition_has_exactly_the_enabled_terms(world, overrides, expected):
     config, _, _, losses, _, _ = _step_outputs(world, overrides)

@@ -186,10 +186,10 @@ class TrainingPass:
                 sequences[name] = self._visual_sequence(tokens[name])
             for name in {"sketch", "ir"} - set(embedding):
                 sequences[name] = sequences["text"]  # never attended: the modality is absent from every mode
-        fused = self.fusion.all_modes(
-            text_raw, embedding.get("sketch", text_raw), embedding.get("ir", text_raw), modes=modes,
-            sequences=sequences,
-        )
+        given = (text_raw, embedding.get("sketch", text_raw), embedding.get("ir", text_raw))
+        # mean fusion reads pooled vectors only and takes no sequences
+        fused = self.fusion.all_modes(*given, modes=modes, sequences=sequences) if sequences is not None else (
+            self.fusion.all_modes(*given, modes=modes))
         out["fused"] = {mode: F.normalize(v, dim=-1) for mode, v in fused.items()}
 
     def _crst_outputs(
