@@ -375,3 +375,27 @@ def test_a_resumed_run_records_the_command_that_started_it_and_its_validation_or
     assert metadata["training_command"] == "lineup train --init s1"
     assert metadata["resumed_with"] == ["lineup train --resume (1)", "lineup train --resume (2)"]
     assert metadata["validation_origin"] == str(tmp_path / "stage1" / "model")  # not the run's own folder
+
+
+def test_a_run_that_failed_before_its_first_checkpoint_starts_again(world, tmp_path, monkeypatch):
+    import engine.train.trainer as trainer_module
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the first step failed")
+
+    out = tmp_path / "run"
+    with monkeypatch.context() as patch:
+        patch.setattr(trainer_module, "compose_losses", broken)
+        with pytest.raises(RuntimeError, match="the first step failed"):
+            train(_options(world, out, tiny_run(epochs=1)))
+    assert (out / "run.json").is_file() and not (out / "training_state.pt").exists()
+    with pytest.raises(RunFolderError, match="no training state"):  # nothing to resume
+        Trainer.prepare(_options(world, out, tiny_run(epochs=1), resume=True))
+    (out / "notes.txt").write_text("mine")  # a folder with anything else in it is never cleared
+    with pytest.raises(RunFolderError, match="already holds this run"):
+        Trainer.prepare(_options(world, out, tiny_run(epochs=1)))
+    (out / "notes.txt").unlink()
+    result = train(_options(world, out, tiny_run(epochs=1)))  # the same command again starts it afresh
+    assert result.status == "completed"
+    events = [json.loads(line)["event"] for line in (out / "log.jsonl").read_text().splitlines()]
+    assert events.count("start") == 1 and events[-1] == "end"

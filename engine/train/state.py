@@ -134,13 +134,23 @@ class RunFolder:
                 raise RunFolderError(f"cannot resume: {self.run_file} is missing")
             self.remove_leftovers()
             return
-        if self.root.is_dir() and any(entry.name not in LOCK_FILES for entry in self.root.iterdir()):
+        if stored is not None and self._saved_nothing():
+            self.log_file.unlink(missing_ok=True)  # this run stopped before its first checkpoint: start it again
+            self.remove_leftovers()
+        elif self.root.is_dir() and any(entry.name not in LOCK_FILES for entry in self.root.iterdir()):
             if stored is not None:
                 raise RunFolderError(
                     f"{self.root} already holds this run; pass --resume to continue it or choose another --out")
             raise RunFolderError(f"--out {self.root} is not empty and holds no Lineup run; choose another folder")
         self.root.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.run_file, json.dumps(identity, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+    def _saved_nothing(self) -> bool:
+        """Whether the folder holds only a run's record and log (and its lock or half-written temporaries): a
+        run killed or crashed before its first checkpoint, with nothing to resume."""
+        kept = LOCK_FILES | {RUN_FILE, LOG_FILE}
+        return all(entry.name in kept or (entry.name.startswith(".") and entry.name.endswith(".tmp"))
+                   for entry in self.root.iterdir())
 
     def remove_leftovers(self) -> None:
         """Delete half-written temporaries a killed run left behind (``.NAME.*.tmp`` files and folders)."""
