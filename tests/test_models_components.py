@@ -29,7 +29,9 @@ def test_components_read_from_the_config():
     on = {name for name, row in rows.items() if row["on"]}
     assert on == {"experts", "PCIA", "CMQF"}
     assert rows["GCR"]["why_off"] == "it cost 3 points" and rows["TGR"]["why_off"] is None
-    assert "why_off" not in rows["experts"]
+    assert "why_off" not in rows["experts"] and rows["experts"]["why_on"] is None and "why_on" not in rows["GCR"]
+    kept = {r["name"]: r for r in components(ModelConfig.from_dict(TINY), None, {"CMQF": "fuses best"})}
+    assert kept["CMQF"]["why_on"] == "fuses best" and kept["experts"]["why_on"] is None
     full = ModelConfig.from_dict({**TINY, "gcr": {"enabled": True}, "scenarios": {"enabled": True, "moae": True},
                                   "losses": {**TINY["losses"], "gcr": 1.0, "hdw": True, "scenario_id": 1.0}})
     on_full = {r["name"] for r in components(full) if r["on"]}
@@ -40,8 +42,9 @@ def test_components_read_from_the_config():
 
 
 def test_component_note_and_its_errors():
-    note = component_note(ModelConfig.from_dict(TINY), {"GCR": "measured worse"})
+    note = component_note(ModelConfig.from_dict(TINY), {"GCR": "measured worse", "CMQF": "kept: fuses best"})
     assert note["on"] == ["experts", "PCIA", "CMQF"] and note["off"]["GCR"] == "measured worse"
+    assert note["why_on"] == {"CMQF": "kept: fuses best"}  # a reason is filed under what the config says
     assert set(note["off"]) == set(NAMES) - set(note["on"])
     with pytest.raises(ComponentNoteError, match=r"note.json: unknown components \['warp drive'\]"):
         component_note(ModelConfig.from_dict(TINY), {"warp drive": "x"}, "note.json")
@@ -54,7 +57,7 @@ def test_component_note_and_its_errors():
 def test_export_writes_the_note_and_info_shows_it(tmp_path):
     source = save(create(TINY, device="cpu"), tmp_path / "run")
     note = tmp_path / "why.json"
-    note.write_text(json.dumps({"GCR": "cost 3 points of mAP"}))
+    note.write_text(json.dumps({"GCR": "cost 3 points of mAP", "CMQF": "fused queries beat text alone"}))
     runner = CliRunner()
     result = runner.invoke(app, ["checkpoint", "export", str(source), str(tmp_path / "out"), "--components", str(note)])
     assert result.exit_code == 0, result.output
@@ -62,8 +65,10 @@ def test_export_writes_the_note_and_info_shows_it(tmp_path):
     info = runner.invoke(app, ["checkpoint", "info", str(tmp_path / "out"), "--json"])
     rows = {r["name"]: r for r in json.loads(info.stdout)["components"]}
     assert rows["GCR"]["why_off"] == "cost 3 points of mAP" and rows["CMQF"]["on"]
+    assert rows["CMQF"]["why_on"] == "fused queries beat text alone" and rows["experts"]["why_on"] is None
     table = runner.invoke(app, ["checkpoint", "info", str(tmp_path / "out")])
     assert "why: cost 3 points of mAP" in table.stdout and "not recorded" in table.stdout
+    assert "why: fused queries beat text alone" in table.stdout
     bad = tmp_path / "bad.json"
     bad.write_text("{")
     failed = runner.invoke(app, ["checkpoint", "export", str(source), str(tmp_path / "x"), "--components", str(bad)])
@@ -81,3 +86,17 @@ def test_the_shipped_checkpoint_says_why_its_components_are_off():
     off = [r for r in rows if not r["on"]]
     assert {r["name"] for r in rows if r["on"]} == {"experts", "adapters", "CMQF", "scenario tokens"}
     assert off and all(r["why_off"] and "docs/ablations/" in r["why_off"] for r in off)
+    kept = {r["name"]: r["why_on"] for r in rows if r["on"]}
+    assert all(kept[name] and "docs/ablations/flexireid.md" in kept[name] for name in ("adapters", "CMQF"))
+
+
+def test_info_reads_a_malformed_components_note_without_failing(tmp_path):
+    source = save(create(TINY, device="cpu"), tmp_path / "run")
+    metadata_file = source / "metadata.json"
+    metadata = json.loads(metadata_file.read_text())
+    metadata["components"] = {"on": ["CMQF"], "off": ["GCR"], "why_on": "everything"}
+    metadata_file.write_text(json.dumps(metadata))
+    info = CliRunner().invoke(app, ["checkpoint", "info", str(source), "--json"])
+    assert info.exit_code == 0, info.output
+    rows = {r["name"]: r for r in json.loads(info.stdout)["components"]}
+    assert rows["GCR"]["why_off"] is None and rows["CMQF"]["why_on"] is None

@@ -18,8 +18,8 @@ def checkpoint_info(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Config, size, fingerprint, training command, evaluation report, the query weights it records (attribute
-    weight per gallery domain, text rewrite weight) and the papers' components of a checkpoint (which are on, and
-    why the others are off)."""
+    weight per gallery domain, text rewrite weight) and the papers' components of a checkpoint (which are on, which
+    off, and the reason the export recorded for each)."""
     from engine.attributes.ranking import DomainWeights
     from engine.encoding.text_rewrite import checkpoint_rewrite_weight
     from engine.models import load, model_fingerprint, read_metadata
@@ -35,13 +35,15 @@ def checkpoint_info(
     except (ValueError, OSError) as exc:
         _fail(str(exc))
     data = metadata.get("data_fingerprint")
+    note = metadata.get("components") if isinstance(metadata.get("components"), dict) else {}
+    note = {key: value for key, value in note.items() if isinstance(value, dict)}  # ignore a malformed part
     info = {"path": str(folder), "config": model.config.name, "parameters": metadata.get("parameters"),
             "weights_dtype": metadata.get("weights_dtype", "float32"), "fingerprint": model_fingerprint(model),
             "training_command": metadata.get("training_command"), "resumed_with": metadata.get("resumed_with") or [],
             "eval_report": metadata.get("eval_report"),
             "world": data.get("world") if isinstance(data, dict) else None,
             "attribute_weights": attribute_weights, "text_rewrite_weight": text_rewrite,
-            "components": components(model.config, (metadata.get("components") or {}).get("off"))}
+            "components": components(model.config, note.get("off"), note.get("why_on"))}
     if as_json:
         typer.echo(json.dumps(info))
         return
@@ -52,7 +54,9 @@ def checkpoint_info(
     for row in info["components"]:
         state = "on " if row["on"] else "off"
         typer.echo(f"    {state} {row['paper']:<9} {row['name']:<15} {row['what']}")
-        if not row["on"]:
+        if row["on"] and row["why_on"]:
+            typer.echo(f"{'':>34}why: {row['why_on']}")
+        elif not row["on"]:
             typer.echo(f"{'':>34}why: {row['why_off'] or 'not recorded (checkpoint export --components FILE)'}")
 
 

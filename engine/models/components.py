@@ -1,10 +1,11 @@
-"""Which of the four papers' components a model config switches on, and why the others are off.
+"""Which of the four papers' components a model config switches on, and why.
 
 ``components(config)`` reads the resolved config (a checkpoint's ``config.json``): the architecture flags and
 the loss weights it was trained with. ``component_note(config, reasons)`` is the ``components`` entry that
 ``lineup checkpoint export --components FILE`` writes into a checkpoint's metadata: the components that are
-on, and for every one that is off the reason given in ``FILE`` (a JSON object component name → reason;
-for the shipped default, ``resources/runs/default_components.json`` cites docs/ablations/).
+on (with the reason ``FILE`` gives for keeping one, where it gives one), and for every one that is off the
+reason given in ``FILE`` (a JSON object component name → reason; for the shipped default,
+``resources/runs/default_components.json`` cites docs/ablations/).
 """
 
 from __future__ import annotations
@@ -57,14 +58,18 @@ COMPONENTS: tuple[Component, ...] = (
 NAMES: tuple[str, ...] = tuple(c.name for c in COMPONENTS)
 
 
-def components(config: ModelConfig, reasons: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-    """One row per component: paper, name, what, on, and (off only) the reason from ``reasons`` or None."""
-    reasons = reasons or {}
+def components(config: ModelConfig, reasons: Mapping[str, str] | None = None,
+               reasons_on: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """One row per component: paper, name, what, on, and the reason from ``reasons`` (off) or ``reasons_on``
+    (on) — None when none was recorded."""
+    reasons, reasons_on = reasons or {}, reasons_on or {}
     rows = []
     for component in COMPONENTS:
         on = bool(component.is_on(config))
         row: dict[str, Any] = {"paper": component.paper, "name": component.name, "what": component.what, "on": on}
-        if not on:
+        if on:
+            row["why_on"] = reasons_on.get(component.name)
+        else:
             row["why_off"] = reasons.get(component.name)
         if component.name == "adapters" and on:
             row["what"] += f" ({config.adapters.routing} routing)"
@@ -86,7 +91,10 @@ def check_reasons(reasons: Any, source: str = "components note") -> dict[str, st
 
 
 def component_note(config: ModelConfig, reasons: Any, source: str = "components note") -> dict[str, Any]:
-    """``{"on": [names], "off": {name: reason or None}}`` for a checkpoint's metadata; ``source`` names
-    where ``reasons`` came from in errors."""
-    rows = components(config, check_reasons(reasons, source))
-    return {"on": [r["name"] for r in rows if r["on"]], "off": {r["name"]: r["why_off"] for r in rows if not r["on"]}}
+    """``{"on": [names], "off": {name: reason or None}, "why_on": {name: reason}}`` for a checkpoint's metadata
+    (``why_on`` holds the components that are on and have a reason); ``source`` names where ``reasons`` came
+    from in errors."""
+    checked = check_reasons(reasons, source)
+    rows = components(config, checked, checked)
+    return {"on": [r["name"] for r in rows if r["on"]], "off": {r["name"]: r["why_off"] for r in rows if not r["on"]},
+            "why_on": {r["name"]: r["why_on"] for r in rows if r["on"] and r["why_on"]}}
