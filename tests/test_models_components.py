@@ -30,7 +30,7 @@ def test_components_read_from_the_config():
     assert on == {"experts", "PCIA", "CMQF"}
     assert rows["GCR"]["why_off"] == "it cost 3 points" and rows["TGR"]["why_off"] is None
     assert "why_off" not in rows["experts"] and rows["experts"]["why_on"] is None and "why_on" not in rows["GCR"]
-    kept = {r["name"]: r for r in components(ModelConfig.from_dict(TINY), None, {"CMQF": "fuses best"})}
+    kept = {r["name"]: r for r in components(ModelConfig.from_dict(TINY), {"CMQF": "fuses best"})}
     assert kept["CMQF"]["why_on"] == "fuses best" and kept["experts"]["why_on"] is None
     full = ModelConfig.from_dict({**TINY, "gcr": {"enabled": True}, "scenarios": {"enabled": True, "moae": True},
                                   "losses": {**TINY["losses"], "gcr": 1.0, "hdw": True, "scenario_id": 1.0}})

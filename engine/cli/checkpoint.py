@@ -43,7 +43,7 @@ def checkpoint_info(
             "eval_report": metadata.get("eval_report"),
             "world": data.get("world") if isinstance(data, dict) else None,
             "attribute_weights": attribute_weights, "text_rewrite_weight": text_rewrite,
-            "components": components(model.config, note.get("off"), note.get("why_on"))}
+            "components": components(model.config, {**note.get("off", {}), **note.get("why_on", {})})}
     if as_json:
         typer.echo(json.dumps(info))
         return

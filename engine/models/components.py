@@ -58,19 +58,15 @@ COMPONENTS: tuple[Component, ...] = (
 NAMES: tuple[str, ...] = tuple(c.name for c in COMPONENTS)
 
 
-def components(config: ModelConfig, reasons: Mapping[str, str] | None = None,
-               reasons_on: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-    """One row per component: paper, name, what, on, and the reason from ``reasons`` (off) or ``reasons_on``
-    (on) — None when none was recorded."""
-    reasons, reasons_on = reasons or {}, reasons_on or {}
+def components(config: ModelConfig, reasons: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """One row per component: paper, name, what, on, and its reason from ``reasons`` (None when none was
+    recorded) as ``why_on`` or ``why_off``."""
+    reasons = reasons or {}
     rows = []
     for component in COMPONENTS:
         on = bool(component.is_on(config))
         row: dict[str, Any] = {"paper": component.paper, "name": component.name, "what": component.what, "on": on}
-        if on:
-            row["why_on"] = reasons_on.get(component.name)
-        else:
-            row["why_off"] = reasons.get(component.name)
+        row["why_on" if on else "why_off"] = reasons.get(component.name)
         if component.name == "adapters" and on:
             row["what"] += f" ({config.adapters.routing} routing)"
         rows.append(row)
@@ -94,7 +90,6 @@ def component_note(config: ModelConfig, reasons: Any, source: str = "components 
     """``{"on": [names], "off": {name: reason or None}, "why_on": {name: reason}}`` for a checkpoint's metadata
     (``why_on`` holds the components that are on and have a reason); ``source`` names where ``reasons`` came
     from in errors."""
-    checked = check_reasons(reasons, source)
-    rows = components(config, checked, checked)
+    rows = components(config, check_reasons(reasons, source))
     return {"on": [r["name"] for r in rows if r["on"]], "off": {r["name"]: r["why_off"] for r in rows if not r["on"]},
             "why_on": {r["name"]: r["why_on"] for r in rows if r["on"] and r["why_on"]}}
