@@ -12,7 +12,9 @@ from typer.testing import CliRunner
 
 from engine.models import create, load, save
 from engine.models.checkpoint import warm_start
+from engine.models.config import load_config
 from engine.train.ablation import AblationPlanError, load_plan, parse_plan, render_markdown, run_ablation
+from engine.train.config import load_run_config
 
 
 def _plan(**changes) -> dict:
@@ -43,6 +45,28 @@ def test_shipped_plans_resolve_every_row():
         plan = load_plan(name)
         assert plan.rows and plan.protocols
         assert len({row.name for row in plan.rows}) == len(plan.rows)
+
+
+def test_shipped_plans_run_on_the_shipped_architecture():
+    """docs/ablations say every row starts from the shipped default's backbone: each row's vision tower and text
+    depth must be the checkpoint's, or the warm start would leave the stem fresh."""
+    shipped = load_config(Path("resources/checkpoints/default/config.json"))
+    for name in ("cmam", "flexireid", "crst", "uniat"):
+        plan = load_plan(name)
+        assert plan.warm_start and plan.init_scope == "backbone"
+        for row in plan.rows:
+            model = load_run_config(plan.run_file(row)).model
+            assert (model.vision.stem, model.vision.image_size, model.vision.patch_size) == (
+                shipped.vision.stem, shipped.vision.image_size, shipped.vision.patch_size), (name, row.name)
+            assert model.text.layers == shipped.text.layers, (name, row.name)
+
+
+def test_shipped_cmam_plan_adds_one_component_per_row():
+    plan = load_plan("cmam")
+    assert plan.compare == "previous"
+    models = [load_run_config(plan.run_file(row)).model for row in plan.rows]
+    switches = [(m.granularity.enabled, m.losses.pcia, m.gcr.enabled) for m in models]
+    assert switches == [(False, False, False), (True, False, False), (True, True, False), (True, True, True)]
 
 
 def test_row_config_is_model_then_shared_recipe_then_row_overrides():
