@@ -41,7 +41,7 @@ def world(tmp_path_factory) -> Path:
 
 
 def test_shipped_plans_resolve_every_row():
-    for name in ("cmam", "flexireid", "crst", "uniat"):
+    for name in ("cmam", "cmam_240", "flexireid", "crst", "uniat"):
         plan = load_plan(name)
         assert plan.rows and plan.protocols
         assert len({row.name for row in plan.rows}) == len(plan.rows)
@@ -51,7 +51,7 @@ def test_shipped_plans_run_on_the_shipped_architecture():
     """docs/ablations say every row starts from the shipped default's backbone: each row's vision tower and text
     depth must be the checkpoint's, or the warm start would leave the stem fresh."""
     shipped = load_config(Path("resources/checkpoints/default/config.json"))
-    for name in ("cmam", "flexireid", "crst", "uniat"):
+    for name in ("cmam", "cmam_240", "flexireid", "crst", "uniat"):
         plan = load_plan(name)
         assert plan.warm_start and plan.init_scope == "backbone"
         for row in plan.rows:
@@ -61,12 +61,21 @@ def test_shipped_plans_run_on_the_shipped_architecture():
             assert model.text.layers == shipped.text.layers, (name, row.name)
 
 
-def test_shipped_cmam_plan_adds_one_component_per_row():
-    plan = load_plan("cmam")
+@pytest.mark.parametrize("name", ["cmam", "cmam_240"])
+def test_shipped_cmam_plans_add_one_component_per_row(name):
+    plan = load_plan(name)
     assert plan.compare == "previous"
     models = [load_run_config(plan.run_file(row)).model for row in plan.rows]
     switches = [(m.granularity.enabled, m.losses.pcia, m.gcr.enabled) for m in models]
     assert switches == [(False, False, False), (True, False, False), (True, True, False), (True, True, True)]
+
+
+def test_the_longer_cmam_plan_differs_only_in_budget():
+    short, long = load_plan("cmam"), load_plan("cmam_240")
+    assert [r.name for r in short.rows] == [r.name for r in long.rows]
+    assert short.model_overrides == long.model_overrides and short.protocols == long.protocols
+    assert {**short.training, "epochs": long.training["epochs"]} == long.training
+    assert long.training["epochs"] == 2 * short.training["epochs"]
 
 
 def test_row_config_is_model_then_shared_recipe_then_row_overrides():
