@@ -16,6 +16,9 @@ from engine.models.config import load_config
 from engine.train.ablation import AblationPlanError, load_plan, parse_plan, render_markdown, run_ablation
 from engine.train.config import load_run_config
 
+REPOSITORY = Path(__file__).resolve().parents[1]
+SHIPPED_PLANS = sorted(path.stem for path in (REPOSITORY / "resources" / "ablations").glob("*.json"))
+
 
 def _plan(**changes) -> dict:
     run = tiny_run()
@@ -41,7 +44,8 @@ def world(tmp_path_factory) -> Path:
 
 
 def test_shipped_plans_resolve_every_row():
-    for name in ("cmam", "cmam_240", "flexireid", "crst", "uniat"):
+    assert {"cmam", "cmam_240", "flexireid", "crst", "uniat"} <= set(SHIPPED_PLANS)
+    for name in SHIPPED_PLANS:
         plan = load_plan(name)
         assert plan.rows and plan.protocols
         assert len({row.name for row in plan.rows}) == len(plan.rows)
@@ -50,8 +54,8 @@ def test_shipped_plans_resolve_every_row():
 def test_shipped_plans_run_on_the_shipped_architecture():
     """docs/ablations say every row starts from the shipped default's backbone: each row's vision tower and text
     depth must be the checkpoint's, or the warm start would leave the stem fresh."""
-    shipped = load_config(Path("resources/checkpoints/default/config.json"))
-    for name in ("cmam", "cmam_240", "flexireid", "crst", "uniat"):
+    shipped = load_config(REPOSITORY / "resources" / "checkpoints" / "default" / "config.json")
+    for name in SHIPPED_PLANS:
         plan = load_plan(name)
         assert plan.warm_start and plan.init_scope == "backbone"
         for row in plan.rows:
