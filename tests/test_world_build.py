@@ -176,6 +176,25 @@ def test_cli_world_build_and_sheet(tmp_path):
     assert len(_records(tmp_path / "w" / "manifest.jsonl")) == 6
     result = runner.invoke(app, ["world", "build", "--out", str(tmp_path / "w"), "--identities", "2"])
     assert result.exit_code == 2 and "not empty" in result.output
+    result = runner.invoke(app, ["world", "build", "--out", str(tmp_path / "v"), "--identities", "2",
+                                 "--palette", "vivid", "--workers", "1"])
+    assert result.exit_code == 2 and "palette 'vivid' is not one of ['reference', 'wide']" in result.output
+    assert not (tmp_path / "v" / "world.json").exists()
     result = runner.invoke(app, ["world", "sheet", "--out", str(tmp_path / "sheet.png"), "--identities", "1"])
     assert result.exit_code == 0, result.output
     assert cv2.imread(str(tmp_path / "sheet.png")).shape[0] > 256
+
+
+def test_a_wide_palette_world_keeps_the_labels_and_repaints_the_rgb_images(world, tmp_path):
+    wide = tmp_path / "wide"
+    build_world(wide, identities=4, images_per_identity=6, seed=11, workers=1, palette="wide")
+    assert json.loads((wide / "world.json").read_text(encoding="utf-8"))["palette"] == "wide"
+    assert json.loads((world / "world.json").read_text(encoding="utf-8"))["palette"] == "reference"
+    records, reference = _records(wide / "manifest.jsonl"), _records(world / "manifest.jsonl")
+    assert [(r["id"], r["attributes"], r["descriptions"]) for r in records] == \
+        [(r["id"], r["attributes"], r["descriptions"]) for r in reference]
+    rgb = [r["image"] for r in records if r["modality"] == "rgb"]
+    changed = sum((wide / p).read_bytes() != (world / p).read_bytes() for p in rgb)
+    assert changed == len(rgb)
+    with pytest.raises(WorldBuildError, match="palette 'vivid' is not one of"):
+        build_world(tmp_path / "bad", identities=2, images_per_identity=3, seed=0, palette="vivid")

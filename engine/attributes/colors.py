@@ -1,8 +1,7 @@
 """Naming the colour of a region: soft distances in CIELAB to named colour prototypes.
 
-Each colour name has a few prototypes (sRGB exemplars of the name: light, mid and dark shades, common
-variants such as navy for blue or tan for beige, and greyish variants — faded denim, dusty pink — since
-real video shows clothes at far lower chroma than their dye) converted once to CIELAB (D65, OpenCV's float
+Each colour name has a few prototypes (sRGB exemplars of the name, :mod:`engine.colour_names`, the table the
+world's wide palette paints from too) converted once to CIELAB (D65, OpenCV's float
 transform: ``L`` in 0–100). A pixel's distance to a name is its distance to that name's nearest prototype,
 
     d²(x, c) = min_k [ (w_L ΔL)² + Δa² + Δb² ],       w_L = :data:`LIGHTNESS_WEIGHT`
@@ -23,9 +22,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import cv2
 import numpy as np
 
+from engine.colour_names import GARMENT_PROTOTYPES, HAIR_PROTOTYPES, RGB, lab_of_rgb
 from engine.ontology import COLORS, ONTOLOGY
 
 LIGHTNESS_WEIGHT = 1.0
@@ -33,39 +32,6 @@ SIGMA = 9.0
 FLOOR = 0.01
 FULL_PIXELS = 60
 MAX_PIXELS = 384
-
-RGB = tuple[int, int, int]
-
-GARMENT_PROTOTYPES: dict[str, tuple[RGB, ...]] = {
-    "black": ((12, 12, 12), (32, 32, 34), (45, 42, 48)),
-    "white": ((252, 252, 252), (236, 236, 232), (218, 220, 224)),
-    "gray": ((64, 64, 66), (100, 100, 102), (138, 138, 138), (172, 172, 172)),
-    "red": ((200, 30, 40), (150, 24, 32), (110, 18, 28), (230, 64, 60)),
-    "orange": ((245, 130, 30), (255, 165, 72), (210, 104, 30)),
-    "yellow": ((245, 210, 40), (255, 234, 110), (205, 175, 40)),
-    "green": ((40, 140, 62), (24, 90, 44), (120, 190, 100), (100, 120, 50), (84, 108, 88), (50, 84, 76)),
-    "blue": ((35, 80, 180), (25, 40, 100), (110, 160, 225), (70, 100, 150), (20, 28, 68), (96, 106, 132),
-             (140, 152, 178), (48, 56, 80)),
-    "purple": ((115, 50, 160), (75, 34, 110), (170, 120, 200), (112, 96, 128)),
-    "pink": ((245, 150, 190), (230, 100, 150), (250, 196, 206), (204, 164, 174)),
-    "brown": ((115, 70, 40), (80, 50, 30), (150, 104, 64), (58, 40, 28)),
-    "beige": ((215, 195, 150), (195, 175, 135), (236, 222, 192)),
-}
-
-HAIR_PROTOTYPES: dict[str, tuple[RGB, ...]] = {
-    "black": ((18, 16, 16), (38, 34, 32), (54, 50, 50)),
-    "brown": ((100, 62, 34), (70, 45, 30), (130, 90, 60), (88, 70, 56)),
-    "blonde": ((226, 192, 118), (200, 165, 100), (240, 222, 162), (178, 150, 96)),
-    "red": ((176, 72, 32), (145, 55, 30), (205, 105, 55)),
-    "gray": ((150, 150, 148), (115, 115, 115), (186, 184, 180)),
-    "white": ((238, 238, 234), (216, 216, 212)),
-}
-
-
-def lab_of_rgb(colors: np.ndarray) -> np.ndarray:
-    """CIELAB (OpenCV float: L 0–100) of N×3 sRGB values in 0–255."""
-    rgb = np.asarray(colors, np.float32).reshape(1, -1, 3) / 255.0
-    return cv2.cvtColor(rgb, cv2.COLOR_RGB2Lab).reshape(-1, 3)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,9 @@ def world_build(
     images_per_identity: int = typer.Option(10, "--images-per-identity", min=2),
     seed: int = typer.Option(0, "--seed"),
     workers: int = typer.Option(0, "--workers", help="Processes; 0 = all cores. Output does not depend on it."),
+    palette: str = typer.Option("reference", "--palette",
+                                help="How colour names become shades: reference (one colour a name) or wide "
+                                     "(any shade the pixel reader gives the name)."),
 ) -> None:
     """Render a synthetic world: images plus manifest.jsonl (one record per image)."""
     from engine.progress import cli_progress
@@ -28,7 +31,8 @@ def world_build(
     try:
         with cli_progress("rendering") as report:
             manifest = build_world(out, identities=identities, images_per_identity=images_per_identity,
-                                   seed=seed, workers=workers or (os.cpu_count() or 1), progress=report)
+                                   seed=seed, workers=workers or (os.cpu_count() or 1), progress=report,
+                                   palette=palette)
     except (ValueError, OSError) as exc:
         _fail(str(exc))
     typer.echo(f"wrote {manifest}")

@@ -184,6 +184,7 @@ def data_fingerprint(spec: str, index: DatasetIndex) -> dict[str, Any]:
         if world_json.is_file():
             info = json.loads(world_json.read_text(encoding="utf-8"))
             out["world"] = {k: info.get(k) for k in ("seed", "identities", "images_per_identity", "version")}
+            out["world"]["palette"] = info.get("palette", "reference")
     return out
 
 

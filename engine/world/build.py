@@ -59,7 +59,7 @@ from engine.world.identities import (
     pick,
     stream_rng,
 )
-from engine.world.look import make_look
+from engine.world.look import PALETTES, make_look
 from engine.world.modalities import RESOLUTIONS
 from engine.world.render import VIEWS, render_sample
 
@@ -130,12 +130,12 @@ def plan_identity(identity: int, images_per_identity: int, rng: np.random.Genera
     return shots
 
 
-def identity_looks(seed: int, person: Identity):
+def identity_looks(seed: int, person: Identity, palette: str = "reference"):
     """One look per outfit: body details shared by all outfits, clothing details per outfit."""
     looks = []
     for k, attrs in enumerate(person.outfits):
         looks.append(make_look(attrs, stream_rng(STREAM_LOOK, seed, person.identity),
-                               stream_rng(STREAM_LOOK, seed, person.identity, k + 1)))
+                               stream_rng(STREAM_LOOK, seed, person.identity, k + 1), palette))
     return looks
 
 
@@ -151,15 +151,15 @@ def _encode(img: np.ndarray, modality: str) -> bytes:
     return buf.tobytes()
 
 
-def _identity_task(task: tuple[str, int, int, int, int, int]) -> list[str]:
+def _identity_task(task: tuple[str, int, int, int, int, int, str]) -> list[str]:
     """Render and write every image of one identity; return its manifest lines (JSON)."""
     from engine.text.generator import descriptions_by_level
 
-    out_str, seed, identity, per_identity, id_width, index_width = task
+    out_str, seed, identity, per_identity, id_width, index_width, palette = task
     out = Path(out_str)
     shots = plan_identity(identity, per_identity, stream_rng(STREAM_PLAN, seed, identity))
     person = make_identity(seed, identity, outfit_count(per_identity))
-    looks = identity_looks(seed, person)
+    looks = identity_looks(seed, person, palette)
     folder = f"images/{identity:0{id_width}d}"
     (out / folder).mkdir(parents=True, exist_ok=True)
     lines = []
@@ -205,11 +205,13 @@ def _check_out(out: Path) -> Path:
     return out
 
 
-def world_info(seed: int, identities: int, images_per_identity: int, counts: dict) -> dict:
+def world_info(seed: int, identities: int, images_per_identity: int, counts: dict,
+               palette: str = "reference") -> dict:
     """The content of ``world.json`` (deterministic: no build time, no host names)."""
     return {
         "format": "lineup-world", "version": WORLD_VERSION, "seed": seed, "identities": identities,
         "images_per_identity": images_per_identity, "outfits_per_identity": outfit_count(images_per_identity),
+        "palette": palette,
         "world_days": WORLD_DAYS,
         "encoding": {"rgb": f"jpeg q{JPEG_QUALITY} RGB", "ir": f"jpeg q{JPEG_QUALITY} grey",
                      "sketch": "png grey"},
@@ -221,9 +223,10 @@ def world_info(seed: int, identities: int, images_per_identity: int, counts: dic
 
 
 def build_world(out: Path, identities: int, images_per_identity: int, seed: int, workers: int = 1,
-                progress: ProgressFn | None = None) -> Path:
+                progress: ProgressFn | None = None, palette: str = "reference") -> Path:
     """Render a world of ``identities × images_per_identity`` images into ``out``; return the manifest path.
 
+    ``palette`` (:data:`engine.world.look.PALETTES`) says how colour names become shades.
     The same arguments give byte-identical folders whatever ``workers`` is. ``progress(done, total)`` is
     called with image counts as identities finish.
     """
@@ -231,13 +234,15 @@ def build_world(out: Path, identities: int, images_per_identity: int, seed: int,
     images_per_identity = _check_int("images_per_identity", images_per_identity, 2)
     seed = _check_int("seed", seed, 0)
     workers = _check_int("workers", workers, 1)
+    if palette not in PALETTES:
+        raise WorldBuildError(f"palette {palette!r} is not one of {list(PALETTES)}")
     if progress is not None and not callable(progress):
         raise WorldBuildError(f"progress must be callable or None, got {progress!r}")
     out = _check_out(out)
     total = identities * images_per_identity
     id_width = max(5, len(str(identities - 1)))
     index_width = max(2, len(str(images_per_identity - 1)))
-    tasks = [(str(out), seed, i, images_per_identity, id_width, index_width) for i in range(identities)]
+    tasks = [(str(out), seed, i, images_per_identity, id_width, index_width, palette) for i in range(identities)]
     counts: dict[str, Counter] = {"modality": Counter(), "resolution": Counter(), "view": Counter(),
                                   "camera": Counter(), "daytime": Counter()}
     outfits: set[tuple[int, int]] = set()
@@ -258,7 +263,7 @@ def build_world(out: Path, identities: int, images_per_identity: int, seed: int,
                 progress(done, total)
     summary = {"images": done, "identities": identities, "outfits": len(outfits)}
     summary.update({key: dict(sorted(c.items())) for key, c in counts.items()})
-    atomic_write_text(out / WORLD_JSON, json.dumps(world_info(seed, identities, images_per_identity, summary),
+    atomic_write_text(out / WORLD_JSON, json.dumps(world_info(seed, identities, images_per_identity, summary, palette),
                                                    ensure_ascii=False, indent=2) + "\n")
     return manifest
 

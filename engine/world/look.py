@@ -1,6 +1,13 @@
 """A person's look: appearance details that are not attributes (skin, hair and garment shades, beard, which
 hand carries) but must stay fixed for one person and one outfit; ``make_look`` draws them from the
-attributes and the person's and outfit's random streams."""
+attributes and the person's and outfit's random streams.
+
+Palettes (how a colour name becomes a shade): ``reference`` paints each name as one reference colour with a
+small jitter (:func:`engine.world.modalities.jitter_color`); ``wide`` paints any shade the pixel reader would
+give that name (:mod:`engine.colour_names`: one of the name's prototypes, moved by :data:`WIDE_SPREAD` ΔE per
+CIELAB axis, kept only if it still reads as the name), so navy, olive or faded denim appear as they do on
+real people (``docs/training-notes.md``, "A wide palette").
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.colour_names import GARMENT_REGIONS, HAIR_REGIONS
 from engine.world.identities import pick
 from engine.world.modalities import COLOR_RGB, HAIR_RGB, SKIN_RGB, jitter_color, shade
 
@@ -20,6 +28,9 @@ _SHOE_COLORS = {
     "slippers": {"pink": 0.25, "gray": 0.25, "blue": 0.2, "white": 0.15, "brown": 0.15},
 }
 
+
+PALETTES: tuple[str, ...] = ("reference", "wide")
+WIDE_SPREAD = 8.0
 
 
 def _mix(a: tuple[float, ...], b: tuple[float, ...], t: float) -> tuple[float, ...]:
@@ -60,10 +71,20 @@ class Look:
 
 
 
-def make_look(attrs: dict[str, str], person_rng: np.random.Generator, outfit_rng: np.random.Generator) -> Look:
-    """Draw a look: body details from ``person_rng`` (same for all outfits), clothing details from ``outfit_rng``."""
+def make_look(attrs: dict[str, str], person_rng: np.random.Generator, outfit_rng: np.random.Generator,
+              palette: str = "reference") -> Look:
+    """Draw a look: body details from ``person_rng`` (same for all outfits), clothing details from ``outfit_rng``;
+    hair and garment shades from ``palette`` (one of :data:`PALETTES`)."""
+    if palette not in PALETTES:
+        raise ValueError(f"palette {palette!r} is not one of {list(PALETTES)}")
+    wide = palette == "wide"
+
+    def garment(name: str, rng: np.random.Generator) -> tuple[float, ...]:
+        return GARMENT_REGIONS.sample(name, rng, WIDE_SPREAD) if wide else jitter_color(COLOR_RGB[name], rng)
+
     skin = jitter_color(SKIN_RGB[attrs["skin_color"]], person_rng, 0.05)
-    hair = jitter_color(HAIR_RGB[attrs["hair_color"]], person_rng, 0.06)
+    hair = (HAIR_REGIONS.sample(attrs["hair_color"], person_rng, WIDE_SPREAD) if wide
+            else jitter_color(HAIR_RGB[attrs["hair_color"]], person_rng, 0.06))
     female = attrs["gender"] == "female"
     lips = _mix(skin, (196.0, 62.0, 86.0), 0.55) if female else shade(skin, 0.78)
     beard = (not female) and attrs["age"] != "child" and person_rng.random() < 0.28
@@ -73,16 +94,15 @@ def make_look(attrs: dict[str, str], person_rng: np.random.Generator, outfit_rng
     hair_part = 1 if person_rng.random() < 0.5 else -1
 
     r = outfit_rng
-    top = jitter_color(COLOR_RGB[attrs["top_color"]], r)
-    bottom = jitter_color(COLOR_RGB[attrs["bottom_color"]], r)
-    shoe_name = pick(r, _SHOE_COLORS[attrs["shoe_type"]])
-    shoe = jitter_color(COLOR_RGB[shoe_name], r)
+    top = garment(attrs["top_color"], r)
+    bottom = garment(attrs["bottom_color"], r)
+    shoe = garment(pick(r, _SHOE_COLORS[attrs["shoe_type"]]), r)
     if attrs["shoe_type"] == "sneakers":
         sole = (238.0, 238.0, 234.0) if r.random() < 0.9 else (186.0, 146.0, 96.0)
     else:
         sole = shade(shoe, 0.45) if _lum(shoe) > 60 else (58.0, 54.0, 50.0)
-    hat = jitter_color(COLOR_RGB[attrs["hat_color"]], r) if "hat_color" in attrs else None
-    carry = jitter_color(COLOR_RGB[attrs["carrying_color"]], r) if "carrying_color" in attrs else None
+    hat = garment(attrs["hat_color"], r) if "hat_color" in attrs else None
+    carry = garment(attrs["carrying_color"], r) if "carrying_color" in attrs else None
     inner = (44.0, 44.0, 48.0) if _lum(top) > 140 else (228.0, 228.0, 224.0)
     if attrs["top_type"] == "shirt":
         accent = (236.0, 236.0, 230.0) if _lum(top) < 150 else (60.0, 60.0, 64.0)
