@@ -5,8 +5,8 @@ attributes and the person's and outfit's random streams.
 Palettes (how a colour name becomes a shade): ``reference`` paints each name as one reference colour with a
 small jitter (:func:`engine.world.modalities.jitter_color`); ``wide`` paints any shade the pixel reader would
 give that name (:mod:`engine.colour_names`: one of the name's prototypes, moved by :data:`WIDE_SPREAD` ΔE per
-CIELAB axis, kept only if it still reads as the name), so navy, olive or faded denim appear as they do on
-real people (``docs/training-notes.md``, "A wide palette").
+CIELAB axis, kept only if it still reads as the name), so the world has navy, olive or faded denim as real
+clothes do (``docs/training-notes.md``, "Session 12 (issue 12): a wide palette").
 """
 
 from __future__ import annotations
