@@ -205,8 +205,7 @@ def _check_out(out: Path) -> Path:
     return out
 
 
-def world_info(seed: int, identities: int, images_per_identity: int, counts: dict,
-               palette: str = "reference") -> dict:
+def world_info(seed: int, identities: int, images_per_identity: int, counts: dict, palette: str) -> dict:
     """The content of ``world.json`` (deterministic: no build time, no host names)."""
     return {
         "format": "lineup-world", "version": WORLD_VERSION, "seed": seed, "identities": identities,
