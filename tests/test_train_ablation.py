@@ -11,10 +11,11 @@ from tiny_training import build_tiny_world, tiny_run
 from typer.testing import CliRunner
 
 from engine.models import create, load, save
-from engine.models.checkpoint import warm_start
+from engine.models.checkpoint import backbone_tensor_names, warm_start
 from engine.models.config import load_config
 from engine.train.ablation import AblationPlanError, load_plan, parse_plan, render_markdown, run_ablation
 from engine.train.config import load_run_config
+from engine.train.optim import freeze_all_but
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 SHIPPED_PLANS = sorted(path.stem for path in (REPOSITORY / "resources" / "ablations").glob("*.json"))
@@ -44,7 +45,7 @@ def world(tmp_path_factory) -> Path:
 
 
 def test_shipped_plans_resolve_every_row():
-    assert {"cmam", "cmam_240", "flexireid", "crst", "uniat"} <= set(SHIPPED_PLANS)
+    assert {"cmam", "cmam_240", "flexireid", "flexireid_frozen", "crst", "uniat"} <= set(SHIPPED_PLANS)
     for name in SHIPPED_PLANS:
         plan = load_plan(name)
         assert plan.rows and plan.protocols
@@ -79,6 +80,21 @@ def test_the_longer_cmam_plan_is_the_chain_start_at_twice_the_budget():
     assert short.model_overrides == long.model_overrides and short.protocols == long.protocols
     assert {**short.training, "epochs": long.training["epochs"]} == long.training
     assert long.training["epochs"] == 2 * short.training["epochs"]
+
+
+def test_the_frozen_flexireid_plan_differs_from_its_pair_only_in_what_trains():
+    full, frozen = load_plan("flexireid"), load_plan("flexireid_frozen")
+    assert frozen.rows[0] == full.rows[0]
+    assert (frozen.training, frozen.model_overrides, frozen.protocols, frozen.init_scope) == (
+        full.training, full.model_overrides, full.protocols, full.init_scope)
+    end_to_end, adapters_only = (frozen.run_file(row) for row in frozen.rows)
+    assert adapters_only["model"] == end_to_end["model"]
+    assert adapters_only["model_overrides"] == end_to_end["model_overrides"]
+    model = create(load_run_config(adapters_only).model)
+    freeze_all_but(model, tuple(adapters_only["training"]["trainable"]))
+    training = {name for name, param in model.named_parameters() if param.requires_grad}
+    assert training == set(dict(model.named_parameters())) - backbone_tensor_names(model)
+    assert any(".adapters." in name for name in training if name.startswith("backbone.visual."))
 
 
 def test_row_config_is_model_then_shared_recipe_then_row_overrides():
