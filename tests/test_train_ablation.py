@@ -45,7 +45,7 @@ def world(tmp_path_factory) -> Path:
 
 
 def test_shipped_plans_resolve_every_row():
-    assert {"cmam", "cmam_240", "flexireid", "flexireid_frozen", "crst", "uniat"} <= set(SHIPPED_PLANS)
+    assert {"cmam", "cmam_240", "flexireid", "flexireid_frozen", "crst", "uniat", "uniat_passes"} <= set(SHIPPED_PLANS)
     for name in SHIPPED_PLANS:
         plan = load_plan(name)
         assert plan.rows and plan.protocols
@@ -95,6 +95,20 @@ def test_the_frozen_flexireid_plan_differs_from_its_pair_only_in_what_trains():
     training = {name for name, param in model.named_parameters() if param.requires_grad}
     assert training == set(dict(model.named_parameters())) - backbone_tensor_names(model)
     assert any(".adapters." in name for name in training if name.startswith("backbone.visual."))
+
+
+def test_the_uniat_passes_plan_is_the_uniat_plan_with_more_passes_over_fewer_steps_per_epoch():
+    short, passes = load_plan("uniat"), load_plan("uniat_passes")
+    assert passes.rows == short.rows and passes.model_overrides == short.model_overrides
+    assert passes.protocols == short.protocols and passes.init_scope == short.init_scope
+    changed = {"epochs", "steps_per_epoch", "warmup_epochs"}
+    assert {k: v for k, v in passes.training.items() if k not in changed} == {
+        k: v for k, v in short.training.items() if k not in changed}
+    steps = {plan.name: plan.training["epochs"] * plan.training["steps_per_epoch"] for plan in (short, passes)}
+    assert steps == {"uniat": 120, "uniat_passes": 240}
+    warmup = {plan.name: round(plan.training["warmup_epochs"] * plan.training["steps_per_epoch"])
+              for plan in (short, passes)}
+    assert warmup["uniat"] == warmup["uniat_passes"]
 
 
 def test_row_config_is_model_then_shared_recipe_then_row_overrides():
