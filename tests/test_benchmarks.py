@@ -80,7 +80,7 @@ def test_files_summary_and_loader(built):
     assert summary["identities"] == 4 and summary["out_dir"] == str(out)
     for name in BENCHMARKS:
         data = load_benchmark(out, name)
-        assert data["benchmark"] == name and data["version"] == 2 and data["identities"] == [0, 1, 2, 3]
+        assert data["benchmark"] == name and data["version"] == 3 and data["identities"] == [0, 1, 2, 3]
         assert data["relevance"] == RELEVANCE[name]
         assert Path(data["world"]) == world.resolve()
     assert load_benchmark(out, "summary")["granularity"] == summary["granularity"]
@@ -208,6 +208,8 @@ def test_anytime_split_and_counts(built):
         for r in data[side]:
             by_group.setdefault((r["identity"], r["modality"], r["outfit"]), {})[side] = r["camera"]
     assert all(g["query"] != g["gallery"] for g in by_group.values())
+    attributes = {r["id"]: r["attributes"] for r in records}
+    assert all(r["attributes"] == attributes[r["id"]] for side in ("query", "gallery") for r in data[side])
     for scenario in SCENARIOS:
         valid, positive = anytime_masks(data["query"], data["gallery"], scenario)
         assert data["counts"][scenario] == {"queries": int(positive.any(1).sum()), "valid_pairs": int(valid.sum()),

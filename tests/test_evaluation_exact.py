@@ -9,7 +9,7 @@ from evaluation_data import LookupModel, one_hot, write_cuhk, write_image, write
 from rich.console import Console
 
 from engine.evaluation import EvaluationError, evaluate, evaluate_benchmark, render, world_benchmark
-from engine.world.benchmarks import MODES
+from engine.world.benchmarks import MODES, SCENARIOS
 
 
 @pytest.fixture(scope="module")
@@ -59,10 +59,23 @@ def test_identity_encoder_on_outfit_level_cross_resolution_and_anytime(world):
     plain = anytime["plain_view"]  # the double's plain embedding tells identities apart too
     assert set(plain["by"]) == set(anytime["by"]) and plain["by"]["any-time"]["R@1"] == 1.0
     assert plain["overall"]["queries"] == anytime["overall"]["queries"]
+    oracle = anytime["oracle"]
+    assert set(oracle["by"]) == set(SCENARIOS) and "top_color" not in oracle["visible"]["DT-LT"]
+    assert all(oracle["by"][s]["queries"] == anytime["by"][s]["queries"] for s in SCENARIOS)
     console = Console(record=True, width=120)
     render(anytime, console)
     text = console.export_text()
     assert "any-time" in text and "score 100.00" in text and "scenario tokens against" in text
+    assert "ceiling of each scenario" in text
+
+
+def test_anytime_on_a_benchmark_without_attributes_says_it_has_no_oracle(world):
+    model = LookupModel({}, lambda code, level, modality: one_hot(code))
+    bench = world_benchmark(world, "anytime")[0]
+    stripped = {**bench, "query": [{k: v for k, v in item.items() if k != "attributes"} for item in bench["query"]]}
+    report = evaluate_benchmark(model, stripped, "anytime")
+    assert "oracle" not in report and report["by"]["DT-ST"]["R@1"] == 1.0
+    assert any("no attribute oracle" in note for note in report["notes"])
 
 
 def test_t2i_perfect_and_one_wrong_caption(tmp_path):

@@ -6,6 +6,13 @@ a sketch or an infrared frame shows no colour. It scores each gallery image by t
 attributes it shares with the query and ranks by that score, ties broken by a seeded random order. Its
 R@1 on the benchmark is what a model that reads every visible attribute perfectly, and nothing else,
 could reach: gallery people who differ only in colour are indistinguishable to a sketch or IR query.
+
+``anytime_oracle`` does the same for the Uni-AT scenarios (docs/training-notes.md, "The clothing-change
+ceiling"): a same-clothes (ST) query may use every attribute both images show, a clothing-change (LT) query
+only the biometrics (the outfit changed), and whenever an infrared image is on either side no colour. The
+renders also carry person-level details that are not attributes (skin and hair shade, beard, shoulder and head
+proportions, body heat), so a model can in principle go above this ceiling; it is what reading the attributes
+alone allows.
 """
 
 from __future__ import annotations
@@ -16,8 +23,10 @@ from typing import Any
 import numpy as np
 
 from engine.evaluation.errors import EvaluationError
-from engine.evaluation.scoring import block, score
+from engine.evaluation.scoring import block, empty_metrics, score
 from engine.ontology import ATTRIBUTE_KEYS, COLOR_KEYS
+from engine.world.benchmarks import SCENARIOS, anytime_masks
+from engine.world.identities import BIOMETRIC_KEYS
 
 #: Query mode → the attributes that modality can show.
 VISIBLE: dict[str, tuple[str, ...]] = {
@@ -60,4 +69,40 @@ def attribute_oracle(bench: Mapping[str, Any], relevance: np.ndarray, seed: int 
         jitter = rng.random(counts.shape) * 0.5  # below one agreement: only breaks ties
         by[mode] = block(score((counts + jitter) / (len(keys) + 1), relevance))
     return {"visible": {mode: list(keys) for mode, keys in VISIBLE.items()},
+            "tie_break": f"seeded random order among equal scores (seed {seed})", "by": by}
+
+
+def anytime_visible(scenario: str) -> tuple[str, ...]:
+    """The attributes an any-time scenario's query and gallery images both show and that identify the person:
+    every attribute for same clothes, the biometrics for a clothing change, no colour where IR is involved."""
+    if scenario not in SCENARIOS:
+        raise ValueError(f"unknown any-time scenario {scenario!r}; scenarios: {list(SCENARIOS)}")
+    time_mode, clothes_mode = scenario.split("-")
+    keys = ATTRIBUTE_KEYS if clothes_mode == "ST" else BIOMETRIC_KEYS
+    if time_mode != "DT":
+        keys = tuple(key for key in keys if key not in COLOR_KEYS)
+    return tuple(keys)
+
+
+def anytime_oracle(bench: Mapping[str, Any], seed: int = 0) -> dict[str, Any]:
+    """{"visible": {scenario: keys}, "tie_break", "by": {scenario: metric block}} on ``anytime.json``, scored under
+    the protocol's own masks (``anytime_masks``); ``EvaluationError`` when its items carry no attributes."""
+    query, gallery = bench["query"], bench["gallery"]
+    query_attributes = [q.get("attributes") for q in query]
+    gallery_attributes = [g.get("attributes") for g in gallery]
+    rng = np.random.default_rng(seed)
+    by = {}
+    for scenario in SCENARIOS:
+        keys = anytime_visible(scenario)
+        valid, positive = anytime_masks(query, gallery, scenario)
+        rows, columns = np.flatnonzero(valid.any(axis=1)), np.flatnonzero(valid.any(axis=0))
+        if rows.size == 0:
+            by[scenario] = empty_metrics()
+            continue
+        counts = matching_attributes([query_attributes[i] for i in rows],
+                                     [gallery_attributes[j] for j in columns], keys)
+        jitter = rng.random(counts.shape) * 0.5  # below one agreement: only breaks ties
+        grid = np.ix_(rows, columns)
+        by[scenario] = block(score((counts + jitter) / (len(keys) + 1), positive[grid], valid[grid]))
+    return {"visible": {scenario: list(anytime_visible(scenario)) for scenario in SCENARIOS},
             "tie_break": f"seeded random order among equal scores (seed {seed})", "by": by}

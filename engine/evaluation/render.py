@@ -80,10 +80,11 @@ def plain_view_table(plain: dict[str, Any], by: dict[str, Any]) -> Table:
     return table
 
 
-def oracle_table(oracle: dict[str, Any], by: dict[str, Any]) -> Table:
-    """The attribute oracle's R@1 and mAP per single mode beside the model's."""
-    table = Table(title="attribute oracle (the ceiling of each query modality)", title_justify="left")
-    for name in ("mode", "oracle R@1", "oracle mAP", "model R@1", "model R@1 / oracle R@1"):
+def oracle_table(oracle: dict[str, Any], by: dict[str, Any], group: str = "mode") -> Table:
+    """The attribute oracle's R@1 and mAP per single mode (or any-time scenario) beside the model's."""
+    table = Table(title=f"attribute oracle (the ceiling of each {'query modality' if group == 'mode' else group})",
+                  title_justify="left")
+    for name in (group, "oracle R@1", "oracle mAP", "model R@1", "model R@1 / oracle R@1"):
         table.add_column(name, justify="right")
     for mode, block in oracle["by"].items():
         model = by.get(mode, {}).get("R@1")
@@ -99,7 +100,8 @@ def render(report: dict[str, Any], console: Console | None = None) -> None:
     if report.get("text_sets"):
         parts.append(text_sets_table(report["text_sets"]))
     if report.get("oracle"):
-        parts.append(oracle_table(report["oracle"], report["by"]))
+        group = "scenario" if "any-time" in report["by"] else "mode"
+        parts.append(oracle_table(report["oracle"], report["by"], group))
     if report.get("plain_view"):
         parts.append(plain_view_table(report["plain_view"], report["by"]))
     if report.get("steps"):

@@ -19,7 +19,9 @@ the model and a loaded benchmark and returning the protocol's part of the report
   four; ``mixed`` one gallery of every image at a seeded level.
 - ``anytime`` (Uni-AT, docs/methods.md §3): ``encode_reid`` per scenario with ``anytime_masks``; ``overall`` the
   mean of the six scenario blocks; ``by["any-time"]`` = {"score": mean of the six R@1 and the six mAP,
-  "R@1": mean R@1, "mAP": mean mAP}.
+  "R@1": mean R@1, "mAP": mean mAP}; ``oracle`` the attribute oracle's ceiling per scenario when the benchmark's
+  items carry attributes (same clothes: every shared attribute; clothing change: the biometrics; no colour
+  with IR).
 
 Every report states its benchmark's relevance rule (``relevance``). Gallery images are encoded once per
 view they need; vectors never leave the CPU as more than Q×G floats.
@@ -44,7 +46,7 @@ from engine.evaluation.encoding import (
 )
 from engine.evaluation.errors import EvaluationError
 from engine.evaluation.levels import gallery_views, image_query_level, query_levels, similarity_by_level
-from engine.evaluation.oracle import attribute_oracle
+from engine.evaluation.oracle import anytime_oracle, attribute_oracle
 from engine.evaluation.scoring import ScoredQueries, block, empty_metrics, mean_of_groups, pooled, score
 from engine.metrics.progressive import evaluate_progressive
 from engine.ontology import LEVELS
@@ -472,11 +474,17 @@ def anytime(model, bench, batch_size: int = 64, progress: ProgressFn = no_progre
     by["any-time"] = _anytime_summary(overall)
     plain_overall = mean_of_groups([plain_by[s] for s in SCENARIOS])
     plain_by["any-time"] = _anytime_summary(plain_overall)
-    return {"relevance": _relevance_rule(bench), "queries": len(query), "gallery": len(gallery),
-            "overall": overall, "by": by,
-            "plain_view": {"view": "the gallery embedding (no scenario token), as find-similar searches",
-                           "overall": plain_overall, "by": plain_by},
-            "notes": notes}
+    report = {"relevance": _relevance_rule(bench), "queries": len(query), "gallery": len(gallery),
+              "overall": overall, "by": by,
+              "plain_view": {"view": "the gallery embedding (no scenario token), as find-similar searches",
+                             "overall": plain_overall, "by": plain_by},
+              "notes": notes}
+    if all(isinstance(item.get("attributes"), Mapping) for item in list(query) + list(gallery)):
+        report["oracle"] = anytime_oracle(bench)
+    else:
+        notes.append("no attribute oracle: this benchmark's items carry no attributes "
+                     "(rebuild it with lineup world benchmarks)")
+    return report
 
 
 def _anytime_summary(overall: Mapping[str, Any]) -> dict[str, Any]:

@@ -8,8 +8,8 @@ training), or a seeded sample of ``max_identities`` of them. Every choice is see
 identity, so a rebuild gives identical files. Per identity one *source* image is drawn among its RGB HR
 images; its attributes and descriptions drive that identity's text queries.
 
-JSON schema (version 2). Every file holds the header
-``{"benchmark": name, "version": 2, "world": <world folder relative to the benchmark folder>,
+JSON schema (version 3: any-time items carry attributes). Every file holds the header
+``{"benchmark": name, "version": 3, "world": <world folder relative to the benchmark folder>,
 "manifest_sha256": str, "seed": int, "identities": [int], "relevance": str}``; ``relevance`` states the one
 rule by which that benchmark's ``relevant`` lists were made (``RELEVANCE``); ``load_benchmark`` turns
 ``world`` into an absolute path. Image paths (``image``) are relative to the world folder. An *item* is
@@ -40,7 +40,8 @@ indices into the file's ``gallery``.
   gallery index per HR image at a seeded level; ``queries`` = one per test identity ``{"identity",
   "outfit", "text", "text_level", "source", "relevant"}`` (finest description of the source, relevant =
   the identity's images in the source's outfit, at every level).
-- ``anytime.json`` (Uni-AT): ``scenarios``; ``query`` and ``gallery`` = HR RGB and IR items. Each
+- ``anytime.json`` (Uni-AT): ``scenarios``; ``query`` and ``gallery`` = HR RGB and IR items with their
+  (outfit) ``attributes``, which only the attribute oracle reads (``engine.evaluation.oracle``). Each
   (identity, modality, outfit) group is ordered by (camera, id) and every other image, from a seeded
   start, goes to the query side (``n // 2`` of ``n``; a single image stays in the gallery), so query and
   gallery images of a group tend to come from different cameras. ``counts`` = per scenario the queries
@@ -68,7 +69,7 @@ from engine.hashing import sha256_file
 from engine.ontology import ATTRIBUTE_KEYS, LEVELS, ONTOLOGY
 from engine.world.modalities import RESOLUTIONS as RESOLUTION_SIZES
 
-VERSION = 2
+VERSION = 3
 BENCHMARKS: tuple[str, ...] = ("granularity", "modalities", "cross_resolution", "anytime")
 SCENARIOS: tuple[str, ...] = ("DT-ST", "DT-LT", "NT-ST", "NT-LT", "AD-ST", "AD-LT")
 MODES: tuple[str, ...] = ("T", "S", "IR", "T+S", "T+IR", "S+IR", "T+S+IR")
@@ -407,7 +408,8 @@ def _cross_resolution(samples: list[Sample], sources: dict[int, Sample], world_r
 def _anytime(samples: list[Sample], seed: int) -> tuple[dict, dict]:
     """(file body, counts) of the any-time benchmark: query/gallery split and per-scenario counts."""
     query, gallery = anytime_split(samples, seed)
-    q_items, g_items = [_item(s) for s in query], [_item(s) for s in gallery]
+    q_items = [{**_item(s), "attributes": s.extra["attributes"]} for s in query]
+    g_items = [{**_item(s), "attributes": s.extra["attributes"]} for s in gallery]
     counts = {}
     for scenario in SCENARIOS:
         valid, positive = anytime_masks(q_items, g_items, scenario)
