@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from engine.models.config import ModelConfig
-from engine.ontology import LEVELS
+from engine.ontology import LEVELS, ONTOLOGY
 from engine.text.generator import descriptions_by_level
 from engine.world.identities import make_identity
 
@@ -80,12 +80,16 @@ class LookupModel:
     ``text_vectors[text]`` gives a text's vector, ``level_logits[text]`` its classifier logits (optional);
     ``image_vector(code, level, modality)`` the vector of an image painted with ``code`` in the gallery
     view of ``level``. ``fuse`` is the normalised sum of the given parts; ``encode_reid`` the image vector.
+    ``read_attributes(code)``, when given, is what the image attribute heads read on an image painted with
+    ``code`` ({key: value}; a key it leaves out gets flat logits).
     """
 
-    def __init__(self, text_vectors, image_vector, level_logits=None, fusion: str = "mean"):
+    def __init__(self, text_vectors, image_vector, level_logits=None, fusion: str = "mean", read_attributes=None):
         self.text_vectors = text_vectors
         self.image_vector = image_vector
         self.level_logits = level_logits
+        self.read_attributes = read_attributes
+        self.image_attributes = None if read_attributes is None else "double heads"
         self.config = ModelConfig.from_dict(
             {"name": "double", "fusion": {"kind": fusion}, "scenarios": {"enabled": True}}
         )
@@ -126,6 +130,17 @@ class LookupModel:
 
     def encode_reid(self, images, scenario, modality=None, resolution="hr"):
         return self.encode_images(images, "rgb")
+
+    def image_attribute_logits(self, images, modality="rgb", level=None, resolution="hr"):
+        read = [self.read_attributes(code) for code in read_code(images)]
+        logits = {}
+        for key, values in ONTOLOGY.attributes.items():
+            rows = torch.zeros(len(read), len(values))
+            for row, attributes in enumerate(read):
+                if attributes.get(key) in values:
+                    rows[row, values.index(attributes[key])] = 30.0
+            logits[key] = rows
+        return logits
 
 
 def one_hot(index: int, size: int = 16) -> torch.Tensor:

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from engine.evaluation import EvaluationError, evaluate, evaluate_benchmark, render, world_benchmark
 from engine.world.benchmarks import MODES, SCENARIOS
+from engine.world.identities import BIOMETRIC_KEYS
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +70,26 @@ def test_identity_encoder_on_outfit_level_cross_resolution_and_anytime(world):
     assert "ceiling of each scenario" in text
 
 
+def test_anytime_ranks_by_the_attribute_heads_when_the_model_has_them(world):
+    bench = world_benchmark(world, "anytime")[0]
+    people = {item["identity"]: item["attributes"] for item in bench["gallery"]}
+    biometrics = {code: {key: people[code][key] for key in BIOMETRIC_KEYS} for code in people}
+    assert len({tuple(b.values()) for b in biometrics.values()}) == len(biometrics)  # the test's premise
+    reader = LookupModel({}, lambda code, level, modality: one_hot(0), read_attributes=biometrics.__getitem__)
+    report = evaluate_benchmark(reader, bench, "anytime")
+    heads = report["heads"]
+    assert set(heads["by"]) == set(SCENARIOS) and heads["visible"] == report["oracle"]["visible"]
+    assert all(heads["by"][s]["queries"] == report["by"][s]["queries"] for s in SCENARIOS)
+    # the heads read each person's biometrics, which survive the clothing change; the embedding is one vector
+    assert heads["by"]["DT-LT"]["R@1"] == heads["by"]["NT-LT"]["R@1"] == 1.0
+    assert report["by"]["DT-LT"]["R@1"] < 1.0
+    blind = LookupModel({}, lambda code, level, modality: one_hot(0), read_attributes=lambda code: biometrics[0])
+    assert evaluate_benchmark(blind, bench, "anytime")["heads"]["by"]["DT-LT"]["R@1"] < 1.0
+    console = Console(record=True, width=160)
+    render(report, console)
+    assert "heads R@1" in console.export_text()
+
+
 def test_anytime_on_a_benchmark_without_attributes_says_it_has_no_oracle(world):
     model = LookupModel({}, lambda code, level, modality: one_hot(code))
     bench = world_benchmark(world, "anytime")[0]
@@ -76,6 +97,7 @@ def test_anytime_on_a_benchmark_without_attributes_says_it_has_no_oracle(world):
     report = evaluate_benchmark(model, stripped, "anytime")
     assert "oracle" not in report and report["by"]["DT-ST"]["R@1"] == 1.0
     assert any("no attribute oracle" in note for note in report["notes"])
+    assert "heads" not in report and any("no attribute-head ranking" in note for note in report["notes"])
 
 
 def test_t2i_perfect_and_one_wrong_caption(tmp_path):

@@ -80,16 +80,25 @@ def plain_view_table(plain: dict[str, Any], by: dict[str, Any]) -> Table:
     return table
 
 
-def oracle_table(oracle: dict[str, Any], by: dict[str, Any], group: str = "mode") -> Table:
-    """The attribute oracle's R@1 and mAP per single mode (or any-time scenario) beside the model's."""
+def oracle_table(oracle: dict[str, Any], by: dict[str, Any], group: str = "mode",
+                 heads: dict[str, Any] | None = None) -> Table:
+    """The attribute oracle's R@1 and mAP per single mode (or any-time scenario) beside the model's, and beside
+    the ranking by the model's own attribute heads when ``heads`` is given."""
     table = Table(title=f"attribute oracle (the ceiling of each {'query modality' if group == 'mode' else group})",
                   title_justify="left")
-    for name in (group, "oracle R@1", "oracle mAP", "model R@1", "model R@1 / oracle R@1"):
+    columns = [group, "oracle R@1", "oracle mAP", "model R@1", "model R@1 / oracle R@1"]
+    if heads:
+        columns += ["heads R@1", "heads mAP"]
+    for name in columns:
         table.add_column(name, justify="right")
     for mode, block in oracle["by"].items():
         model = by.get(mode, {}).get("R@1")
         ratio = "-" if model is None or not block.get("R@1") else f"{model / block['R@1']:.2f}"
-        table.add_row(mode, _cell(block.get("R@1")), _cell(block.get("mAP")), _cell(model), ratio)
+        row = [mode, _cell(block.get("R@1")), _cell(block.get("mAP")), _cell(model), ratio]
+        if heads:
+            read = heads["by"].get(mode, {})
+            row += [_cell(read.get("R@1")), _cell(read.get("mAP"))]
+        table.add_row(*row)
     return table
 
 
@@ -101,7 +110,7 @@ def render(report: dict[str, Any], console: Console | None = None) -> None:
         parts.append(text_sets_table(report["text_sets"]))
     if report.get("oracle"):
         group = "scenario" if "any-time" in report["by"] else "mode"
-        parts.append(oracle_table(report["oracle"], report["by"], group))
+        parts.append(oracle_table(report["oracle"], report["by"], group, report.get("heads")))
     if report.get("plain_view"):
         parts.append(plain_view_table(report["plain_view"], report["by"]))
     if report.get("steps"):

@@ -21,7 +21,8 @@ the model and a loaded benchmark and returning the protocol's part of the report
   mean of the six scenario blocks; ``by["any-time"]`` = {"score": mean of the six R@1 and the six mAP,
   "R@1": mean R@1, "mAP": mean mAP}; ``oracle`` the attribute oracle's ceiling per scenario when the benchmark's
   items carry attributes (same clothes: every shared attribute; clothing change: the biometrics; no colour
-  with IR).
+  with IR); ``heads`` the same scenarios ranked by the model's own attribute heads on the oracle's keys
+  (``engine.evaluation.attribute_reading``) when the model has them.
 
 Every report states its benchmark's relevance rule (``relevance``). Gallery images are encoded once per
 view they need; vectors never leave the CPU as more than Q×G floats.
@@ -37,6 +38,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from engine.attributes.model_heads import has_heads
+from engine.evaluation.attribute_reading import anytime_heads
 from engine.evaluation.encoding import (
     counting_truncation,
     encode_image_batches,
@@ -484,6 +487,10 @@ def anytime(model, bench, batch_size: int = 64, progress: ProgressFn = no_progre
     else:
         notes.append("no attribute oracle: this benchmark's items carry no attributes "
                      "(rebuild it with lineup world benchmarks)")
+    if has_heads(model):
+        report["heads"] = anytime_heads(model, bench, query_paths, gallery_paths, batch_size)
+    else:
+        notes.append("no attribute-head ranking: this model has no image attribute heads")
     return report
 
 
