@@ -19,11 +19,10 @@ import numpy as np
 import torch
 
 from engine.evaluation.encoding import encode_image_batches, model_resolution
-from engine.evaluation.oracle import anytime_visible
-from engine.evaluation.scoring import block, empty_metrics, score
+from engine.evaluation.oracle import anytime_visible, score_scenarios
 from engine.ontology import ATTRIBUTE_KEYS, ONTOLOGY
 from engine.progress import ProgressFn, no_progress
-from engine.world.benchmarks import SCENARIOS, anytime_masks
+from engine.world.benchmarks import SCENARIOS
 
 SCORE_RULE = "mean over the scenario's visible keys of Σ_v p_query(v)·p_gallery(v), from the image attribute heads"
 
@@ -69,15 +68,9 @@ def anytime_heads(model, bench: Mapping[str, Any], query_paths: Sequence[Path], 
     probabilities = head_probabilities(model, list(query_paths) + list(gallery_paths), list(query) + list(gallery),
                                        batch_size)
     query_p, gallery_p = probabilities[: len(query)], probabilities[len(query):]
-    by = {}
-    for scenario in SCENARIOS:
-        keys = anytime_visible(scenario)
-        valid, positive = anytime_masks(query, gallery, scenario)
-        rows, columns = np.flatnonzero(valid.any(axis=1)), np.flatnonzero(valid.any(axis=0))
-        if rows.size == 0:
-            by[scenario] = empty_metrics()
-            continue
-        grid = np.ix_(rows, columns)
-        by[scenario] = block(score(agreement(query_p[rows], gallery_p[columns], keys), positive[grid], valid[grid]))
+
+    def similarity(rows: np.ndarray, columns: np.ndarray, keys: tuple[str, ...]) -> np.ndarray:
+        return agreement(query_p[rows], gallery_p[columns], keys)
+
     return {"visible": {scenario: list(anytime_visible(scenario)) for scenario in SCENARIOS}, "score": SCORE_RULE,
-            "by": by}
+            "by": score_scenarios(query, gallery, similarity)}

@@ -17,7 +17,7 @@ alone allows.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -91,18 +91,29 @@ def anytime_oracle(bench: Mapping[str, Any], seed: int = 0) -> dict[str, Any]:
     query_attributes = [q.get("attributes") for q in query]
     gallery_attributes = [g.get("attributes") for g in gallery]
     rng = np.random.default_rng(seed)
+
+    def similarity(rows: np.ndarray, columns: np.ndarray, keys: tuple[str, ...]) -> np.ndarray:
+        counts = matching_attributes([query_attributes[i] for i in rows],
+                                     [gallery_attributes[j] for j in columns], keys)
+        jitter = rng.random(counts.shape) * 0.5  # below one agreement: only breaks ties
+        return (counts + jitter) / (len(keys) + 1)
+
+    return {"visible": {scenario: list(anytime_visible(scenario)) for scenario in SCENARIOS},
+            "tie_break": f"seeded random order among equal scores (seed {seed})",
+            "by": score_scenarios(query, gallery, similarity)}
+
+
+def score_scenarios(query: Sequence[Mapping[str, Any]], gallery: Sequence[Mapping[str, Any]],
+                    similarity: Callable[[np.ndarray, np.ndarray, tuple[str, ...]], np.ndarray]) -> dict[str, Any]:
+    """{scenario: metric block}: each any-time scenario scored under its own masks, ``similarity(rows, columns,
+    keys)`` giving the scores of those query rows against those gallery columns on the scenario's visible keys."""
     by = {}
     for scenario in SCENARIOS:
-        keys = anytime_visible(scenario)
         valid, positive = anytime_masks(query, gallery, scenario)
         rows, columns = np.flatnonzero(valid.any(axis=1)), np.flatnonzero(valid.any(axis=0))
         if rows.size == 0:
             by[scenario] = empty_metrics()
             continue
-        counts = matching_attributes([query_attributes[i] for i in rows],
-                                     [gallery_attributes[j] for j in columns], keys)
-        jitter = rng.random(counts.shape) * 0.5  # below one agreement: only breaks ties
         grid = np.ix_(rows, columns)
-        by[scenario] = block(score((counts + jitter) / (len(keys) + 1), positive[grid], valid[grid]))
-    return {"visible": {scenario: list(anytime_visible(scenario)) for scenario in SCENARIOS},
-            "tie_break": f"seeded random order among equal scores (seed {seed})", "by": by}
+        by[scenario] = block(score(similarity(rows, columns, anytime_visible(scenario)), positive[grid], valid[grid]))
+    return by
