@@ -76,7 +76,10 @@ def test_anytime_ranks_by_the_attribute_heads_when_the_model_has_them(world):
     biometrics = {code: {key: people[code][key] for key in BIOMETRIC_KEYS} for code in people}
     assert len({tuple(b.values()) for b in biometrics.values()}) == len(biometrics)  # the test's premise
     reader = LookupModel({}, lambda code, level, modality: one_hot(0), read_attributes=biometrics.__getitem__)
-    report = evaluate_benchmark(reader, bench, "anytime")
+    calls = []
+    report = evaluate_benchmark(reader, bench, "anytime", progress=lambda done, total: calls.append((done, total)))
+    images = len(bench["query"]) + len(bench["gallery"])
+    assert calls[-1] == (images, images)  # the heads' pass reports its progress last
     heads = report["heads"]
     assert set(heads["by"]) == set(SCENARIOS) and heads["visible"] == report["oracle"]["visible"]
     assert all(heads["by"][s]["queries"] == report["by"][s]["queries"] for s in SCENARIOS)

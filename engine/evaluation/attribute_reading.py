@@ -61,12 +61,12 @@ def agreement(query: np.ndarray, gallery: np.ndarray, keys: Sequence[str]) -> np
 
 
 def anytime_heads(model, bench: Mapping[str, Any], query_paths: Sequence[Path], gallery_paths: Sequence[Path],
-                  batch_size: int) -> dict[str, Any]:
+                  batch_size: int, progress: ProgressFn = no_progress) -> dict[str, Any]:
     """{"visible", "score", "by": {scenario: metric block}}: the any-time scenarios ranked by the heads'
-    agreement on the oracle's visible keys, under the protocol's own masks."""
+    agreement on the oracle's visible keys, under the protocol's own masks; ``progress`` follows the heads' pass."""
     query, gallery = bench["query"], bench["gallery"]
     probabilities = head_probabilities(model, list(query_paths) + list(gallery_paths), list(query) + list(gallery),
-                                       batch_size)
+                                       batch_size, progress)
     query_p, gallery_p = probabilities[: len(query)], probabilities[len(query):]
 
     def similarity(rows: np.ndarray, columns: np.ndarray, keys: tuple[str, ...]) -> np.ndarray:

@@ -488,7 +488,7 @@ def anytime(model, bench, batch_size: int = 64, progress: ProgressFn = no_progre
         notes.append("no attribute oracle: this benchmark's items carry no attributes "
                      "(rebuild it with lineup world benchmarks)")
     if has_heads(model):
-        report["heads"] = anytime_heads(model, bench, query_paths, gallery_paths, batch_size)
+        report["heads"] = anytime_heads(model, bench, query_paths, gallery_paths, batch_size, progress)
     else:
         notes.append("no attribute-head ranking: this model has no image attribute heads")
     return report
