@@ -121,6 +121,8 @@ LEVELS: tuple[str, ...] = ONTOLOGY.level_names
 COLORS: tuple[str, ...] = ONTOLOGY.colors
 #: The attributes that are colours (a sketch or an infrared image cannot show them).
 COLOR_KEYS: tuple[str, ...] = tuple(key for key in ATTRIBUTE_KEYS if key.endswith("_color"))
+#: The attributes a change of clothes leaves as they were: the global biometrics and the hair.
+BIOMETRIC_KEYS: tuple[str, ...] = ONTOLOGY.groups["global_biometrics"] + ("hairstyle", "hair_color")
 
 
 def level_of(count: int) -> str | None:

@@ -276,8 +276,11 @@ _MARK = {"match": "✓", "mismatch": "✗", "unsure": "~", "no evidence": "?"}
 def explanation_line(explanation: Mapping[str, Any], limit: int = 4) -> str:
     """One line: similarity + w×agreement = score, then up to ``limit`` attributes with ✓ ✗ ~ ? and the
     strongest source's probability."""
-    head = (f"sim {explanation['similarity']:+.3f} + {explanation['attribute_weight']:g}×attr "
-            f"{explanation['agreement']:+.2f} = {explanation['score']:+.3f}")
+    if explanation.get("rule") == "biometrics":  # find similar across an outfit change (engine.search.outfit_change)
+        head = f"biometric likeness {explanation['score']:.3f}"
+    else:
+        head = (f"sim {explanation['similarity']:+.3f} + {explanation['attribute_weight']:g}×attr "
+                f"{explanation['agreement']:+.2f} = {explanation['score']:+.3f}")
     parts = []
     for entry in explanation["attributes"][:limit]:
         text = f"{entry['key']}={entry['value']} {_MARK[entry['status']]}"

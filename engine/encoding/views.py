@@ -10,6 +10,9 @@ View names (the gallery stores one float16 matrix per name):
   gallery item used as the example ("find similar"); without them find-similar falls back to ``rgb``;
 - ``appearance``: vectors from a user's own re-identification network (``engine.appearance``), not from the
   checkpoint. Find-similar searches it first when the gallery has it (unless the query names a scenario).
+
+``biometrics`` is not a stored matrix: a find-similar step whose person may have changed clothes ranks by the
+stored attribute evidence instead (``engine.search.outfit_change``); steps record it as their view.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ TEXT_PREFIX = "text:"
 IMAGE_QUERY_VIEW = "rgb"
 REID_PREFIX = "reid:"
 APPEARANCE_VIEW = "appearance"
+BIOMETRICS_VIEW = "biometrics"
 
 
 def text_view(level: str) -> str:
@@ -52,15 +56,18 @@ def gallery_views(dim: int, *, levels: Iterable[str] = LEVELS, image: bool = Tru
 
 @dataclass(frozen=True)
 class Route:
-    """The view a query searches and how its vector is made: ``text``, ``fused`` or ``example``."""
+    """The view a query searches and how its vector is made: ``text``, ``fused`` or ``example`` (``biometrics``:
+    no vector, the stored evidence ranks)."""
 
     view: str
     encoding: str
 
 
 def route(*, has_text: bool, has_image: bool, example: bool, scenario: str | None, level: str | None,
-          available: Mapping[str, int]) -> Route:
+          available: Mapping[str, int], outfit_changed: bool = False) -> Route:
     """Pick the view for a query (see module docstring); raises ``GalleryMismatchError`` if the gallery lacks it."""
+    if example and outfit_changed:
+        return Route(BIOMETRICS_VIEW, "biometrics")
     if example:
         if scenario is not None:
             view = reid_view(scenario)

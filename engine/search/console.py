@@ -8,6 +8,7 @@ Prompt commands (one per line; any other line is the next text step)::
 
     :sketch PATH [TEXT]   :ir PATH [TEXT]   a sketch / IR step, fused with TEXT when given
     :similar ID           find items similar to a gallery item
+    :similar ID --outfit-changed   the same, for a person who may have changed clothes (ranks by biometrics)
     :undo                 drop the last step
     :branch N             continue on a copy holding steps 1..N (the current line of steps is kept)
     :switch B             go back to branch B          :branches   list them
@@ -38,6 +39,7 @@ from engine.search.step import StepResult
 from engine.search.transcript import final_lines, final_records, item_line, step_lines, step_record
 
 DEFAULT_TOP = 10
+OUTFIT_CHANGED_FLAG = "--outfit-changed"
 LEVEL_RULE_WORDS = ("parser", "classifier")
 
 
@@ -56,8 +58,9 @@ class StepSettings:
     require: tuple[str, ...] = ()
 
     def query(self, text: str | None = None, sketch: str | None = None, ir: str | None = None,
-              example: str | None = None) -> StepQuery:
-        return StepQuery(text=text, sketch=sketch, ir=ir, example=example, level=self.level, rho=self.rho,
+              example: str | None = None, outfit_changed: bool = False) -> StepQuery:
+        return StepQuery(text=text, sketch=sketch, ir=ir, example=example, outfit_changed=outfit_changed,
+                         level=self.level, rho=self.rho,
                          k=self.k, threshold=self.threshold, cameras=self.cameras, time_range=self.time_range,
                          attribute_weight=self.attribute_weight, require=self.required_in(text) or None)
 
@@ -331,7 +334,9 @@ class Prompt:
         self._step(self.search.settings.query(text, **{what: path}))
 
     def _similar(self, args: list[str]) -> None:
-        self._step(self.search.settings.query(example=self._item(args, ":similar")))
+        changed = OUTFIT_CHANGED_FLAG in args
+        item = self._item([a for a in args if a != OUTFIT_CHANGED_FLAG], ":similar")
+        self._step(self.search.settings.query(example=item, outfit_changed=changed))
 
     def _undo(self, args: list[str]) -> None:
         step = self.session.undo()

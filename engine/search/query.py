@@ -29,9 +29,11 @@ def _finite_number(value: object, what: str) -> float:
 @dataclass(frozen=True)
 class StepQuery:
     """A step's query. Give any of ``text``/``sketch``/``ir`` (combined = fused query) or ``example`` (a gallery
-    item id: find similar). Keep rule: at most one of ``rho`` (fraction, default the session's), ``k`` (count)
-    or ``threshold`` (minimum score). ``cameras`` and ``time_range`` (seconds, inclusive, None = open) filter
-    the candidates; ``level`` overrides the parser/classifier; ``target_identity`` marks ground truth.
+    item id: find similar; with ``outfit_changed`` the person may have changed clothes since, and the step ranks
+    by the biometrics the checkpoint's attribute heads read, ``engine.search.outfit_change``). Keep rule: at
+    most one of ``rho`` (fraction, default the session's), ``k`` (count) or ``threshold`` (minimum score).
+    ``cameras`` and ``time_range`` (seconds, inclusive, None = open) filter the candidates; ``level``
+    overrides the parser/classifier; ``target_identity`` marks ground truth.
 
     Hybrid ranking (``engine.attributes.ranking``): ``attribute_weight`` overrides the session's w for this
     step; ``require`` makes attributes hard filters: attribute keys the text states (``["top_color"]``) or
@@ -43,6 +45,7 @@ class StepQuery:
     sketch: ImageInput | None = field(default=None, compare=False)
     ir: ImageInput | None = field(default=None, compare=False)
     example: str | None = None
+    outfit_changed: bool = False
     scenario: str | None = None
     level: str | None = None
     rho: float | None = None
@@ -68,6 +71,13 @@ class StepQuery:
             raise QueryInputError("the query is empty: give text, a sketch, an IR image or an example item")
         if self.scenario is not None and self.example is None:
             raise QueryInputError("scenario applies to example-item (find similar) queries only")
+        if not isinstance(self.outfit_changed, bool):
+            raise QueryInputError(f"outfit_changed must be true or false, got {self.outfit_changed!r}")
+        if self.outfit_changed and self.example is None:
+            raise QueryInputError("outfit_changed applies to example-item (find similar) queries only")
+        if self.outfit_changed and self.scenario is not None:
+            raise QueryInputError("outfit_changed ranks by biometrics, not by a scenario's view: give one of "
+                                  "outfit_changed and scenario")
         if self.level is not None and self.level not in LEVELS:
             raise QueryInputError(f"level must be one of {list(LEVELS)}, got {self.level!r}")
         rules = [name for name in ("rho", "k", "threshold") if getattr(self, name) is not None]

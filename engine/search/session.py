@@ -11,6 +11,9 @@ candidates only); ``require`` turns stated attributes into filters. w: the step'
 the session's, else the one the gallery recorded at ingest for its domain (``Gallery.ranking``), else the
 checkpoint's (the encoder's ``attribute_weight``), else ``DEFAULT_ATTRIBUTE_WEIGHT`` (``weight_origin`` says which).
 
+A find-similar step whose person may have changed clothes (``StepQuery.outfit_changed``) scores by the
+biometric likeness of the stored model evidence instead of a view's vectors (``engine.search.outfit_change``).
+
 Steps are immutable ``StepResult`` values; ``undo`` pops the last one, ``branch`` copies the first ones into a
 new session. Marks (reject/confirm) belong to the session and are copied by ``branch``.
 """
@@ -38,6 +41,7 @@ from engine.metrics.progressive import DEFAULT_RHO
 from engine.ontology import LEVELS
 from engine.search.encoder import QueryEncoder
 from engine.search.errors import NoCandidatesError, QueryInputError, SessionStateError
+from engine.search.outfit_change import BiometricTerm
 from engine.search.query import StepQuery, load_image
 from engine.search.ranking import FinalRanking, final_ranking
 from engine.search.selection import keep_mask, members
@@ -174,15 +178,19 @@ class SearchSession:
         level, level_source, level_rule = self._level(query)
         target = route(has_text=query.text is not None, has_image=query.sketch is not None or query.ir is not None,
                        example=query.example is not None, scenario=query.scenario, level=level,
-                       available=self.gallery.views)
-        vector = self._query_vector(query, target.view, target.encoding)
+                       available=self.gallery.views, outfit_changed=query.outfit_changed)
+        biometric = self._biometric_term(query) if target.encoding == "biometrics" else None
+        vector = None if biometric is not None else self._query_vector(query, target.view, target.encoding)
         candidates = self.candidates()
         count = len(self.gallery) if candidates is None else candidates.size
         if count == 0:
             raise NoCandidatesError("no candidates are left for this step: undo, branch or clear some rejects")
         term = self._attribute_term(query)
-        scores = inner_products(self.gallery.matrix(target.view), vector, candidates)
         rows = np.arange(count, dtype=np.int64) if candidates is None else candidates
+        if biometric is not None:
+            scores = biometric.scores(rows)
+        else:
+            scores = inner_products(self.gallery.matrix(target.view), vector, candidates)
         confirmed = self._mark_rows(self._confirmed)
         pinned = members(rows, confirmed) if confirmed.size else None
         passed = self._filter(query, rows)
@@ -221,7 +229,7 @@ class SearchSession:
             relevant=self._relevant(query, rows),
             seconds=time.perf_counter() - started,
             item_ids=self.gallery.ids,
-            attribute_term=term,
+            attribute_term=term if biometric is None else biometric,
             row_of=self.gallery.columns.row_of,
             level_rule=level_rule,
         )
@@ -242,6 +250,11 @@ class SearchSession:
         if level not in LEVELS:
             raise QueryInputError(f"the encoder returned level {level!r}, not one of {list(LEVELS)}")
         return level, "encoder", rule if rule in ("parser", "classifier") else None
+
+    def _biometric_term(self, query: StepQuery) -> BiometricTerm:
+        if query.example not in self.gallery:
+            raise QueryInputError(f"example item {query.example!r} is not in the gallery {self.gallery.root}")
+        return BiometricTerm.of_gallery(self.gallery, evidence_for(self.gallery), query.example)
 
     def _query_vector(self, query: StepQuery, view: str, encoding: str) -> np.ndarray:
         if encoding == "example":

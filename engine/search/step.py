@@ -10,6 +10,7 @@ import numpy as np
 
 from engine.attributes.ranking import AttributeTerm
 from engine.search.errors import QueryInputError
+from engine.search.outfit_change import BiometricTerm
 from engine.search.query import StepQuery
 from engine.search.selection import rank
 from engine.step_schema import StepRecord
@@ -32,7 +33,8 @@ class StepResult:
     the array to plot). ``filtered_rows``/``filtered_scores``: candidates the camera/time/attribute filters removed.
     ``kept``: ascending rows that go on to step j+1 (before later rejects/confirms). ``relevant``: ground
     truth per entry of ``rows``, or None without ground truth. Scores are hybrid (similarity + w·agreement,
-    ``attribute_term``); ``explain`` splits one item's score into its parts."""
+    ``attribute_term``), or for an outfit-change find-similar the biometric likeness (``attribute_term`` is then
+    a ``BiometricTerm``); ``explain`` splits one item's score into its parts."""
 
     index: int
     query: StepQuery
@@ -50,7 +52,7 @@ class StepResult:
     relevant: np.ndarray | None
     seconds: float
     item_ids: Sequence[str] = field(repr=False)
-    attribute_term: AttributeTerm | None = field(default=None, repr=False)
+    attribute_term: AttributeTerm | BiometricTerm | None = field(default=None, repr=False)
     row_of: Mapping[str, int] | None = field(default=None, repr=False)  # item id → gallery row
     level_rule: str | None = None  # for level_source "encoder": the encoder's rule, "parser" or "classifier"
 

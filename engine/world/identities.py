@@ -22,9 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.ontology import ATTRIBUTE_KEYS, ONTOLOGY
+from engine.ontology import ATTRIBUTE_KEYS, BIOMETRIC_KEYS, ONTOLOGY
 
-BIOMETRIC_KEYS: tuple[str, ...] = ("gender", "skin_color", "age", "height", "physique", "hairstyle", "hair_color")
 CLOTHING_KEYS: tuple[str, ...] = tuple(k for k in ATTRIBUTE_KEYS if k not in BIOMETRIC_KEYS)
 WEATHERS: tuple[str, ...] = ("cold", "mild", "warm")
 

@@ -1,0 +1,178 @@
+"""Find similar across an outfit change: the step ranks by the biometric likeness of the stored model evidence,
+checked by hand; colours drop out with infrared, candidates without evidence score 0, and bad requests are
+refused with the reason."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from engine.attributes.likeness import EPSILON
+from engine.encoding.views import BIOMETRICS_VIEW, gallery_views
+from engine.gallery import Gallery
+from engine.gallery import evidence_table as store
+from engine.ontology import BIOMETRIC_KEYS, COLOR_KEYS, ONTOLOGY
+from engine.search import QueryInputError, SearchSession, StepQuery
+
+DIM = 4
+#: Embedding similarity to the example i0: i1 wears the same clothes (nearest), i2 is the same person.
+SIMILARITY = [1.0, 0.95, 0.3, 0.5, 0.4, 0.2]
+PERSON = {"gender": "male", "skin_color": "light", "age": "young", "height": "tall", "physique": "slim",
+          "hairstyle": "short", "hair_color": "black"}
+
+
+def dist(key, value, p):
+    values = ONTOLOGY.attributes[key]
+    rest = (1 - p) / (len(values) - 1)
+    return {v: (p if v == value else rest) for v in values}
+
+
+def model_evidence(person, p=0.9):
+    probabilities = {key: dist(key, value, p) for key, value in person.items()}
+    return {"version": 1, "probabilities": probabilities, "confidence": dict.fromkeys(person, 0.5)}
+
+
+OTHER = PERSON | {"gender": "female", "hairstyle": "long", "hair_color": "blonde"}
+EVIDENCE = {
+    "i0": {"model": model_evidence(PERSON)},
+    "i1": {"model": model_evidence(OTHER)},
+    "i2": {"model": model_evidence(PERSON, p=0.8)},
+    "i3": {"model": model_evidence(PERSON | {"hair_color": "blonde"})},
+    "i4": {"pixels": {"version": 1, "probabilities": {"top_color": dist("top_color", "red", 1.0)},
+                      "confidence": {"top_color": 1.0}}},
+    # i5 has no evidence row at all
+}
+MODALITY = {"i3": "ir"}
+
+
+def same_value(first, second):
+    return sum(first[v] * second[v] for v in first)
+
+
+def key_score(a):
+    return (math.log(a + EPSILON) - math.log(EPSILON)) / (math.log(1 + EPSILON) - math.log(EPSILON))
+
+
+def by_hand(example, candidate, keys=BIOMETRIC_KEYS):
+    e, c = EVIDENCE[example]["model"]["probabilities"], EVIDENCE[candidate]["model"]["probabilities"]
+    return sum(key_score(same_value(e[key], c[key])) for key in keys) / len(keys)
+
+
+@pytest.fixture
+def gallery(tmp_path):
+    angles = np.arccos(SIMILARITY)
+    vectors = np.zeros((len(SIMILARITY), DIM), np.float32)
+    vectors[:, 0], vectors[:, 1] = np.cos(angles), np.sin(angles)
+    views = gallery_views(DIM)
+    g = Gallery.create(tmp_path / "g", views, "ckpt")
+    g.add([{"id": f"i{k}", "source": "s.mp4", "frame": k, "modality": MODALITY.get(f"i{k}", "rgb")}
+           for k in range(len(SIMILARITY))], {view: vectors for view in views})
+    ids = list(EVIDENCE)
+    store.append(g.root, ids, [EVIDENCE[i] for i in ids], model_fingerprint="ckpt")
+    return g
+
+
+def scores_of(step):
+    return {step.item_ids[int(r)]: float(s) for r, s in zip(step.rows, step.scores, strict=True)}
+
+
+def test_the_step_ranks_by_biometric_likeness_not_by_the_embedding(gallery):
+    session = SearchSession(gallery, rho=1.0)
+    plain = session.step(StepQuery(example="i0"))
+    assert plain.kept_ids[:2] == ["i0", "i1"]  # the embedding finds the same clothes first
+    session.undo()
+    step = session.step(StepQuery(example="i0", outfit_changed=True))
+    scores = scores_of(step)
+    assert step.view == BIOMETRICS_VIEW and step.record().view == BIOMETRICS_VIEW
+    for item in ("i0", "i1", "i2"):
+        assert scores[item] == pytest.approx(by_hand("i0", item), abs=2e-3)  # evidence is stored as float16
+    rgb_keys = [key for key in BIOMETRIC_KEYS if key not in COLOR_KEYS]
+    assert scores["i3"] == pytest.approx(by_hand("i0", "i3", rgb_keys), abs=2e-3)  # IR: colours do not count
+    assert scores["i4"] == 0.0 and scores["i5"] == 0.0  # no model evidence
+    assert set(step.kept_ids[:3]) == {"i0", "i2", "i3"}
+    assert step.kept_ids.index("i2") < step.kept_ids.index("i1")
+    assert scores["i2"] - scores["i1"] > 0.1
+
+
+def test_explanations_name_each_biometric_and_what_the_candidate_shows(gallery):
+    session = SearchSession(gallery, rho=1.0)
+    step = session.step(StepQuery(example="i0", outfit_changed=True))
+    other = step.explain("i1")
+    assert other["rule"] == "biometrics" and other["score"] == pytest.approx(scores_of(step)["i1"], abs=1e-6)
+    by_key = {entry["key"]: entry for entry in other["attributes"]}
+    assert list(by_key) == list(BIOMETRIC_KEYS)
+    assert by_key["gender"]["value"] == "male" and by_key["gender"]["status"] == "mismatch"
+    assert by_key["gender"]["sources"]["model"]["best"] == "female"
+    assert by_key["age"]["status"] == "match"
+    infrared = {entry["key"]: entry for entry in step.explain("i3")["attributes"]}
+    assert not infrared["hair_color"]["counted"] and infrared["hair_color"]["status"] == "no evidence"
+    assert infrared["gender"]["counted"]
+    assert step.explain("i5")["evidence"] == "none for this item"
+    top = step.explanations(2)
+    assert set(top) == {"i0", "i3"} and all(x["rule"] == "biometrics" for x in top.values())
+
+
+def test_requests_the_mode_cannot_answer_are_refused_with_the_reason(gallery, tmp_path):
+    with pytest.raises(QueryInputError, match="example-item"):
+        StepQuery(text="a man", outfit_changed=True)
+    with pytest.raises(QueryInputError, match="give one of"):
+        StepQuery(example="i0", outfit_changed=True, scenario="DT-LT")
+    with pytest.raises(QueryInputError, match="true or false"):
+        StepQuery(example="i0", outfit_changed="yes")
+    session = SearchSession(gallery, rho=1.0)
+    with pytest.raises(QueryInputError, match="i4.*no model evidence"):
+        session.step(StepQuery(example="i4", outfit_changed=True))
+    with pytest.raises(QueryInputError, match="not in the gallery"):
+        session.step(StepQuery(example="nobody", outfit_changed=True))
+    bare = Gallery.create(tmp_path / "bare", gallery_views(DIM), "ckpt")
+    bare.add([{"id": "a", "source": "s.mp4", "frame": 0}], {v: np.eye(1, DIM, dtype=np.float32)
+                                                           for v in gallery_views(DIM)})
+    with pytest.raises(QueryInputError, match="no model evidence.*rebuild --attributes"):
+        SearchSession(bare).step(StepQuery(example="a", outfit_changed=True))
+    assert not session.steps
+
+
+def test_later_steps_keep_narrowing_the_survivors(gallery):
+    session = SearchSession(gallery)
+    session.reject("i3")
+    step = session.step(StepQuery(example="i0", outfit_changed=True, k=3))
+    assert step.kept_ids == ["i0", "i2", "i1"]
+    assert 3 not in step.rows.tolist()
+    follow = session.step(StepQuery(example="i2", k=1))
+    assert follow.candidates_before == 3
+
+
+def test_the_prompt_searches_across_an_outfit_change_end_to_end(tmp_path):
+    """Ingest crops with a checkpoint that has attribute heads, then ``:similar ID --outfit-changed``."""
+    import json
+
+    import cv2
+    from typer.testing import CliRunner
+
+    from engine.cli import app
+    from engine.models import create, save
+
+    rng = np.random.default_rng(0)
+    crops = tmp_path / "crops"
+    crops.mkdir()
+    for k in range(5):
+        image = np.full((96, 48, 3), 40 * k, np.uint8)
+        image[20:80, 10:38] = rng.integers(0, 255, (60, 28, 3), dtype=np.uint8)
+        cv2.imwrite(str(crops / f"p{k}.png"), image)
+    checkpoint = save(create("tiny", device="cpu"), tmp_path / "ck")
+    runner = CliRunner()
+    made = runner.invoke(app, ["ingest", str(crops), "--gallery", str(tmp_path / "g"), "--crops", "--checkpoint",
+                               str(checkpoint), "--device", "cpu", "--reid", "none", "--json"])
+    assert made.exit_code == 0, made.output
+    example = Gallery.open(tmp_path / "g").ids[0]
+    found = runner.invoke(app, ["search", "--gallery", str(tmp_path / "g"), "--checkpoint", str(checkpoint),
+                                "--device", "cpu", "--interactive", "--json", "--keep", "3"],
+                          input=f":similar {example} --outfit-changed\n:similar {example}\n")
+    assert found.exit_code == 0, found.output
+    changed, plain = (json.loads(line) for line in found.stdout.strip().splitlines()[:2])
+    assert changed["view"] == BIOMETRICS_VIEW and changed["example"] == example
+    assert plain["view"] != BIOMETRICS_VIEW
+    assert changed["candidates_after"] == 3 and len(changed["top"]) == 5
+    assert all(0.0 <= item["score"] <= 1.0 and item["explanation"]["rule"] == "biometrics" for item in changed["top"])
