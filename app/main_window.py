@@ -177,8 +177,12 @@ class MainWindow(WindowActions, QMainWindow):
         results.current_changed.connect(self._show_item)
         results.open_requested.connect(self._show_item)
         results.find_similar_requested.connect(state.find_similar)
+        results.find_similar_across_outfits_requested.connect(
+            lambda item: state.find_similar(item, outfit_changed=True))
         self.detail.marks_changed.connect(self._mark)
         self.detail.find_similar_requested.connect(state.find_similar)
+        self.detail.find_similar_across_outfits_requested.connect(
+            lambda item: state.find_similar(item, outfit_changed=True))
         # a dragged cut is a preview; only "Apply cut to this step" acts, on that step (never the next one's rule)
         self.distribution.threshold_changed.connect(results.set_preview_threshold)
         self.distribution.apply_requested.connect(self.apply_cut)

@@ -145,7 +145,11 @@ def test_buttons_emit_marks_and_find_similar(qtbot, pane, files):
     with qtbot.waitSignal(pane.find_similar_requested) as similar:
         pane.similar_button.click()
     assert similar.args == ["item-7"]
+    with qtbot.waitSignal(pane.find_similar_across_outfits_requested) as across:
+        pane.other_clothes_button.click()
+    assert across.args == ["item-7"]
     pane.clear()
+    assert not pane.other_clothes_button.isEnabled()
     assert not pane.confirm_button.isEnabled() and pane.item_id() is None and pane.metadata()["Camera"] == ""
 
 

@@ -257,6 +257,51 @@ def test_find_similar_needs_no_encoder(qtbot, world, state, store):
     assert "need a model" in state.test_errors[-1]
 
 
+def test_find_similar_across_an_outfit_change_is_stored_and_rerun(qtbot, world, state, store, pool, tmp_path):
+    from engine.gallery import evidence_table
+    from engine.ontology import BIOMETRIC_KEYS, ONTOLOGY
+
+    gallery, centres = world
+    with qtbot.waitSignal(state.error, timeout=WAIT):  # no evidence: said in words
+        state.find_similar(gallery.ids[5], outfit_changed=True)
+    assert "no model evidence" in state.test_errors[-1]
+    dressed = Gallery.create(tmp_path / "dressed", gallery_views(DIM), "ckpt-app")
+    dressed.add([{"id": i.id, "source": i.source, "frame": i.frame, "time": i.time, "camera": i.camera,
+                  "identity": i.identity} for i in gallery.iter_items()],
+                {view: gallery.vectors(view) for view in gallery.views})
+    rng = np.random.default_rng(5)
+    people = {f"p{p}": {key: rng.choice(ONTOLOGY.attributes[key]) for key in BIOMETRIC_KEYS} for p in range(PEOPLE)}
+
+    def reading(person):
+        probabilities = {key: {v: (0.9 if v == value else 0.1 / (len(ONTOLOGY.attributes[key]) - 1))
+                               for v in ONTOLOGY.attributes[key]} for key, value in person.items()}
+        return {"model": {"version": 1, "probabilities": probabilities, "confidence": dict.fromkeys(person, 0.6)}}
+
+    items = list(dressed.iter_items())
+    evidence_table.append(dressed.root, [i.id for i in items], [reading(people[i.identity]) for i in items],
+                          model_fingerprint="ckpt-app")
+    assert state.set_gallery(dressed, None)
+    example = items[5]
+    with qtbot.waitSignal(state.step_recorded, timeout=WAIT) as blocker:
+        state.find_similar(example.id, KeepRule("k", 30), outfit_changed=True)
+    step = store.load_case(state.case_id).step(blocker.args[0])
+    assert step.query_kind == "example" and step.view == "biometrics" and step.candidates_after == 30
+    result = state.step_result(step.id)
+    alike = [p for p in people if people[p] == people[example.identity]]
+    same = sum(1 for item_id in result.kept_ids if dressed.item(item_id).identity in alike)
+    assert same == min(30, sum(1 for i in items if i.identity in alike))  # every one of them ranks above the rest
+    assert "other clothes" in timeline_rows(store.load_case(state.case_id), N)[-1].query
+    plan = replay_plan(store.load_case(state.case_id), store.audit_trail(state.case_id), state.gallery_id)
+    assert plan[-1].query.outfit_changed and plan[-1].query.example == example.id
+    other = AppState(pool=pool)
+    other.set_store(store)
+    assert other.set_gallery(dressed, None)
+    assert other.open_case(state.case_id)
+    with qtbot.waitSignal(other.session_changed, timeout=WAIT):
+        assert other.restore_session() is not None
+    assert tuple(other.step_result(step.id).kept_ids) == step.kept_ids
+
+
 def test_filters_and_bad_input_become_messages(qtbot, state, store):
     assert state.set_filters(cameras={"cam1"}, time_range=(10, None))
     step_id = search(qtbot, state, "person p3")

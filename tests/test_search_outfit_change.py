@@ -176,3 +176,16 @@ def test_the_prompt_searches_across_an_outfit_change_end_to_end(tmp_path):
     assert plain["view"] != BIOMETRICS_VIEW
     assert changed["candidates_after"] == 3 and len(changed["top"]) == 5
     assert all(0.0 <= item["score"] <= 1.0 and item["explanation"]["rule"] == "biometrics" for item in changed["top"])
+
+
+def test_the_explanation_reads_as_biometrics_in_the_prompt_and_the_detail_pane(gallery):
+    from app.views.detail import explanation_html
+    from engine.attributes.ranking import explanation_line
+
+    step = SearchSession(gallery, rho=1.0).step(StepQuery(example="i0", outfit_changed=True))
+    explanation = step.explain("i1")
+    line = explanation_line(explanation)
+    assert line.startswith(f"biometric likeness {explanation['score']:.3f}") and "gender=male ✗" in line
+    html = explanation_html({**explanation, "view": step.view})
+    assert "biometric likeness to the example" in html and "clothing not compared" in html
+    assert "gender = male" in html and "best female" in html

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from app.jobs.rerun_steps import ReplayOutcome, apply_marks, replay
 from app.store import AuditRecord, CaseState, StepState
+from engine.encoding.views import BIOMETRICS_VIEW
 from engine.search import SessionStateError, StepQuery
 
 __all__ = ["ReplayOutcome", "ReplayStep", "apply_marks", "path_to", "replay", "replay_plan", "step_query"]
@@ -39,7 +40,7 @@ def step_query(step: StepState) -> StepQuery:
     level = step.level if step.level_overridden else None
     if step.query_kind == "example":
         return StepQuery(example=step.example_item, scenario=step.scenario, level=level, cameras=cameras,
-                         time_range=time_range, **keep)
+                         time_range=time_range, outfit_changed=step.view == BIOMETRICS_VIEW, **keep)
     sketch = None if step.sketch is None else step.sketch.stored_path
     ir = None if step.ir is None else step.ir.stored_path
     return StepQuery(text=step.query_text, sketch=sketch, ir=ir, level=level, cameras=cameras,

@@ -31,12 +31,15 @@ class StepActions:
             return None
         return self.run_step(query)
 
-    def find_similar(self, item_id: str, keep: KeepRule | None = None, scenario: str | None = None) -> \
-            WorkerHandle | None:
-        """The next step ranks by likeness to a gallery item (a confirmed sighting, typically)."""
+    def find_similar(self, item_id: str, keep: KeepRule | None = None, scenario: str | None = None, *,
+                     outfit_changed: bool = False) -> WorkerHandle | None:
+        """The next step ranks by likeness to a gallery item (a confirmed sighting, typically); with
+        ``outfit_changed`` by the biometrics the checkpoint's heads read, for a person who may have changed
+        clothes (``engine.search.outfit_change``)."""
         keep = keep or KeepRule("rho", self._rho)
         try:
-            query = StepQuery(example=item_id, scenario=scenario, cameras=self._filters.cameras,
+            query = StepQuery(example=item_id, scenario=scenario, outfit_changed=outfit_changed,
+                              cameras=self._filters.cameras,
                               time_range=self._filters.time_range, **keep.query_arguments())
         except QueryInputError as exc:
             self._report(exc)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from app.state.query_spec import describe_keep
 from app.store import CaseState, StepState
+from engine.encoding.views import BIOMETRICS_VIEW
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,9 @@ class TimelineRow:
 
 def query_summary(step: StepState, limit: int = 60) -> str:
     """One line naming what the step searched with."""
-    if step.query_kind == "example":  # the view says whose vectors ranked: appearance, reid:<scenario> or rgb
+    if step.query_kind == "example":  # the view says what ranked: appearance, reid:<scenario>, rgb or biometrics
+        if step.view == BIOMETRICS_VIEW:
+            return f"Similar to {step.example_item} · other clothes (biometrics)"
         return f"Similar to {step.example_item}" + (f" · {step.view}" if step.view else "")
     images = [name for name in ("sketch", "ir") if name in step.query_kind.split("+")]
     parts = ["Sketch" if name == "sketch" else "IR image" for name in images]

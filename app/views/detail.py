@@ -33,7 +33,15 @@ from app.views.detail_loading import (  # noqa: F401 - the pane's drawing rules,
     read_source_frame,
 )
 from app.views.flow_layout import FlowLayout
-from app.views.results_model import CLEAR, CONFIRMED, MARK_COLORS, REJECTED, format_score, format_time
+from app.views.results_model import (
+    CLEAR,
+    CONFIRMED,
+    MARK_COLORS,
+    OUTFIT_CHANGE_TIP,
+    REJECTED,
+    format_score,
+    format_time,
+)
 
 
 class DetailInputError(ValueError):
@@ -56,8 +64,13 @@ def explanation_html(explanation: dict) -> str:
     agreement and each source's probability, confidence and most probable value."""
     weight = explanation["attribute_weight"]
     view = f" (view {_html(explanation['view'])})" if explanation.get("view") else ""
-    lines = [f"<b>Score {explanation['score']:.3f}</b> = similarity {explanation['similarity']:.3f}{view} "
-             f"+ {weight:g} × attributes {explanation['agreement']:+.2f}"]
+    if explanation.get("rule") == "biometrics":
+        lines = [f"<b>Score {explanation['score']:.3f}</b> = biometric likeness to the example, as the model's "
+                 "attribute heads read both (clothing not compared). Each line: the example's value, how likely "
+                 "this item shows it, and the item's own reading."]
+    else:
+        lines = [f"<b>Score {explanation['score']:.3f}</b> = similarity {explanation['similarity']:.3f}{view} "
+                 f"+ {weight:g} × attributes {explanation['agreement']:+.2f}"]
     if explanation.get("filtered"):
         lines.append("<i>Removed by this step's filters.</i>")
     if not explanation["attributes"]:
@@ -160,6 +173,7 @@ class DetailPane(QWidget):
 
     marks_changed = Signal(list, str)
     find_similar_requested = Signal(str)
+    find_similar_across_outfits_requested = Signal(str)
     loaded = Signal(str)
 
     FIELDS = ("Score", "Camera", "Time", "Source", "Frame", "Box", "Track", "Resolution", "Modality", "Identity",
@@ -224,10 +238,15 @@ class DetailPane(QWidget):
         self.reject_button = QPushButton("Reject  (R)", self)
         self.clear_button = QPushButton("Clear mark  (U)", self)
         self.similar_button = QPushButton("Find similar  (F)", self)
+        self.other_clothes_button = QPushButton("Similar, other clothes  (Shift+F)", self)
+        self.other_clothes_button.setToolTip(OUTFIT_CHANGE_TIP)
         self.confirm_button.clicked.connect(lambda: self._request_mark(CONFIRMED))
         self.reject_button.clicked.connect(lambda: self._request_mark(REJECTED))
         self.clear_button.clicked.connect(lambda: self._request_mark(CLEAR))
+        self.action_buttons = (self.confirm_button, self.reject_button, self.clear_button, self.similar_button,
+                               self.other_clothes_button)
         self.similar_button.clicked.connect(self._find_similar)
+        self.other_clothes_button.clicked.connect(self._find_similar_across_outfits)
         # F is the window's "Find similar" action (one shortcut for the grid, the pane and the menu)
         for key, slot in (("C", lambda: self._request_mark(CONFIRMED)), ("R", lambda: self._request_mark(REJECTED)),
                           ("U", lambda: self._request_mark(CLEAR))):
@@ -246,7 +265,7 @@ class DetailPane(QWidget):
         facts.addStretch(1)
         top.addLayout(facts, 1)
         buttons = FlowLayout(spacing=6)  # wraps in a narrow pane: "Clear mark" never leaves the screen
-        for button in (self.confirm_button, self.reject_button, self.clear_button, self.similar_button):
+        for button in self.action_buttons:
             buttons.addWidget(button)
         rule = QFrame(self)
         rule.setFrameShape(QFrame.Shape.HLine)
@@ -296,7 +315,7 @@ class DetailPane(QWidget):
         self.crop_view.set_image(None, "Loading crop…" if self._crop_path else "This item has no crop file.")
         self.frame_view.set_image(None, "Loading source frame…")
         self.frame_status.setText("")
-        for button in (self.confirm_button, self.reject_button, self.clear_button, self.similar_button):
+        for button in self.action_buttons:
             button.setEnabled(True)
         self._pool.start(LoadTask(self._relay, self._generation, self._crop_path, item.source, item.frame,
                                    item.box))
@@ -341,7 +360,7 @@ class DetailPane(QWidget):
         self.crop_view.set_image(None, "Select a result to see it here.")
         self.frame_view.set_image(None, "")
         self.frame_status.setText("")
-        for button in (self.confirm_button, self.reject_button, self.clear_button, self.similar_button):
+        for button in self.action_buttons:
             button.setEnabled(False)
 
     # ---------------------------------------------------------------------------------------- queries
@@ -440,3 +459,7 @@ class DetailPane(QWidget):
     def _find_similar(self) -> None:
         if self._item is not None:
             self.find_similar_requested.emit(self._item.id)
+
+    def _find_similar_across_outfits(self) -> None:
+        if self._item is not None:
+            self.find_similar_across_outfits_requested.emit(self._item.id)

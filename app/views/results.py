@@ -33,6 +33,7 @@ from app.views.results_model import (
     CONFIRMED,
     MARK_COLORS,
     MARKS,
+    OUTFIT_CHANGE_TIP,
     REJECTED,
     SORT_SCORE,
     SORT_TIME,
@@ -83,6 +84,7 @@ class ResultsView(QWidget):
     current_changed = Signal(str)  # the focused item ("" when none)
     selection_changed = Signal(list)  # selected ids, in grid order
     find_similar_requested = Signal(str)
+    find_similar_across_outfits_requested = Signal(str)
     sort_changed = Signal(str)  # SORT_SCORE or SORT_TIME
     filters_changed = Signal(object, object)  # cameras: frozenset[str] | None, time_range: (start, end) | None
 
@@ -274,6 +276,11 @@ class ResultsView(QWidget):
         if item_id is not None:
             self.find_similar_requested.emit(item_id)
 
+    def _find_similar_across_outfits(self) -> None:
+        item_id = self.current_id()
+        if item_id is not None:
+            self.find_similar_across_outfits_requested.emit(item_id)
+
     def _copy_selection(self) -> None:
         ids = self._targets()
         if ids:
@@ -303,9 +310,12 @@ class ResultsView(QWidget):
         menu.addAction(f"Clear mark{suffix}\tU", lambda: self._mark_selection(CLEAR))
         menu.addSeparator()
         similar = menu.addAction("Find similar\tF", self._find_similar_current)
+        across = menu.addAction("Find similar, clothes may have changed\tShift+F", self._find_similar_across_outfits)
+        across.setToolTip(OUTFIT_CHANGE_TIP)
         menu.addAction("Copy id" + ("s" if many else "") + "\tCtrl+C", self._copy_selection)
         open_action.setEnabled(self.current_id() is not None)
         similar.setEnabled(self.current_id() is not None)
+        across.setEnabled(self.current_id() is not None)
         return menu
 
     # ---------------------------------------------------------------------------------------- internals

@@ -48,7 +48,7 @@ class ResultsGrid(QListView):
                                  | Qt.KeyboardModifier.MetaModifier)
         if plain and key in self._KEYS:
             self.mark_requested.emit(self._KEYS[key])
-        elif plain and key == Qt.Key.Key_F:
+        elif plain and key == Qt.Key.Key_F and not modifiers & Qt.KeyboardModifier.ShiftModifier:
             self.find_similar_requested.emit()
         elif key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             self.open_requested.emit()

@@ -166,13 +166,18 @@ class WindowActions:
                 return False
         return self.state.set_target_identity(identity.strip() or None)
 
-    def find_similar_selected(self) -> None:
+    def find_similar_selected(self, outfit_changed: bool = False) -> None:
+        """Find similar to the item in focus (the detail pane's when it has focus, else the results' current);
+        ``outfit_changed``: the person may have changed clothes (ranks by biometrics)."""
         in_detail = self.detail.isAncestorOf(QApplication.focusWidget()) if QApplication.focusWidget() else False
         item_id = (self.detail.item_id() if in_detail else None) or self.results.current_id() or self.detail.item_id()
         if not item_id:
             self.show_error("Select an item in the results first")
             return
-        self.state.find_similar(item_id)
+        self.state.find_similar(item_id, outfit_changed=outfit_changed)
+
+    def find_similar_across_outfits_selected(self) -> None:
+        self.find_similar_selected(outfit_changed=True)
 
     def open_gallery(self, path: str | Path | None = None) -> WorkerHandle | None:
         if path is None:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from PySide6.QtGui import QAction, QKeySequence
 
+from app.views.results_model import OUTFIT_CHANGE_TIP
 from app.views.shortcuts_sheet import WIDGET_KEYS, action_rows
 
 
@@ -52,6 +53,10 @@ def build_menus(window) -> None:
     window.find_similar_action.setToolTip("Next step ranks by likeness to the selected item (F)")
     window.results.addAction(window.find_similar_action)
     window.detail.similar_button.setText("Find similar  (F)")
+    window.find_across_outfits_action = add_action(window, search, "Find similar, &clothes may have changed",
+                                                   window.find_similar_across_outfits_selected, "Shift+F")
+    window.find_across_outfits_action.setToolTip(OUTFIT_CHANGE_TIP)
+    window.results.addAction(window.find_across_outfits_action)
     window.target_action = add_action(window, search, "Ground-truth &identity…", window.choose_target_identity)
     window.target_action.setToolTip("Trainers: score the next steps against a known identity of a built world")
     search.addSeparator()
