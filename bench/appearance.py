@@ -1,5 +1,8 @@
-"""Find-similar on real crops: a user's appearance network (the ``appearance`` view) against the checkpoint's
-own views, on the hand-labelled people of the shared clips.
+"""Find-similar on real crops: a user's appearance network (the ``appearance`` view, when given) against the
+checkpoint's own views and against "clothes may have changed" (``biometrics``: the rgb cosine mixed with the
+heads' biometric likeness, ``engine.search.outfit_change``; and that likeness alone), on the hand-labelled
+people of the shared clips. Nobody changes clothes in these clips: the ``biometrics`` rows say what the option
+costs when the clothes stayed the same, and how much identity the heads' biometric reading alone carries.
 
 For each clip of ``shared/data/footage`` (© Intel Corporation and contributors, intel-iot-devkit/sample-videos,
 CC BY 4.0) with labelled people, one crop per labelled box (``tests/data/footage/boxes.json``, plus the
@@ -15,7 +18,7 @@ left with no relevant crop are not counted). Rank-1 and mAP per view, the rankin
 one a find-similar step computes (``engine.metrics.retrieval`` over the stored vectors; one step per view is
 run through ``SearchSession`` as a check that routing picks ``appearance``).
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/appearance.py --appearance MODEL.onnx [--checkpoint C]
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/appearance.py [--appearance MODEL.onnx] [--checkpoint C]
         [--norm imagenet] [--keep DIR]
 """
 
@@ -38,15 +41,19 @@ import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
 from engine.appearance import AppearanceNetwork, parse_normalisation  # noqa: E402
+from engine.attributes.ranking import evidence_for  # noqa: E402
+from engine.encoding.views import BIOMETRICS_VIEW  # noqa: E402
 from engine.gallery import Gallery  # noqa: E402
 from engine.ingest import IngestOptions, ModelEncoder, ingest  # noqa: E402
 from engine.ingest.appearance import WithAppearance  # noqa: E402
 from engine.metrics.retrieval import evaluate_retrieval  # noqa: E402
 from engine.models.discovery import default_checkpoint, load_model  # noqa: E402
 from engine.search import SearchSession, StepQuery  # noqa: E402
+from engine.search.outfit_change import SIMILARITY_VIEW, BiometricTerm  # noqa: E402
 
 FOOTAGE = ROOT.parent / "shared" / "data" / "footage"
 LABELS = ROOT / "tests" / "data" / "footage"
+LIKENESS_ALONE = "biometric likeness alone"
 GAP = 15  # frames: the second table leaves out the same person's crops closer than this to the query
 
 
@@ -95,6 +102,22 @@ def write_crops(folder: Path) -> dict[str, int]:
     return counts
 
 
+def similarity(gallery: Gallery, view: str) -> np.ndarray:
+    """N×N find-similar scores: cosine in a stored view; for ``biometrics`` the outfit-change step's score
+    (``engine.search.outfit_change``) of every item with each item as the example; for ``LIKENESS_ALONE`` its
+    biometric likeness part only."""
+    if view not in (BIOMETRICS_VIEW, LIKENESS_ALONE):
+        vectors = gallery.vectors(view)
+        return vectors @ vectors.T
+    evidence, rows = evidence_for(gallery), np.arange(len(gallery))
+    vectors = gallery.vectors(SIMILARITY_VIEW)
+    cosine = vectors @ vectors.T
+    terms = [BiometricTerm.of_gallery(gallery, evidence, item_id) for item_id in gallery.ids]
+    if view == LIKENESS_ALONE:
+        return np.stack([term.likeness(rows) for term in terms])
+    return np.stack([term.scores(rows, cosine[i]) for i, term in enumerate(terms)])
+
+
 def scores(gallery: Gallery, view: str, gap: int = 0) -> dict:
     """Rank-1 and mAP of find-similar in ``view``: each crop against the other crops of its clip; with ``gap``,
     the same person's crops fewer than ``gap`` frames from the query are left out (near-duplicates)."""
@@ -102,37 +125,40 @@ def scores(gallery: Gallery, view: str, gap: int = 0) -> dict:
     persons = np.asarray([n.split("_")[0] for n in names])
     frames = np.asarray([int(n.rsplit("_f", 1)[1].split(".")[0]) for n in names])
     clips = np.asarray(gallery.columns.camera)
-    vectors = gallery.vectors(view)
     others = ~np.eye(len(gallery), dtype=bool)
     same_clip = (clips[:, None] == clips[None, :]) & others
     relevant = same_clip & (persons[:, None] == persons[None, :])
     near = relevant & (np.abs(frames[:, None] - frames[None, :]) < gap)
     same_clip &= ~near
     relevant &= ~near
-    report = evaluate_retrieval(vectors @ vectors.T, relevant, valid=same_clip)
+    report = evaluate_retrieval(similarity(gallery, view), relevant, valid=same_clip)
     return {"rank1": report.recall_at(1), "mAP": report.mean_ap, "queries": int(report.evaluated.sum())}
 
 
-def run(appearance: Path, checkpoint: Path | None, norm: str, folder: Path) -> dict:
+def run(appearance: Path | None, checkpoint: Path | None, norm: str, folder: Path) -> dict:
     counts = write_crops(folder / "crops")
-    network = AppearanceNetwork(appearance, parse_normalisation(norm))
-    encoder = WithAppearance(ModelEncoder(load_model(checkpoint, device="cpu")), network)
+    model = load_model(checkpoint, device="cpu")
+    network = None if appearance is None else AppearanceNetwork(appearance, parse_normalisation(norm))
+    encoder = ModelEncoder(model) if network is None else WithAppearance(ModelEncoder(model), network)
     started = time.perf_counter()
-    ingest(folder / "crops", folder / "gallery", encoder, options=IngestOptions(crops=True, attributes=False))
+    ingest(folder / "crops", folder / "gallery", encoder, options=IngestOptions(crops=True))
     seconds = time.perf_counter() - started
     gallery = Gallery.open(folder / "gallery")
-    own = [v for v in gallery.views if v.startswith("reid:")] + ["rgb"]
+    views = (["appearance"] if network is not None else []) + [v for v in gallery.views if v.startswith("reid:")]
+    views += ["rgb", BIOMETRICS_VIEW, LIKENESS_ALONE]
     session = SearchSession(gallery)
     routed = session.step(StepQuery(example=gallery.ids[0], k=1)).view
     return {"crops": counts, "items": len(gallery), "ingest_seconds": round(seconds, 1), "routed_view": routed,
-            "views": {view: scores(gallery, view) for view in ["appearance", *own]},
-            "views_frames_apart": {view: scores(gallery, view, GAP) for view in ["appearance", *own]},
-            "appearance_model": {k: v for k, v in network.fingerprint.items() if k != "file"}}
+            "views": {view: scores(gallery, view) for view in views},
+            "views_frames_apart": {view: scores(gallery, view, GAP) for view in views},
+            "appearance_model": None if network is None else
+            {k: v for k, v in network.fingerprint.items() if k != "file"}}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--appearance", type=Path, required=True, help="the ONNX re-identification network")
+    parser.add_argument("--appearance", type=Path, default=None,
+                        help="the ONNX re-identification network (default: the checkpoint's own views only)")
     parser.add_argument("--checkpoint", type=Path, default=None, help="default: the shipped checkpoint")
     parser.add_argument("--norm", default="imagenet", help="the network's input normalisation")
     parser.add_argument("--keep", type=Path, default=None, help="keep the crops and the gallery in this folder")

@@ -260,6 +260,7 @@ def test_find_similar_needs_no_encoder(qtbot, world, state, store):
 def test_find_similar_across_an_outfit_change_is_stored_and_rerun(qtbot, world, state, store, pool, tmp_path):
     from engine.gallery import evidence_table
     from engine.ontology import BIOMETRIC_KEYS, ONTOLOGY
+    from engine.search import SearchSession, StepQuery
 
     gallery, centres = world
     with qtbot.waitSignal(state.error, timeout=WAIT):  # no evidence: said in words
@@ -286,10 +287,8 @@ def test_find_similar_across_an_outfit_change_is_stored_and_rerun(qtbot, world, 
         state.find_similar(example.id, KeepRule("k", 30), outfit_changed=True)
     step = store.load_case(state.case_id).step(blocker.args[0])
     assert step.query_kind == "example" and step.view == "biometrics" and step.candidates_after == 30
-    result = state.step_result(step.id)
-    alike = [p for p in people if people[p] == people[example.identity]]
-    same = sum(1 for item_id in result.kept_ids if dressed.item(item_id).identity in alike)
-    assert same == min(30, sum(1 for i in items if i.identity in alike))  # every one of them ranks above the rest
+    direct = SearchSession(dressed).step(StepQuery(example=example.id, outfit_changed=True, k=30))
+    assert tuple(state.step_result(step.id).kept_ids) == step.kept_ids == tuple(direct.kept_ids)
     assert "other clothes" in timeline_rows(store.load_case(state.case_id), N)[-1].query
     plan = replay_plan(store.load_case(state.case_id), store.audit_trail(state.case_id), state.gallery_id)
     assert plan[-1].query.outfit_changed and plan[-1].query.example == example.id

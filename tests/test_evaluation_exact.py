@@ -88,9 +88,17 @@ def test_anytime_ranks_by_the_attribute_heads_when_the_model_has_them(world):
     assert report["by"]["DT-LT"]["R@1"] < 1.0
     blind = LookupModel({}, lambda code, level, modality: one_hot(0), read_attributes=lambda code: biometrics[0])
     assert evaluate_benchmark(blind, bench, "anytime")["heads"]["by"]["DT-LT"]["R@1"] < 1.0
+    # find similar across an outfit change: the heads' biometrics lift every sighting of the person to the top
+    changed = report["outfit_change"]
+    assert set(changed["by"]) == {"DT", "NT", "AD"} and changed["weight"] > 0
+    for time_mode in ("DT", "NT"):
+        mode, plain = changed["by"][time_mode]["outfit_change"], changed["by"][time_mode]["plain"]
+        assert mode["R@1"] == mode["mAP"] == mode["other_outfit_R@10"] == 1.0
+        assert plain["mAP"] < 1.0 and mode["queries"] == plain["queries"] > 0
     console = Console(record=True, width=160)
     render(report, console)
-    assert "heads R@1" in console.export_text()
+    text = console.export_text()
+    assert "heads R@1" in text and "other clothes R@10" in text
 
 
 def test_anytime_on_a_benchmark_without_attributes_says_it_has_no_oracle(world):

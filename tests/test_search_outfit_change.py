@@ -1,6 +1,6 @@
-"""Find similar across an outfit change: the step ranks by the biometric likeness of the stored model evidence,
-checked by hand; colours drop out with infrared, candidates without evidence score 0, and bad requests are
-refused with the reason."""
+"""Find similar across an outfit change: the step mixes the embedding with the biometric likeness of the stored
+model evidence, checked by hand; colours drop out with infrared, candidates without evidence get likeness 0,
+and bad requests are refused with the reason."""
 
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ from engine.gallery import Gallery
 from engine.gallery import evidence_table as store
 from engine.ontology import BIOMETRIC_KEYS, COLOR_KEYS, ONTOLOGY
 from engine.search import QueryInputError, SearchSession, StepQuery
+from engine.search.outfit_change import LIKENESS_WEIGHT
 
 DIM = 4
-#: Embedding similarity to the example i0: i1 wears the same clothes (nearest), i2 is the same person.
+#: Embedding similarity to the example i0: i1 wears the same clothes (nearest), i2 is the same person in others.
 SIMILARITY = [1.0, 0.95, 0.3, 0.5, 0.4, 0.2]
 PERSON = {"gender": "male", "skin_color": "light", "age": "young", "height": "tall", "physique": "slim",
           "hairstyle": "short", "hair_color": "black"}
@@ -34,7 +35,7 @@ def model_evidence(person, p=0.9):
     return {"version": 1, "probabilities": probabilities, "confidence": dict.fromkeys(person, 0.5)}
 
 
-OTHER = PERSON | {"gender": "female", "hairstyle": "long", "hair_color": "blonde"}
+OTHER = PERSON | {"gender": "female", "age": "elderly", "height": "short", "hairstyle": "long", "hair_color": "blonde"}
 EVIDENCE = {
     "i0": {"model": model_evidence(PERSON)},
     "i1": {"model": model_evidence(OTHER)},
@@ -55,9 +56,17 @@ def key_score(a):
     return (math.log(a + EPSILON) - math.log(EPSILON)) / (math.log(1 + EPSILON) - math.log(EPSILON))
 
 
-def by_hand(example, candidate, keys=BIOMETRIC_KEYS):
+def likeness(example, candidate, keys=BIOMETRIC_KEYS):
+    if "model" not in EVIDENCE.get(candidate, {}):
+        return 0.0
     e, c = EVIDENCE[example]["model"]["probabilities"], EVIDENCE[candidate]["model"]["probabilities"]
     return sum(key_score(same_value(e[key], c[key])) for key in keys) / len(keys)
+
+
+def by_hand(candidate, keys=BIOMETRIC_KEYS):
+    """The step's score against example i0: (cosine + λ·likeness) / (1 + λ)."""
+    similarity = SIMILARITY[int(candidate[1:])]
+    return (similarity + LIKENESS_WEIGHT * likeness("i0", candidate, keys)) / (1 + LIKENESS_WEIGHT)
 
 
 @pytest.fixture
@@ -86,14 +95,11 @@ def test_the_step_ranks_by_biometric_likeness_not_by_the_embedding(gallery):
     step = session.step(StepQuery(example="i0", outfit_changed=True))
     scores = scores_of(step)
     assert step.view == BIOMETRICS_VIEW and step.record().view == BIOMETRICS_VIEW
-    for item in ("i0", "i1", "i2"):
-        assert scores[item] == pytest.approx(by_hand("i0", item), abs=2e-3)  # evidence is stored as float16
+    for item in ("i0", "i1", "i2", "i4", "i5"):  # i4 and i5: no model evidence, likeness 0
+        assert scores[item] == pytest.approx(by_hand(item), abs=2e-3)  # vectors and evidence are float16
     rgb_keys = [key for key in BIOMETRIC_KEYS if key not in COLOR_KEYS]
-    assert scores["i3"] == pytest.approx(by_hand("i0", "i3", rgb_keys), abs=2e-3)  # IR: colours do not count
-    assert scores["i4"] == 0.0 and scores["i5"] == 0.0  # no model evidence
-    assert set(step.kept_ids[:3]) == {"i0", "i2", "i3"}
-    assert step.kept_ids.index("i2") < step.kept_ids.index("i1")
-    assert scores["i2"] - scores["i1"] > 0.1
+    assert scores["i3"] == pytest.approx(by_hand("i3", rgb_keys), abs=2e-3)  # IR: colours do not count
+    assert step.kept_ids == ["i0", "i3", "i2", "i1", "i4", "i5"]  # the same person rises above the same clothes
 
 
 def test_explanations_name_each_biometric_and_what_the_candidate_shows(gallery):
@@ -101,17 +107,20 @@ def test_explanations_name_each_biometric_and_what_the_candidate_shows(gallery):
     step = session.step(StepQuery(example="i0", outfit_changed=True))
     other = step.explain("i1")
     assert other["rule"] == "biometrics" and other["score"] == pytest.approx(scores_of(step)["i1"], abs=1e-6)
+    assert other["similarity"] == pytest.approx(SIMILARITY[1], abs=2e-3)
+    assert other["likeness"] == pytest.approx(likeness("i0", "i1"), abs=2e-3)
+    assert other["likeness_weight"] == LIKENESS_WEIGHT
     by_key = {entry["key"]: entry for entry in other["attributes"]}
     assert list(by_key) == list(BIOMETRIC_KEYS)
     assert by_key["gender"]["value"] == "male" and by_key["gender"]["status"] == "mismatch"
     assert by_key["gender"]["sources"]["model"]["best"] == "female"
-    assert by_key["age"]["status"] == "match"
+    assert by_key["skin_color"]["status"] == "match" and by_key["age"]["status"] == "mismatch"
     infrared = {entry["key"]: entry for entry in step.explain("i3")["attributes"]}
     assert not infrared["hair_color"]["counted"] and infrared["hair_color"]["status"] == "no evidence"
     assert infrared["gender"]["counted"]
     assert step.explain("i5")["evidence"] == "none for this item"
     top = step.explanations(2)
-    assert set(top) == {"i0", "i3"} and all(x["rule"] == "biometrics" for x in top.values())
+    assert list(top) == ["i0", "i3"] and all(x["rule"] == "biometrics" for x in top.values())
 
 
 def test_requests_the_mode_cannot_answer_are_refused_with_the_reason(gallery, tmp_path):
@@ -185,7 +194,7 @@ def test_the_explanation_reads_as_biometrics_in_the_prompt_and_the_detail_pane(g
     step = SearchSession(gallery, rho=1.0).step(StepQuery(example="i0", outfit_changed=True))
     explanation = step.explain("i1")
     line = explanation_line(explanation)
-    assert line.startswith(f"biometric likeness {explanation['score']:.3f}") and "gender=male ✗" in line
+    assert line.startswith(f"(sim +0.950 + {LIKENESS_WEIGHT:g}×biometrics") and "gender=male ✗" in line
     html = explanation_html({**explanation, "view": step.view})
-    assert "biometric likeness to the example" in html and "clothing not compared" in html
+    assert "biometric likeness" in html and "clothing not compared" in html
     assert "gender = male" in html and "best female" in html

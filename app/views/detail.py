@@ -65,9 +65,12 @@ def explanation_html(explanation: dict) -> str:
     weight = explanation["attribute_weight"]
     view = f" (view {_html(explanation['view'])})" if explanation.get("view") else ""
     if explanation.get("rule") == "biometrics":
-        lines = [f"<b>Score {explanation['score']:.3f}</b> = biometric likeness to the example, as the model's "
-                 "attribute heads read both (clothing not compared). Each line: the example's value, how likely "
-                 "this item shows it, and the item's own reading."]
+        weight = explanation["likeness_weight"]
+        lines = [f"<b>Score {explanation['score']:.3f}</b> = (similarity {explanation['similarity']:.3f} + "
+                 f"{weight:g} × biometric likeness {explanation['likeness']:.2f}) / {1 + weight:g}. The likeness "
+                 "compares what a change of clothes leaves (clothing not compared), as the model's attribute heads "
+                 "read both images. Each line: the example's value, how likely this item shows it, and the item's "
+                 "own reading."]
     else:
         lines = [f"<b>Score {explanation['score']:.3f}</b> = similarity {explanation['similarity']:.3f}{view} "
                  f"+ {weight:g} × attributes {explanation['agreement']:+.2f}"]

@@ -26,6 +26,8 @@ from engine.ontology import ATTRIBUTE_KEYS, ONTOLOGY
 
 #: Bounds the cost of one confident disagreement; 0.001 to 0.05 rank alike on the synthetic world.
 EPSILON = 0.01
+#: λ of find-similar across an outfit change, (cos + λ·likeness) / (1 + λ) (``engine.search.outfit_change``).
+OUTFIT_CHANGE_WEIGHT = 2.0
 RULE = ("mean over keys of the log-probability that both images show the key's value, "
         "log(Σ_v p_1(v)·p_2(v) + ε), mapped to [0, 1]")
 
@@ -69,6 +71,12 @@ def likeness(first: np.ndarray, second: np.ndarray, keys: Sequence[str], epsilon
     if not keys:
         raise ValueError("likeness needs at least one attribute key")
     return key_score(same_value(first, second, key_columns(keys)), epsilon).mean(axis=0)
+
+
+def with_similarity(similarity: np.ndarray, likeness_values: np.ndarray,
+                    weight: float = OUTFIT_CHANGE_WEIGHT) -> np.ndarray:
+    """The outfit-change score: (similarity + λ·likeness) / (1 + λ), float64."""
+    return (np.asarray(similarity, dtype=np.float64) + weight * np.asarray(likeness_values)) / (1 + weight)
 
 
 def _normalised(block: np.ndarray) -> np.ndarray:

@@ -277,7 +277,9 @@ def explanation_line(explanation: Mapping[str, Any], limit: int = 4) -> str:
     """One line: similarity + w×agreement = score, then up to ``limit`` attributes with ✓ ✗ ~ ? and the
     strongest source's probability."""
     if explanation.get("rule") == "biometrics":  # find similar across an outfit change (engine.search.outfit_change)
-        head = f"biometric likeness {explanation['score']:.3f}"
+        weight = explanation["likeness_weight"]
+        head = (f"(sim {explanation['similarity']:+.3f} + {weight:g}×biometrics {explanation['likeness']:.2f}) "
+                f"/ {1 + weight:g} = {explanation['score']:+.3f}")
     else:
         head = (f"sim {explanation['similarity']:+.3f} + {explanation['attribute_weight']:g}×attr "
                 f"{explanation['agreement']:+.2f} = {explanation['score']:+.3f}")

@@ -11,8 +11,9 @@ View names (the gallery stores one float16 matrix per name):
 - ``appearance``: vectors from a user's own re-identification network (``engine.appearance``), not from the
   checkpoint. Find-similar searches it first when the gallery has it (unless the query names a scenario).
 
-``biometrics`` is not a stored matrix: a find-similar step whose person may have changed clothes ranks by the
-stored attribute evidence instead (``engine.search.outfit_change``); steps record it as their view.
+``biometrics`` is not a stored matrix: a find-similar step whose person may have changed clothes mixes the
+``rgb`` view's similarity with the stored attribute evidence (``engine.search.outfit_change``); steps record
+it as their view.
 """
 
 from __future__ import annotations
@@ -67,6 +68,9 @@ def route(*, has_text: bool, has_image: bool, example: bool, scenario: str | Non
           available: Mapping[str, int], outfit_changed: bool = False) -> Route:
     """Pick the view for a query (see module docstring); raises ``GalleryMismatchError`` if the gallery lacks it."""
     if example and outfit_changed:
+        if IMAGE_QUERY_VIEW not in available:
+            raise GalleryMismatchError(f"find similar across an outfit change mixes in view {IMAGE_QUERY_VIEW!r}, "
+                                       f"which the gallery lacks (it has {list(available)})")
         return Route(BIOMETRICS_VIEW, "biometrics")
     if example:
         if scenario is not None:

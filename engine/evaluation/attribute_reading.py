@@ -43,14 +43,11 @@ def head_probabilities(model, paths: Sequence[Path], items: Sequence[Mapping[str
         return encode_image_batches(model, list(paths), encode, batch_size, progress).numpy()
 
 
-def anytime_heads(model, bench: Mapping[str, Any], query_paths: Sequence[Path], gallery_paths: Sequence[Path],
-                  batch_size: int, progress: ProgressFn = no_progress) -> dict[str, Any]:
+def anytime_heads(bench: Mapping[str, Any], query_p: np.ndarray, gallery_p: np.ndarray) -> dict[str, Any]:
     """{"visible", "score", "by": {scenario: metric block}}: the any-time scenarios ranked by the heads'
-    likeness on the oracle's visible keys, under the protocol's own masks; ``progress`` follows the heads' pass."""
+    likeness (``head_probabilities`` of the query and gallery images) on the oracle's visible keys, under the
+    protocol's own masks."""
     query, gallery = bench["query"], bench["gallery"]
-    probabilities = head_probabilities(model, list(query_paths) + list(gallery_paths), list(query) + list(gallery),
-                                       batch_size, progress)
-    query_p, gallery_p = probabilities[: len(query)], probabilities[len(query):]
 
     def similarity(rows: np.ndarray, columns: np.ndarray, keys: tuple[str, ...]) -> np.ndarray:
         return likeness(query_p[rows], gallery_p[columns], keys)

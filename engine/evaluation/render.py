@@ -102,6 +102,20 @@ def oracle_table(oracle: dict[str, Any], by: dict[str, Any], group: str = "mode"
     return table
 
 
+def outfit_change_table(outfit_change: dict[str, Any]) -> Table:
+    """Find similar with and without "clothes may have changed", per time mode, on galleries holding both the
+    same-clothes and the other-clothes sightings."""
+    table = Table(title=f"find similar, clothes may have changed (λ = {outfit_change['weight']:g}; galleries with "
+                        "sightings in the same and in other clothes)", title_justify="left")
+    for name in ("time", "ranking", "R@1", "mAP", "other clothes R@1", "other clothes R@10"):
+        table.add_column(name, justify="right")
+    for time_mode, pair in outfit_change["by"].items():
+        for ranking, block in pair.items():
+            table.add_row(time_mode, ranking.replace("_", " "), _cell(block.get("R@1")), _cell(block.get("mAP")),
+                          _cell(block.get("other_outfit_R@1")), _cell(block.get("other_outfit_R@10")))
+    return table
+
+
 def render(report: dict[str, Any], console: Console | None = None) -> None:
     """Print ``report`` as tables plus its settings and notes."""
     console = console or Console()
@@ -113,6 +127,8 @@ def render(report: dict[str, Any], console: Console | None = None) -> None:
         parts.append(oracle_table(report["oracle"], report["by"], group, report.get("heads")))
     if report.get("plain_view"):
         parts.append(plain_view_table(report["plain_view"], report["by"]))
+    if report.get("outfit_change"):
+        parts.append(outfit_change_table(report["outfit_change"]))
     if report.get("steps"):
         parts.append(steps_table(report["steps"]))
     settings = [f"{k}: {report[k]}" for k in ("level", "texts", "text_rewrite", "rho", "fusion", "queries", "gallery")

@@ -22,7 +22,9 @@ the model and a loaded benchmark and returning the protocol's part of the report
   "R@1": mean R@1, "mAP": mean mAP}; ``oracle`` the attribute oracle's ceiling per scenario when the benchmark's
   items carry attributes (same clothes: every shared attribute; clothing change: the biometrics; no colour
   with IR); ``heads`` the same scenarios ranked by the model's own attribute heads on the oracle's keys
-  (``engine.evaluation.attribute_reading``) when the model has them.
+  (``engine.evaluation.attribute_reading``) when the model has them, and ``outfit_change`` find-similar with and
+  without "clothes may have changed" on galleries holding both kinds of sighting (``engine.evaluation.
+  outfit_change``).
 
 Every report states its benchmark's relevance rule (``relevance``). Gallery images are encoded once per
 view they need; vectors never leave the CPU as more than Q×G floats.
@@ -39,7 +41,7 @@ import torch
 import torch.nn.functional as F
 
 from engine.attributes.model_heads import has_heads
-from engine.evaluation.attribute_reading import anytime_heads
+from engine.evaluation.attribute_reading import anytime_heads, head_probabilities
 from engine.evaluation.encoding import (
     counting_truncation,
     encode_image_batches,
@@ -50,6 +52,7 @@ from engine.evaluation.encoding import (
 from engine.evaluation.errors import EvaluationError
 from engine.evaluation.levels import gallery_views, image_query_level, query_levels, similarity_by_level
 from engine.evaluation.oracle import anytime_oracle, attribute_oracle
+from engine.evaluation.outfit_change import anytime_outfit_change
 from engine.evaluation.scoring import ScoredQueries, block, empty_metrics, mean_of_groups, pooled, score
 from engine.metrics.progressive import evaluate_progressive
 from engine.ontology import LEVELS
@@ -488,7 +491,12 @@ def anytime(model, bench, batch_size: int = 64, progress: ProgressFn = no_progre
         notes.append("no attribute oracle: this benchmark's items carry no attributes "
                      "(rebuild it with lineup world benchmarks)")
     if has_heads(model):
-        report["heads"] = anytime_heads(model, bench, query_paths, gallery_paths, batch_size, progress)
+        probabilities = head_probabilities(model, query_paths + gallery_paths, list(query) + list(gallery),
+                                           batch_size, progress)
+        query_p, gallery_p = probabilities[: len(query)], probabilities[len(query):]
+        report["heads"] = anytime_heads(bench, query_p, gallery_p)
+        report["outfit_change"] = anytime_outfit_change(bench, plain_query.numpy(), plain_gallery.numpy(),
+                                                        query_p, gallery_p)
     else:
         notes.append("no attribute-head ranking: this model has no image attribute heads")
     return report

@@ -1,15 +1,21 @@
-"""Find similar when the person may have changed clothes: rank by the biometrics the heads read (docs/methods.md §7.4).
+"""Find similar when the person may have changed clothes: embedding plus biometric likeness (docs/methods.md §7.4).
 
 A find-similar step normally ranks by the example's embedding, which on the synthetic world mostly encodes
-the outfit: across an outfit change it finds the same person first for 4 % of queries. This step ranks instead
-by the likeness (``engine.attributes.likeness``) of the example's and each candidate's stored model evidence
-(the checkpoint's attribute heads, computed at ingest) on the attributes a change of clothes leaves as they
-were (``BIOMETRIC_KEYS``), without the colour keys when the example or the candidate is an infrared image.
-No clothing enters the score. Candidates without model evidence score 0 and say so in their explanation.
+the outfit: across an outfit change it finds the same person first for 4 % of queries. This step adds the
+likeness (``engine.attributes.likeness``) of the example's and each candidate's stored model evidence (the
+checkpoint's attribute heads, computed at ingest) on the attributes a change of clothes leaves as they were
+(``BIOMETRIC_KEYS``; without the colour keys when the example or the candidate is an infrared image):
 
-``BiometricTerm`` is built once per step; ``scores(rows)`` gathers the candidates' evidence rows only, and
-``explain_rows`` gives explanations of the same form as the attribute term's (``engine.attributes.ranking``)
-with ``rule`` set to ``RULE_NAME``.
+    score = (cos(v_example, v_item) + λ · likeness) / (1 + λ)          v: the gallery's ``rgb`` view
+
+so that sightings in the same clothes stay near the top while sightings in other clothes rise. λ =
+``LIKENESS_WEIGHT``, the grid value (0, 1, 2, 4, 8, 16, ∞) with the best mean any-time mAP over galleries that
+hold both kinds of sighting on a calibration world (docs/training-notes.md, "Find similar across an outfit
+change"). Candidates without model evidence get likeness 0 and say so in their explanation.
+
+``BiometricTerm`` is built once per step; ``likeness(rows)`` gathers the candidates' evidence rows only,
+``scores`` mixes it with their similarities, and ``explain_rows`` gives explanations of the same form as the
+attribute term's (``engine.attributes.ranking``) with ``rule`` set to ``RULE_NAME``.
 """
 
 from __future__ import annotations
@@ -21,14 +27,25 @@ from typing import Any, ClassVar
 import numpy as np
 
 from engine.attributes import agreement as agree
-from engine.attributes.likeness import consecutive_columns, key_score, same_value
+from engine.attributes.likeness import (
+    OUTFIT_CHANGE_WEIGHT,
+    consecutive_columns,
+    key_score,
+    same_value,
+    with_similarity,
+)
 from engine.attributes.ranking import GalleryEvidence
+from engine.encoding.views import IMAGE_QUERY_VIEW
 from engine.gallery import evidence_table as store
 from engine.ontology import BIOMETRIC_KEYS, COLOR_KEYS, ONTOLOGY
 from engine.search.errors import QueryInputError
 
 SOURCE = "model"
 RULE_NAME = "biometrics"
+#: λ: the likeness's weight against the embedding's cosine (see the module docstring).
+LIKENESS_WEIGHT = OUTFIT_CHANGE_WEIGHT
+#: The view whose cosine the score mixes in (the one λ was calibrated with).
+SIMILARITY_VIEW = IMAGE_QUERY_VIEW
 IR_MODALITY = "ir"
 #: Every (key, value) column of the biometric keys in the evidence table, key by key.
 _COLUMNS = [store.COLUMN_OF[(key, value)] for key in BIOMETRIC_KEYS for value in ONTOLOGY.attributes[key]]
@@ -89,22 +106,29 @@ class BiometricTerm:
             used[~self._is_ir(rows)] = True
         return a, used, theirs, mine[0]
 
-    def scores(self, rows: np.ndarray) -> np.ndarray:
-        """float32 [n] likeness of each candidate to the example (0 without evidence)."""
+    def scores(self, rows: np.ndarray, similarity: np.ndarray) -> np.ndarray:
+        """float32 [n] step scores of gallery ``rows`` given their cosine ``similarity`` to the example."""
+        return with_similarity(similarity, self.likeness(rows), LIKENESS_WEIGHT).astype(np.float32)
+
+    def likeness(self, rows: np.ndarray) -> np.ndarray:
+        """float64 [n] biometric likeness of each candidate to the example, in [0, 1] (0 without evidence)."""
         a, used, _, _ = self.per_key(rows)
         counted = used & ~np.isnan(a)
         total = np.where(counted, key_score(np.nan_to_num(a)), 0.0).sum(axis=1)
         count = counted.sum(axis=1)
-        return np.where(count > 0, total / np.maximum(count, 1), 0.0).astype(np.float32)
+        return np.where(count > 0, total / np.maximum(count, 1), 0.0)
 
     def explain(self, row: int, score: float) -> dict[str, Any]:
         return self.explain_rows(np.asarray([row]), np.asarray([score]))[0]
 
     def explain_rows(self, rows: np.ndarray, scores: np.ndarray, *, best: bool = True) -> list[dict[str, Any]]:
-        """Per row: its score as the biometric likeness, and per biometric key the example's most probable
-        value, the candidate's probability of it and its own most probable value, and the key's status."""
+        """Per row: its score split into similarity and likeness, and per biometric key the example's most
+        probable value, the candidate's probability of it and its own most probable value, and the key's
+        status."""
         rows = np.asarray(rows, dtype=np.int64)
         a, used, theirs, mine = self.per_key(rows)
+        likeness = self.likeness(rows)
+        weight = LIKENESS_WEIGHT
         width = len(_COLUMNS)
         out = []
         for i, score in enumerate(np.asarray(scores, dtype=np.float64).tolist()):
@@ -129,7 +153,9 @@ class BiometricTerm:
             out.append({
                 "rule": RULE_NAME,
                 "score": round(score, 6),
-                "similarity": round(score, 6),
+                "similarity": round((1 + weight) * score - weight * float(likeness[i]), 6),
+                "likeness": round(float(likeness[i]), 6),
+                "likeness_weight": weight,
                 "attribute_weight": 0.0,
                 "agreement": 0.0,
                 "attribute_contribution": 0.0,

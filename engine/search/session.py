@@ -11,8 +11,8 @@ candidates only); ``require`` turns stated attributes into filters. w: the step'
 the session's, else the one the gallery recorded at ingest for its domain (``Gallery.ranking``), else the
 checkpoint's (the encoder's ``attribute_weight``), else ``DEFAULT_ATTRIBUTE_WEIGHT`` (``weight_origin`` says which).
 
-A find-similar step whose person may have changed clothes (``StepQuery.outfit_changed``) scores by the
-biometric likeness of the stored model evidence instead of a view's vectors (``engine.search.outfit_change``).
+A find-similar step whose person may have changed clothes (``StepQuery.outfit_changed``) mixes the ``rgb``
+view's similarity with the biometric likeness of the stored model evidence (``engine.search.outfit_change``).
 
 Steps are immutable ``StepResult`` values; ``undo`` pops the last one, ``branch`` copies the first ones into a
 new session. Marks (reject/confirm) belong to the session and are copied by ``branch``.
@@ -41,7 +41,7 @@ from engine.metrics.progressive import DEFAULT_RHO
 from engine.ontology import LEVELS
 from engine.search.encoder import QueryEncoder
 from engine.search.errors import NoCandidatesError, QueryInputError, SessionStateError
-from engine.search.outfit_change import BiometricTerm
+from engine.search.outfit_change import SIMILARITY_VIEW, BiometricTerm
 from engine.search.query import StepQuery, load_image
 from engine.search.ranking import FinalRanking, final_ranking
 from engine.search.selection import keep_mask, members
@@ -180,17 +180,17 @@ class SearchSession:
                        example=query.example is not None, scenario=query.scenario, level=level,
                        available=self.gallery.views, outfit_changed=query.outfit_changed)
         biometric = self._biometric_term(query) if target.encoding == "biometrics" else None
-        vector = None if biometric is not None else self._query_vector(query, target.view, target.encoding)
+        searched = SIMILARITY_VIEW if biometric is not None else target.view
+        vector = self._query_vector(query, searched, "example" if biometric is not None else target.encoding)
         candidates = self.candidates()
         count = len(self.gallery) if candidates is None else candidates.size
         if count == 0:
             raise NoCandidatesError("no candidates are left for this step: undo, branch or clear some rejects")
         term = self._attribute_term(query)
         rows = np.arange(count, dtype=np.int64) if candidates is None else candidates
+        scores = inner_products(self.gallery.matrix(searched), vector, candidates)
         if biometric is not None:
-            scores = biometric.scores(rows)
-        else:
-            scores = inner_products(self.gallery.matrix(target.view), vector, candidates)
+            scores = biometric.scores(rows, scores)
         confirmed = self._mark_rows(self._confirmed)
         pinned = members(rows, confirmed) if confirmed.size else None
         passed = self._filter(query, rows)
