@@ -67,7 +67,8 @@ def anytime_outfit_change(bench: Mapping[str, Any], plain_query: np.ndarray, pla
         valid, positive, other = union_masks(query, gallery, time_mode)
         rows, columns = np.flatnonzero(valid.any(axis=1)), np.flatnonzero(valid.any(axis=0))
         if rows.size == 0:
-            by[time_mode] = {"plain": empty_metrics(), "outfit_change": empty_metrics()}
+            empty = {**empty_metrics(), "other_outfit_R@1": None, "other_outfit_R@10": None}
+            by[time_mode] = {"plain": dict(empty), "outfit_change": dict(empty)}
             continue
         grid = np.ix_(rows, columns)
         keys = BIOMETRIC_KEYS if time_mode == "DT" else tuple(k for k in BIOMETRIC_KEYS if k not in COLOR_KEYS)
