@@ -132,7 +132,10 @@ def scores(gallery: Gallery, view: str, gap: int = 0) -> dict:
     same_clip &= ~near
     relevant &= ~near
     report = evaluate_retrieval(similarity(gallery, view), relevant, valid=same_clip)
-    return {"rank1": report.recall_at(1), "mAP": report.mean_ap, "queries": int(report.evaluated.sum())}
+    counted = report.evaluated
+    chance = float(np.mean(relevant.sum(axis=1)[counted] / same_clip.sum(axis=1)[counted]))
+    return {"rank1": report.recall_at(1), "mAP": report.mean_ap, "queries": int(counted.sum()),
+            "chance_rank1": chance}
 
 
 def run(appearance: Path | None, checkpoint: Path | None, norm: str, folder: Path) -> dict:
@@ -175,6 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     result["checkpoint"] = str(args.checkpoint or default_checkpoint().relative_to(ROOT))
     print(f"crops per clip: {result['crops']} ({result['items']} items, ingest {result['ingest_seconds']} s); "
           f"find-similar routes to {result['routed_view']!r}")
+    first = next(iter(result["views"]))
+    print(f"chance rank-1 (a random order): {result['views'][first]['chance_rank1']:.3f}, "
+          f"≥ {GAP} frames apart {result['views_frames_apart'][first]['chance_rank1']:.3f}")
     print(f"| view | rank-1 | mAP | queries | rank-1, ≥ {GAP} frames apart | mAP, ≥ {GAP} frames apart | queries |")
     print("|---|---|---|---|---|---|---|")
     for view, row in result["views"].items():

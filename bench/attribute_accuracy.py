@@ -62,6 +62,7 @@ import cv2
 from engine.atomic import atomic_write_text
 from engine.attributes import extract_attributes
 from engine.attributes.accuracy import (
+    HEAD_SCORED,
     SCORED,
     Tally,
     footage_samples,
@@ -185,10 +186,10 @@ def run_model_real(checkpoint: Path, people: Path, footage: Path, clips: list[st
     model = load_model(checkpoint, device="cpu")
     samples = list(footage_samples(people, footage, clips=clips))
     evidence = model_evidence(model, [sample.crop for sample in samples])
-    tally, majority = Tally(), {k: Counter() for k in SCORED}
+    tally, majority = Tally(keys=HEAD_SCORED), {k: Counter() for k in HEAD_SCORED}
     for sample, found in zip(samples, evidence, strict=True):
         tally.add(sample.attributes, found)
-        for key in SCORED:
+        for key in HEAD_SCORED:
             truth = truth_value(sample.attributes, key)
             if truth is not None:
                 majority[key][truth] += 1

@@ -253,7 +253,7 @@ def test_context_menu_find_similar_and_marks(qtbot, view):
     with qtbot.waitSignal(view.find_similar_across_outfits_requested) as across:
         actions["Find similar, clothes may have changed"].trigger()
     assert across.args == [ids[4]]
-    assert "clothing is not compared" in actions["Find similar, clothes may have changed"].toolTip()
+    assert "never evidence of identity" in actions["Find similar, clothes may have changed"].toolTip()
     with qtbot.waitSignal(view.marks_changed) as marked:
         actions["Reject"].trigger()
     assert marked.args == [[ids[4]], REJECTED]

@@ -56,6 +56,9 @@ def test_it_has_scenario_tokens_and_its_any_time_report_compares_them(shipped):
     assert config.scenarios.enabled and config.vision.stem == "mobilenetv2" and config.fusion.keys == "sequence"
     report = json.loads((shipped / "eval" / "anytime.json").read_text(encoding="utf-8"))
     assert set(report["plain_view"]["by"]) == set(report["by"])
+    from engine.attributes.likeness import OUTFIT_CHANGE_WEIGHT
+
+    assert report["outfit_change"]["weight"] == OUTFIT_CHANGE_WEIGHT  # measured with the λ that ships
 
 
 @pytest.mark.slow

@@ -26,11 +26,12 @@ SORT_TIME = "time"
 
 MARK_COLORS = {CONFIRMED: QColor("#2e9d4f"), REJECTED: QColor("#d0393e")}
 #: What "find similar, clothes may have changed" does and how far to trust it (engine.search.outfit_change).
-OUTFIT_CHANGE_TIP = ("Ranks by what a change of clothes leaves as it was (gender, age, height, build, skin, hair) "
-                     "as the model's attribute heads read it; clothing is not compared. On the synthetic world it "
-                     "finds the same person in other clothes first about four times as often as Find similar; on "
-                     "real footage the heads read gender somewhat above chance and hair below it: a lead, never "
-                     "evidence of identity.")
+OUTFIT_CHANGE_TIP = ("Adds to the likeness what a change of clothes leaves as it was (gender, age, height, build, "
+                     "skin, hair) as the model's attribute heads read it. On the unseen synthetic world it puts a "
+                     "sighting in other clothes among the first ten twice as often as Find similar (45 % of daytime "
+                     "queries against 22 %) and keeps the same-clothes sightings near the top; on real footage the "
+                     "heads read gender somewhat above chance and hair below it: a lead, never evidence of "
+                     "identity.")
 
 
 class ResultsInputError(ValueError):

@@ -27,6 +27,9 @@ from engine.gallery.evidence import AttributeEvidence
 
 SCORED: tuple[str, ...] = ("top_color", "bottom_color", "hair_color", "hat_type", "hat_color", "top_length",
                            "bottom_length")
+#: What the model's heads are scored on besides: the labelled biometrics that find-similar across an outfit
+#: change reads (the pixel reader does not read them).
+HEAD_SCORED: tuple[str, ...] = SCORED + ("gender", "hairstyle")
 MOG2_PASSES = 2
 MOG2_BACKGROUND_RATIO = 0.7
 
@@ -55,14 +58,15 @@ def predicted_value(evidence: AttributeEvidence, key: str) -> str | None:
 
 @dataclass
 class Tally:
-    """Per-attribute counts: truths seen, truths with evidence, correct top-1."""
+    """Per-attribute counts over ``keys``: truths seen, truths with evidence, correct top-1."""
 
+    keys: tuple[str, ...] = SCORED
     truths: dict[str, int] = field(default_factory=dict)
     scored: dict[str, int] = field(default_factory=dict)
     correct: dict[str, int] = field(default_factory=dict)
 
     def add(self, attributes: Mapping[str, str], evidence: AttributeEvidence) -> None:
-        for key in SCORED:
+        for key in self.keys:
             truth = truth_value(attributes, key)
             if truth is None:
                 continue
@@ -80,7 +84,7 @@ class Tally:
     def table(self) -> dict[str, dict[str, float | int | None]]:
         """attribute → {"n", "accuracy", "coverage"} for every attribute that had a truth."""
         out = {}
-        for key in SCORED:
+        for key in self.keys:
             if key in self.truths:
                 n = self.scored.get(key, 0)
                 out[key] = {"n": n, "accuracy": self.accuracy(key), "coverage": n / self.truths[key]}

@@ -1,4 +1,4 @@
-"""How alike two people look to the checkpoint's attribute heads, on chosen keys (docs/methods.md §7.4).
+"""How alike two people look to the checkpoint's attribute heads, on chosen keys (docs/methods.md §8).
 
 Each image's heads give a softmax over every key's values. For one key the probability that both images
 show the same value is a_k = Σ_v p_1(v)·p_2(v) (1 when both heads are sure and agree, 0 when they are sure

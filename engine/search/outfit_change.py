@@ -1,4 +1,4 @@
-"""Find similar when the person may have changed clothes: embedding plus biometric likeness (docs/methods.md §7.4).
+"""Find similar when the person may have changed clothes: embedding plus biometric likeness (docs/methods.md §8).
 
 A find-similar step normally ranks by the example's embedding, which on the synthetic world mostly encodes
 the outfit: across an outfit change it finds the same person first for 4 % of queries. This step adds the
