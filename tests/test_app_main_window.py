@@ -428,3 +428,23 @@ def test_f_finds_similar_from_the_grid_and_from_the_detail_pane(qtbot, window):
         qtbot.keyClick(window.detail.confirm_button, Qt.Key.Key_F)
     qtbot.waitUntil(lambda: not state.busy, timeout=WAIT)
     assert state.step_state(blocker.args[0]).example_item == item
+
+
+def test_shift_f_asks_for_find_similar_with_clothes_that_may_have_changed(qtbot, window, monkeypatch):
+    state = window.state
+    window.new_case("Other clothes")
+    first = run_step(qtbot, window, STEPS[0])
+    window.show()
+    qtbot.waitExposed(window)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=2000)
+    asked = []
+    monkeypatch.setattr(state, "find_similar", lambda item, *a, **k: asked.append((item, k)))
+    kept = state.step_state(first).kept_ids
+    window.results.select_item(kept[1])
+    window.results.grid.setFocus()
+    qtbot.keyClick(window.results.grid, Qt.Key.Key_F, Qt.KeyboardModifier.ShiftModifier)
+    window.detail.other_clothes_button.click()
+    window.results.context_menu().actions()[-2].trigger()  # "Find similar, clothes may have changed"
+    assert asked == [(kept[1], {"outfit_changed": True})] * 3
+    assert ("Shift+F", "Find similar, clothes may have changed") in window.shortcut_rows()

@@ -34,8 +34,8 @@ class StepActions:
     def find_similar(self, item_id: str, keep: KeepRule | None = None, scenario: str | None = None, *,
                      outfit_changed: bool = False) -> WorkerHandle | None:
         """The next step ranks by likeness to a gallery item (a confirmed sighting, typically); with
-        ``outfit_changed`` by the biometrics the checkpoint's heads read, for a person who may have changed
-        clothes (``engine.search.outfit_change``)."""
+        ``outfit_changed`` the likeness of the biometrics the checkpoint's heads read joins it, for a person who
+        may have changed clothes (``engine.search.outfit_change``)."""
         keep = keep or KeepRule("rho", self._rho)
         try:
             query = StepQuery(example=item_id, scenario=scenario, outfit_changed=outfit_changed,

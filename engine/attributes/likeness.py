@@ -7,9 +7,10 @@ and disagree). The likeness of two images on keys K is the mean over K of a log-
     likeness = mean_k [log(a_k + ε) − log ε] / [log(1 + ε) − log ε],      ε = ``EPSILON``
 
 The log makes one confident disagreement (a different gender, say) weigh far more than several keys that are
-merely uncertain, which a plain mean of a_k does not; ε bounds what one key can cost. On the unseen synthetic
-world's clothing-change scenarios (biometric keys) it ranks the same person first as often as the plain mean
-and ranks the same-clothes scenarios better (docs/training-notes.md, "Find similar across an outfit change").
+merely uncertain, which a plain mean of a_k does not; ε bounds what one key can cost. On a synthetic
+calibration world's clothing-change scenarios (biometric keys) it ranks the same person first as often as the
+plain mean and ranks the same-clothes scenarios better (docs/training-notes.md, "Find similar across an outfit
+change").
 
 Probability rows are laid out key by key in ontology order (``key_columns`` picks a key's columns); a row of
 NaN is an image without readings and gets likeness NaN. ``same_value`` also takes rows holding some keys only

@@ -58,7 +58,7 @@ def gallery_views(dim: int, *, levels: Iterable[str] = LEVELS, image: bool = Tru
 @dataclass(frozen=True)
 class Route:
     """The view a query searches and how its vector is made: ``text``, ``fused`` or ``example`` (``biometrics``:
-    no vector, the stored evidence ranks)."""
+    the example's ``rgb`` vector, mixed with the stored evidence)."""
 
     view: str
     encoding: str

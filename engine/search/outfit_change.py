@@ -54,6 +54,11 @@ _SPANS = consecutive_columns(BIOMETRIC_KEYS)
 _WITHOUT_COLOUR = np.asarray([key not in COLOR_KEYS for key in BIOMETRIC_KEYS])
 
 
+def _graded(same: float, size: int) -> float:
+    """a_k against chance: log(a_k·|V|)/log|V| clipped to [−1, 1]."""
+    return max(-1.0, min(1.0, math.log(max(same, 1e-12) * size) / math.log(size)))
+
+
 @dataclass(frozen=True, eq=False)
 class BiometricTerm:
     """One outfit-change step: the example's gallery row, the gallery's evidence and the modality code of
@@ -63,7 +68,6 @@ class BiometricTerm:
     evidence: GalleryEvidence = field(repr=False)
     modality: np.ndarray = field(repr=False)
     ir_code: int | None = None
-    item_ids: tuple[str, ...] | list[str] = field(default=(), repr=False)
 
     @classmethod
     def of_gallery(cls, gallery, evidence: GalleryEvidence | None, example_id: str) -> BiometricTerm:
@@ -74,8 +78,7 @@ class BiometricTerm:
                                   f"the gallery {gallery.root} has no model evidence (compute it with "
                                   f"`lineup gallery rebuild --attributes --checkpoint PATH`)")
         row = gallery.row(example_id)
-        term = cls(row, evidence, gallery.columns.modality, gallery.columns.modalities.lookup(IR_MODALITY),
-                   gallery.ids)
+        term = cls(row, evidence, gallery.columns.modality, gallery.columns.modalities.lookup(IR_MODALITY))
         if np.isnan(term._readings(np.asarray([row]))).all():
             raise QueryInputError(f"example item {example_id!r} has no model evidence: find similar across an "
                                   f"outfit change cannot read its biometrics (rebuild the gallery's attributes)")
@@ -124,7 +127,9 @@ class BiometricTerm:
     def explain_rows(self, rows: np.ndarray, scores: np.ndarray, *, best: bool = True) -> list[dict[str, Any]]:
         """Per row: its score split into similarity and likeness, and per biometric key the example's most
         probable value, the candidate's probability of it and its own most probable value, and the key's
-        status."""
+        status from log(a_k·|V|)/log|V| clipped to [−1, 1] (0: what two uninformed readings give), as the
+        attribute term grades a key. ``best`` is the attribute term's switch; the most probable values are
+        always given here."""
         rows = np.asarray(rows, dtype=np.int64)
         a, used, theirs, mine = self.per_key(rows)
         likeness = self.likeness(rows)
@@ -144,7 +149,7 @@ class BiometricTerm:
                     sources[SOURCE] = {"probability": round(float(candidate_p[values.index(shown)]), 4),
                                        "confidence": round(float(theirs[i, width + k]), 4),
                                        "best": values[top], "best_probability": round(float(candidate_p[top]), 4)}
-                value_a = None if math.isnan(a[i, k]) or not used[i, k] else 2.0 * float(a[i, k]) - 1.0
+                value_a = None if math.isnan(a[i, k]) or not used[i, k] else _graded(float(a[i, k]), len(values))
                 attributes.append({"key": key, "value": shown or "unknown",
                                    "agreement": None if value_a is None else round(value_a, 4),
                                    "status": agree.status(value_a), "counted": bool(used[i, k]),
