@@ -29,10 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
-import torch  # noqa: E402
 
-from engine.evaluation.attribute_reading import head_probabilities  # noqa: E402
-from engine.evaluation.encoding import encode_image_batches, model_resolution  # noqa: E402
+from engine.evaluation.attribute_reading import vectors_and_head_probabilities  # noqa: E402
 from engine.evaluation.outfit_change import TIME_MODES, anytime_outfit_change  # noqa: E402
 from engine.models.discovery import default_checkpoint, load_model  # noqa: E402
 from engine.world.benchmarks import load_benchmark  # noqa: E402
@@ -55,15 +53,8 @@ def readings(model, bench) -> tuple[np.ndarray, np.ndarray, int]:
     """(gallery embeddings, head probabilities, query count): query rows first, then gallery rows."""
     items = list(bench["query"]) + list(bench["gallery"])
     paths = [Path(bench["world"]) / item["image"] for item in items]
-    modalities = [item["modality"] for item in items]
-    resolutions = [model_resolution(item["resolution"]) for item in items]
-
-    def encode(images: torch.Tensor, rows: slice) -> torch.Tensor:
-        return model.encode_images(images, modalities[rows], None, resolutions[rows])
-
-    with torch.no_grad():
-        vectors = encode_image_batches(model, paths, encode, BATCH).numpy()
-    return vectors, head_probabilities(model, paths, items, BATCH), len(bench["query"])
+    vectors, probabilities = vectors_and_head_probabilities(model, paths, items, BATCH)
+    return vectors, probabilities, len(bench["query"])
 
 
 def sweep(vectors: np.ndarray, probabilities: np.ndarray, queries: int, bench, weights: list[float]) -> list[dict]:

@@ -131,6 +131,9 @@ class LookupModel:
     def encode_reid(self, images, scenario, modality=None, resolution="hr"):
         return self.encode_images(images, "rgb")
 
+    def encode_images_with_attributes(self, images, modality="rgb", level=None, resolution="hr"):
+        return self.encode_images(images, modality, level, resolution), self.image_attribute_logits(images)
+
     def image_attribute_logits(self, images, modality="rgb", level=None, resolution="hr"):
         read = [self.read_attributes(code) for code in read_code(images)]
         logits = {}

@@ -65,6 +65,15 @@ def test_all_level_views_equal_per_level_encoding(model):
         torch.testing.assert_close(views[:, g], model.encode_images(images, level=level), atol=1e-5, rtol=1e-4)
 
 
+def test_vectors_with_attributes_equal_the_two_separate_calls(model):
+    images = _images(3)
+    vectors, logits = model.encode_images_with_attributes(images, ["rgb", "ir", "rgb"], None, ["hr", "hr", "mid_lr"])
+    assert torch.allclose(vectors, model.encode_images(images, ["rgb", "ir", "rgb"], None, ["hr", "hr", "mid_lr"]),
+                          atol=1e-6)
+    alone = model.image_attribute_logits(images, ["rgb", "ir", "rgb"], None, ["hr", "hr", "mid_lr"])
+    assert set(logits) == set(alone) and all(torch.allclose(logits[k], alone[k], atol=1e-5) for k in alone)
+
+
 def test_modality_and_resolution_change_the_vector(model):
     images = _images(2)
     rgb = model.encode_images(images, "rgb", "M", "hr")

@@ -28,24 +28,29 @@ from engine.world.benchmarks import SCENARIOS
 SCORE_RULE = f"likeness of the image attribute heads' readings on the scenario's visible keys: {RULE}"
 
 
-def head_probabilities(model, paths: Sequence[Path], items: Sequence[Mapping[str, Any]], batch_size: int,
-                       progress: ProgressFn = no_progress) -> np.ndarray:
-    """[N, Σ|V|] float32: each image's softmax per key, keys in ontology order, read with its own modality
-    and resolution label."""
+def vectors_and_head_probabilities(model, paths: Sequence[Path], items: Sequence[Mapping[str, Any]], batch_size: int,
+                                   progress: ProgressFn = no_progress) -> tuple[np.ndarray, np.ndarray]:
+    """(gallery embeddings [N, D], head probabilities [N, Σ|V|]: each key's softmax, keys in ontology order) of
+    every image from one visual pass each, with its own modality and resolution label, at the image query
+    level."""
     modalities = [item["modality"] for item in items]
     resolutions = [model_resolution(item["resolution"]) for item in items]
+    width: list[int] = []
 
     def encode(images: torch.Tensor, rows: slice) -> torch.Tensor:
-        logits = model.image_attribute_logits(images, modalities[rows], None, resolutions[rows])
-        return torch.cat([torch.softmax(logits[key].float(), dim=-1) for key in ATTRIBUTE_KEYS], dim=1)
+        vectors, logits = model.encode_images_with_attributes(images, modalities[rows], None, resolutions[rows])
+        width[:] = [vectors.shape[1]]
+        probabilities = [torch.softmax(logits[key].float(), dim=-1) for key in ATTRIBUTE_KEYS]
+        return torch.cat([vectors.float(), *probabilities], dim=1)
 
     with torch.no_grad():
-        return encode_image_batches(model, list(paths), encode, batch_size, progress).numpy()
+        both = encode_image_batches(model, list(paths), encode, batch_size, progress).numpy()
+    return both[:, : width[0]], both[:, width[0]:]
 
 
 def anytime_heads(bench: Mapping[str, Any], query_p: np.ndarray, gallery_p: np.ndarray) -> dict[str, Any]:
     """{"visible", "score", "by": {scenario: metric block}}: the any-time scenarios ranked by the heads'
-    likeness (``head_probabilities`` of the query and gallery images) on the oracle's visible keys, under the
+    likeness (``vectors_and_head_probabilities`` of the query and gallery images) on the oracle's keys, under the
     protocol's own masks."""
     query, gallery = bench["query"], bench["gallery"]
 

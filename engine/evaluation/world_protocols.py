@@ -41,7 +41,7 @@ import torch
 import torch.nn.functional as F
 
 from engine.attributes.model_heads import has_heads
-from engine.evaluation.attribute_reading import anytime_heads, head_probabilities
+from engine.evaluation.attribute_reading import anytime_heads, vectors_and_head_probabilities
 from engine.evaluation.encoding import (
     counting_truncation,
     encode_image_batches,
@@ -446,7 +446,13 @@ def anytime(model, bench, batch_size: int = 64, progress: ProgressFn = no_progre
     _require(query, "query images", bench)
     _require(gallery, "gallery images", bench)
     query_paths, gallery_paths = _paths(bench, query), _paths(bench, gallery)
-    plain = _plain_vectors(model, query_paths + gallery_paths, list(query) + list(gallery), batch_size)
+    probabilities = None
+    if has_heads(model):  # the plain embedding and the heads' readings from one pass
+        plain_np, probabilities = vectors_and_head_probabilities(model, query_paths + gallery_paths,
+                                                                 list(query) + list(gallery), batch_size, progress)
+        plain = torch.from_numpy(plain_np)
+    else:
+        plain = _plain_vectors(model, query_paths + gallery_paths, list(query) + list(gallery), batch_size)
     plain_query, plain_gallery = plain[: len(query)], plain[len(query):]
     by: Report = {}
     plain_by: Report = {}
@@ -490,9 +496,7 @@ def anytime(model, bench, batch_size: int = 64, progress: ProgressFn = no_progre
     else:
         notes.append("no attribute oracle: this benchmark's items carry no attributes "
                      "(rebuild it with lineup world benchmarks)")
-    if has_heads(model):
-        probabilities = head_probabilities(model, query_paths + gallery_paths, list(query) + list(gallery),
-                                           batch_size, progress)
+    if probabilities is not None:
         query_p, gallery_p = probabilities[: len(query)], probabilities[len(query):]
         report["heads"] = anytime_heads(bench, query_p, gallery_p)
         report["outfit_change"] = anytime_outfit_change(bench, plain_query.numpy(), plain_gallery.numpy(),

@@ -382,6 +382,22 @@ class PersonSearchModel(TrainingPass, nn.Module):
         return {k: v.float() for k, v in logits.items()}
 
     @torch.no_grad()
+    def encode_images_with_attributes(
+        self,
+        images: torch.Tensor,
+        modality: IndexInput = "rgb",
+        level: IndexInput | None = None,
+        resolution: IndexInput = "hr",
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """``encode_images`` and ``image_attribute_logits`` of one view from a single visual pass."""
+        if self.image_attributes is None:
+            raise RuntimeError("this model has no image attribute heads (config attributes.image is false)")
+        out = self._view_pass(images, modality, level, resolution)
+        with self._autocast():
+            logits = self.image_attributes(out.embedding)
+        return F.normalize(out.embedding.float(), dim=-1), {k: v.float() for k, v in logits.items()}
+
+    @torch.no_grad()
     def fuse(
         self,
         text: TextInput | None = None,
