@@ -99,3 +99,12 @@ def test_an_undone_step_leaves_the_chain_and_a_missing_gallery_is_a_warning(buil
     assert content.galleries[0].state == "unavailable"
     assert all(r.thumbnail is None and r.camera is None for r in content.confirmed)
     assert [e.kind for e in content.evidence].count("crop") == 0
+
+
+def test_a_clothes_may_have_changed_step_says_what_ranked_it_and_how_far_to_trust_it():
+    from app.report import text
+
+    said = text.searched_view("biometrics", None)
+    assert "clothes may have changed" in said and "not evidence of identity" in said and "gender" in said
+    assert text.searched_view("reid:DT-LT", "DT-LT") == "reid:DT-LT (scenario DT-LT)"
+    assert text.searched_view("rgb", None) == "rgb"

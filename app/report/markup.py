@@ -170,7 +170,7 @@ def chain(content: ReportContent, flavor: Flavor) -> str:
             ("Candidates", esc(text.candidates(step.candidates_before, step.filtered_out, step.candidates_after))),
             ("Keep rule", esc(text.keep_rule(step.keep_rule, step.keep_value, step.k))),
             ("Filters", esc(text.filters(step.filters))),
-            ("Searched view", esc(step.view) + (f" (scenario {esc(step.scenario)})" if step.scenario else "")),
+            ("Searched view", esc(text.searched_view(step.view, step.scenario))),
             ("Recorded", f"{esc(text.moment(step.created_at))} ({step.seconds:.2f} s)"),
         ]
         title = f"Step {step.number} · {esc(text.modalities(step.query_kind))}"

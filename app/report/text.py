@@ -7,6 +7,7 @@ import math
 from datetime import datetime
 from typing import Any
 
+from engine.encoding.views import BIOMETRICS_VIEW
 from engine.timefmt import export_moment
 from engine.timefmt import export_time as footage_time
 
@@ -44,6 +45,16 @@ def count(value: int) -> str:
 def modalities(query_kind: str) -> str:
     """'text+sketch' → 'text + sketch'; 'example' → 'example item'."""
     return " + ".join(MODALITY_NAMES.get(part, part) for part in query_kind.split("+") if part) or "—"
+
+
+def searched_view(view: str, scenario: str | None) -> str:
+    """The view a step searched, in words a reader of the report needs (a find-similar step whose person may
+    have changed clothes also ranked by the model's reading of the person's biometrics)."""
+    if view == BIOMETRICS_VIEW:
+        return ("rgb similarity plus the biometric likeness the model's attribute heads read (gender, age, height, "
+                "build, skin, hair): find similar when the clothes may have changed; a lead, not evidence of "
+                "identity")
+    return view + (f" (scenario {scenario})" if scenario else "")
 
 
 def level(level_name: str | None, source: str | None, overridden: bool) -> str:
