@@ -405,15 +405,20 @@ def test_notes_show_in_the_notes_panel(qtbot, window):
     assert "2 notes" in window.case_label.text()
 
 
-def test_f_finds_similar_from_the_grid_and_from_the_detail_pane(qtbot, window):
-    state = window.state
-    window.new_case("Find similar")
+def first_step_in_an_active_window(qtbot, window, case: str) -> tuple[str, ...]:
+    """A new case, its first step searched, the window shown and active; the step's kept ids."""
+    window.new_case(case)
     first = run_step(qtbot, window, STEPS[0])
     window.show()
     qtbot.waitExposed(window)
     window.activateWindow()
     qtbot.waitUntil(window.isActiveWindow, timeout=2000)
-    kept = state.step_state(first).kept_ids
+    return window.state.step_state(first).kept_ids
+
+
+def test_f_finds_similar_from_the_grid_and_from_the_detail_pane(qtbot, window):
+    state = window.state
+    kept = first_step_in_an_active_window(qtbot, window, "Find similar")
     window.results.select_item(kept[1])
     window.results.grid.setFocus()
     with qtbot.waitSignal(state.step_recorded, timeout=WAIT) as blocker:
@@ -432,15 +437,9 @@ def test_f_finds_similar_from_the_grid_and_from_the_detail_pane(qtbot, window):
 
 def test_shift_f_asks_for_find_similar_with_clothes_that_may_have_changed(qtbot, window, monkeypatch):
     state = window.state
-    window.new_case("Other clothes")
-    first = run_step(qtbot, window, STEPS[0])
-    window.show()
-    qtbot.waitExposed(window)
-    window.activateWindow()
-    qtbot.waitUntil(window.isActiveWindow, timeout=2000)
+    kept = first_step_in_an_active_window(qtbot, window, "Other clothes")
     asked = []
     monkeypatch.setattr(state, "find_similar", lambda item, *a, **k: asked.append((item, k)))
-    kept = state.step_state(first).kept_ids
     window.results.select_item(kept[1])
     window.results.grid.setFocus()
     qtbot.keyClick(window.results.grid, Qt.Key.Key_F, Qt.KeyboardModifier.ShiftModifier)

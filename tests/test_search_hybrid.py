@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 from fixed_query_encoder import FixedQueryEncoder
+from similarity_gallery import DIM, similarity_gallery
 
 from engine.attributes.ranking import (
     DEFAULT_ATTRIBUTE_WEIGHT,
@@ -23,7 +24,6 @@ from engine.gallery import evidence_table as store
 from engine.ontology import ONTOLOGY
 from engine.search import QueryInputError, SearchSession, StepQuery
 
-DIM = 4
 SIMILARITY = [0.9, 0.8, 0.7, 0.6, 0.5, 0.4]
 TOL = 2e-3  # gallery vectors are float16
 TEXT = "a man in a red shirt"  # gender=male, top_type=shirt, top_color=red
@@ -66,16 +66,7 @@ def expected_agreement():
 
 @pytest.fixture
 def gallery(tmp_path):
-    angles = np.arccos(SIMILARITY)
-    vectors = np.zeros((len(SIMILARITY), DIM), np.float32)
-    vectors[:, 0], vectors[:, 1] = np.cos(angles), np.sin(angles)
-    views = gallery_views(DIM)
-    g = Gallery.create(tmp_path / "g", views, "ckpt")
-    g.add([{"id": f"i{k}", "source": "s.mp4", "frame": k} for k in range(len(SIMILARITY))],
-          {view: vectors for view in views})
-    ids = list(EVIDENCE)
-    store.append(g.root, ids, [EVIDENCE[i] for i in ids], model_fingerprint="ckpt")
-    return g
+    return similarity_gallery(tmp_path / "g", SIMILARITY, EVIDENCE)
 
 
 def ranked_ids(result):

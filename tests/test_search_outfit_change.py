@@ -8,16 +8,15 @@ import math
 
 import numpy as np
 import pytest
+from similarity_gallery import DIM, similarity_gallery
 
 from engine.attributes.likeness import EPSILON
 from engine.encoding.views import BIOMETRICS_VIEW, gallery_views
 from engine.gallery import Gallery
-from engine.gallery import evidence_table as store
 from engine.ontology import BIOMETRIC_KEYS, COLOR_KEYS, ONTOLOGY
 from engine.search import QueryInputError, SearchSession, StepQuery
 from engine.search.outfit_change import LIKENESS_WEIGHT
 
-DIM = 4
 #: Embedding similarity to the example i0: i1 wears the same clothes (nearest), i2 is the same person in others.
 SIMILARITY = [1.0, 0.95, 0.3, 0.5, 0.4, 0.2]
 PERSON = {"gender": "male", "skin_color": "light", "age": "young", "height": "tall", "physique": "slim",
@@ -71,16 +70,7 @@ def by_hand(candidate, keys=BIOMETRIC_KEYS):
 
 @pytest.fixture
 def gallery(tmp_path):
-    angles = np.arccos(SIMILARITY)
-    vectors = np.zeros((len(SIMILARITY), DIM), np.float32)
-    vectors[:, 0], vectors[:, 1] = np.cos(angles), np.sin(angles)
-    views = gallery_views(DIM)
-    g = Gallery.create(tmp_path / "g", views, "ckpt")
-    g.add([{"id": f"i{k}", "source": "s.mp4", "frame": k, "modality": MODALITY.get(f"i{k}", "rgb")}
-           for k in range(len(SIMILARITY))], {view: vectors for view in views})
-    ids = list(EVIDENCE)
-    store.append(g.root, ids, [EVIDENCE[i] for i in ids], model_fingerprint="ckpt")
-    return g
+    return similarity_gallery(tmp_path / "g", SIMILARITY, EVIDENCE, MODALITY)
 
 
 def scores_of(step):

@@ -374,12 +374,7 @@ class PersonSearchModel(TrainingPass, nn.Module):
         resolution: IndexInput = "hr",
     ) -> dict[str, torch.Tensor]:
         """Attribute logits {key: [B, values]} from the image attribute heads."""
-        if self.image_attributes is None:
-            raise RuntimeError("this model has no image attribute heads (config attributes.image is false)")
-        out = self._view_pass(images, modality, level, resolution)
-        with self._autocast():
-            logits = self.image_attributes(out.embedding)
-        return {k: v.float() for k, v in logits.items()}
+        return self.encode_images_with_attributes(images, modality, level, resolution)[1]
 
     @torch.no_grad()
     def encode_images_with_attributes(
