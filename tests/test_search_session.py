@@ -203,15 +203,20 @@ def test_levels_and_views(world, session):
     assert session.encoder.calls[-1] == ("fused", "person p3", (32, 16, 3), (32, 16, 3))
 
 
-def test_find_similar_uses_the_reid_view_and_example_identity(world, session):
+def test_find_similar_uses_the_gallery_embedding_or_the_named_scenario_and_example_identity(world, session):
     g, _, identity = world
     example = "i10"
     result = session.step(StepQuery(example=example))
-    assert result.view == "reid:DT-ST" and result.level is None
-    reid = g.vectors("reid:DT-ST")
-    np.testing.assert_allclose(result.scores, reid[result.rows] @ unit(reid[10]), atol=1e-5)
+    assert result.view == "rgb" and result.level is None
+    plain = g.vectors("rgb")
+    np.testing.assert_allclose(result.scores, plain[result.rows] @ unit(plain[10]), atol=1e-5)
     assert result.top(1)[0][0] == example
     np.testing.assert_array_equal(result.relevant, identity[result.rows] == identity[10])
+    session.undo()
+    named = session.step(StepQuery(example=example, scenario="DT-ST"))
+    assert named.view == "reid:DT-ST"
+    reid = g.vectors("reid:DT-ST")
+    np.testing.assert_allclose(named.scores, reid[named.rows] @ unit(reid[10]), atol=1e-5)
     assert session.encoder.calls == []
 
 

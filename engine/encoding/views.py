@@ -5,9 +5,13 @@ View names (the gallery stores one float16 matrix per name):
 - ``text:<level>`` for level in UC, C, M, F, UF: image vectors from that level's granularity expert, searched by
   text-only queries of that level (CMAM: score = cos(v^g, t), g = the query's level);
 - ``rgb``: image vectors at the image-query level, searched by sketch, IR and fused queries (FlexiReID:
-  every fused mode is matched against v^rgb), and by text when the gallery has no per-level views;
+  every fused mode is matched against v^rgb), by text when the gallery has no per-level views, and by a
+  gallery item used as the example ("find similar") that names no scenario;
 - ``reid:<scenario>`` for the Uni-AT scenarios (DT-ST … AD-LT): re-identification features, searched by a
-  gallery item used as the example ("find similar"); without them find-similar falls back to ``rgb``;
+  find-similar query that names its scenario. Without a scenario find-similar prefers ``rgb``: on the shipped
+  checkpoint it ranks at least as well as the scenario tokens in all six any-time scenarios of the unseen world
+  (mAP) and better on the real clips' crops (docs/training-notes.md, "Find similar searches the gallery
+  embedding"); a gallery without ``rgb`` falls back to its first ``reid:`` view;
 - ``appearance``: vectors from a user's own re-identification network (``engine.appearance``), not from the
   checkpoint. Find-similar searches it first when the gallery has it (unless the query names a scenario).
 
@@ -82,11 +86,11 @@ def route(*, has_text: bool, has_image: bool, example: bool, scenario: str | Non
             return Route(view, "example")
         if APPEARANCE_VIEW in available:
             return Route(APPEARANCE_VIEW, "example")
+        if IMAGE_QUERY_VIEW in available:
+            return Route(IMAGE_QUERY_VIEW, "example")
         reid = [v for v in available if v.startswith(REID_PREFIX)]
         if reid:
             return Route(reid[0], "example")
-        if IMAGE_QUERY_VIEW in available:
-            return Route(IMAGE_QUERY_VIEW, "example")
         raise GalleryMismatchError(f"find-similar needs a {REID_PREFIX}<scenario> or {IMAGE_QUERY_VIEW!r} view; "
                                    f"the gallery has {list(available)}")
     if has_image:

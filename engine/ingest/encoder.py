@@ -4,10 +4,11 @@ The views and their names are decided by the search (``engine.encoding.views.gal
 
 - ``text:UC`` … ``text:UF``: the image embedding through each granularity level's expert (one
   ``encode_images_all_levels`` pass); a text query searches the view of its level (docs/methods.md §1.9);
-- ``rgb``: the embedding at ``granularity.image_query_level``, searched by sketch, IR and fused queries;
+- ``rgb``: the embedding at ``granularity.image_query_level``, searched by sketch, IR and fused queries and by
+  find-similar;
 - ``reid:<scenario>`` for each scenario asked for (default ``AD-LT``, the all-day, clothing-change feature
   that serves any pair of cameras and times): the Uni-AT re-identification feature (``encode_reid``), only
-  when the model has scenario tokens.
+  when the model has scenario tokens; searched by a find-similar query that names the scenario.
 
 Every crop is encoded with its own modality (rgb / ir) and resolution level (the model's resolution
 embedding, CRST) by ``engine.encoding.model_encoder.encode_items``, the one gallery-side encoder: crops are BGR
