@@ -8,7 +8,7 @@ from evaluation_data import write_cuhk, write_world
 from typer.testing import CliRunner
 
 from engine.cli import app
-from engine.evaluation import PROTOCOLS, evaluate
+from engine.evaluation import DATASET_PROTOCOLS, PROTOCOLS, evaluate
 from engine.metrics import SUMMARY_KEYS
 from engine.models import create, discovery, save
 from engine.ontology import LEVELS
@@ -76,7 +76,7 @@ def check_report(report, protocol):
     assert isinstance(report["notes"], list)
 
 
-@pytest.mark.parametrize("protocol", [p for p in PROTOCOLS if p != "t2i"])
+@pytest.mark.parametrize("protocol", [p for p in PROTOCOLS if p not in DATASET_PROTOCOLS])
 def test_world_protocol_reports(model, world, protocol):
     report = evaluate(model, world, protocol, batch_size=16)
     check_report(report, protocol)

@@ -80,7 +80,7 @@ def evaluate_command(
     world: Path = typer.Option(None, "--world", help="A built world folder (benchmarks built on demand)."),
     data: str = typer.Option(None, "--data", help="A real dataset as READER:PATH (cuhk-pedes:/data/CUHK-PEDES)."),
     protocol: str = typer.Option(
-        ..., "--protocol", help="mg-separate | mg-progressive | modes | cross-res | anytime (world); t2i (data)."
+        ..., "--protocol", help="mg-separate | mg-progressive | modes | cross-res | anytime (world); t2i, reid (data)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     level: str = typer.Option(None, "--level", help="auto | given (default: given on a world, auto on data)."),

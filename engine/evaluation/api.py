@@ -19,6 +19,7 @@ from engine.encoding.text_rewrite import check_rewrite_weight
 from engine.evaluation import world_protocols
 from engine.evaluation.errors import EvaluationError
 from engine.evaluation.levels import LEVEL_MODES
+from engine.evaluation.reid import reid
 from engine.evaluation.sources import is_dataset_spec, read_dataset_spec, world_benchmark
 from engine.evaluation.t2i import text_to_image
 from engine.evaluation.world_protocols import TEXT_CHOICES
@@ -32,7 +33,7 @@ WORLD_PROTOCOLS: dict[str, str] = {
     "cross-res": "cross_resolution",
     "anytime": "anytime",
 }
-DATASET_PROTOCOLS: tuple[str, ...] = ("t2i",)
+DATASET_PROTOCOLS: tuple[str, ...] = ("t2i", "reid")
 PROTOCOLS: tuple[str, ...] = (*WORLD_PROTOCOLS, *DATASET_PROTOCOLS)
 
 
@@ -147,7 +148,8 @@ def evaluate(
 
     ``source``: a world folder (world protocols; benchmark files built on demand in ``benchmarks_dir``,
     default WORLD/benchmarks, with ``seed``), a ``READER:PATH`` string or a ``DatasetIndex`` (``t2i`` on
-    ``split``). ``level``: ``given`` or ``auto`` (default per protocol, see ``default_level``); ``rho`` the
+    ``split``; ``reid`` on a Market-1501 or SYSU-MM01 index, ``engine.evaluation.reid``). ``level``: ``given``
+    or ``auto`` (default per protocol, see ``default_level``); ``rho`` the
     progressive keep rate; ``texts`` the mg-separate text sets (``generated``, ``paraphrased``, ``both``);
     ``progress(done, total)`` is called while images are encoded. ``text_rewrite``: the weight of each text
     query's rewrite in the generator's words (``engine.encoding.text_rewrite``; 0 = the text alone), recorded
@@ -159,7 +161,10 @@ def evaluate(
         check_source(protocol, on_world=False)
         dataset = source if isinstance(source, DatasetIndex) else read_dataset_spec(source)
         with _eval_mode(model):
-            part = text_to_image(model, dataset, level, split, batch_size, progress, text_rewrite)
+            if protocol == "reid":
+                part = reid(model, dataset, batch_size, progress)
+            else:
+                part = text_to_image(model, dataset, level, split, batch_size, progress, text_rewrite)
         described = {"data": source if isinstance(source, str) else str(dataset.root), "reader": dataset.name}
         return {"protocol": protocol, "source": described, "text_rewrite": text_rewrite, **part}
     check_source(protocol, on_world=True)
