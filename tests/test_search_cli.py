@@ -158,6 +158,20 @@ def test_sketch_and_ir_steps_search_the_rgb_view(built):
     assert alone["kind"] == "ir" and alone["level"] is None and alone["attributes"] == {}
 
 
+def test_find_similar_as_the_first_step_with_and_without_a_change_of_clothes(built):
+    gallery = Gallery.open(built[0])
+    example = gallery.ids[3]
+    plain = search_json(built, "--similar", example, "--keep", "5", "--then", "a person")
+    assert plain["steps"][0]["view"] == "rgb" and plain["steps"][0]["example"] == example
+    assert plain["steps"][1]["candidates_before"] == 5
+    changed = search_json(built, "--similar", example, "--outfit-changed", "--keep", "5")
+    assert changed["steps"][0]["view"] == "biometrics"
+    assert changed["steps"][0]["top"][0]["explanation"]["rule"] == "biometrics"
+    assert_clean_error(search(built, "--outfit-changed", "--text", "a man"), "--outfit-changed", "--similar ID")
+    assert_clean_error(search(built, "--similar", example, "--text", "a man"), "--similar ID", "not both")
+    assert_clean_error(search(built, "--similar", "nobody"), "nobody", "not in the gallery")
+
+
 def test_interactive_steps_undo_branch_marks_and_final(built):
     lines = "\n".join([TEXTS[0], TEXTS[1], ":undo", ":steps", TEXTS[1], ":branch 1", ":branches", ":reject #1",
                        ":bogus", TEXTS[2], ":confirm #2", ":final 3", ":switch 1", ":steps", ":quit",

@@ -388,6 +388,10 @@ def search_command(
     then: list[str] = typer.Option(None, "--then", help="A further text step on the survivors (repeatable)."),
     sketch: Path = typer.Option(None, "--sketch", help="Sketch image for the first step."),
     ir: Path = typer.Option(None, "--ir", help="Infrared image for the first step."),
+    similar: str = typer.Option(None, "--similar", help="First step: find items similar to this gallery item."),
+    outfit_changed: bool = typer.Option(False, "--outfit-changed",
+                                        help="With --similar: the person may have changed clothes (adds the "
+                                             "biometric likeness the model's heads read)."),
     keep: str = typer.Option(None, "--keep", help="Per step: a fraction rho (keep ceil(rho*n); default 0.5) "
                                                    "or a whole number k (keep k)."),
     threshold: float = typer.Option(None, "--threshold", help="Per step: keep the items scoring at least this."),
@@ -411,7 +415,8 @@ def search_command(
     :help there lists its commands)."""
     from engine.search.console import Prompt, SearchOptions, prepare, report_lines, run_planned
 
-    options = SearchOptions(gallery=gallery, text=text, then=tuple(then or ()), sketch=sketch, ir=ir, keep=keep,
+    options = SearchOptions(gallery=gallery, text=text, then=tuple(then or ()), sketch=sketch, ir=ir,
+                            similar=similar, outfit_changed=outfit_changed, keep=keep,
                             threshold=threshold, level=level, cameras=tuple(camera or ()), after=after,
                             before=before, checkpoint=checkpoint, device=device, top=top, as_json=as_json,
                             interactive=interactive, attribute_weight=attribute_weight,

@@ -81,6 +81,8 @@ class SearchOptions:
     then: tuple[str, ...] = ()
     sketch: Path | None = None
     ir: Path | None = None
+    similar: str | None = None
+    outfit_changed: bool = False
     keep: str | None = None
     threshold: float | None = None
     level: str | None = None
@@ -170,16 +172,25 @@ def _readable(path: Path | str | None, what: str) -> str | None:
 
 
 def planned_queries(options: SearchOptions, settings: StepSettings) -> list[StepQuery]:
-    """The steps given on the command line: ``--text`` (fused with ``--sketch``/``--ir``), then each ``--then``."""
+    """The steps given on the command line: ``--text`` (fused with ``--sketch``/``--ir``) or ``--similar`` (with
+    ``--outfit-changed``), then each ``--then``."""
     sketch, ir = _readable(options.sketch, "sketch"), _readable(options.ir, "IR")
     first_text = options.text.strip() if options.text else None
+    if options.outfit_changed and options.similar is None:
+        raise QueryInputError("--outfit-changed applies to a find-similar first step: give --similar ID")
     queries = []
-    if first_text or sketch or ir:
+    if options.similar is not None:
+        if options.text is not None or sketch or ir:
+            raise QueryInputError("the first step is --similar ID or --text / --sketch / --ir, not both")
+        if not options.similar.strip():
+            raise QueryInputError("--similar needs a gallery item id")
+        queries.append(settings.query(example=options.similar.strip(), outfit_changed=options.outfit_changed))
+    elif first_text or sketch or ir:
         queries.append(settings.query(first_text or None, sketch, ir))
     elif options.text is not None or not options.interactive:
-        raise QueryInputError("the query is empty: give --text with words, or --sketch / --ir")
+        raise QueryInputError("the query is empty: give --text with words, --sketch / --ir, or --similar ID")
     if options.then and not queries:
-        raise QueryInputError("--then needs a first step (--text, --sketch or --ir)")
+        raise QueryInputError("--then needs a first step (--text, --sketch, --ir or --similar)")
     for number, text in enumerate(options.then, start=2):
         if not text.strip():
             raise QueryInputError(f"--then step {number} is empty: every step needs words")
