@@ -15,8 +15,8 @@ because the clips' person ids are per clip (two clips may show one person under 
 labelled person are left out (every ranking would be perfect). Consecutive labelled frames are near-duplicates,
 so a second protocol also leaves out the same person's crops fewer than 15 frames from the query (queries
 left with no relevant crop are not counted). Rank-1 and mAP per view, the ranking being the
-one a find-similar step computes (``engine.metrics.retrieval`` over the stored vectors; one step per view is
-run through ``SearchSession`` as a check that routing picks ``appearance``).
+one a find-similar step computes (``engine.metrics.retrieval`` over the stored vectors; one find-similar step
+through ``SearchSession`` reports the view routing picks: ``appearance`` when given, else ``rgb``).
 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/appearance.py [--appearance MODEL.onnx] [--checkpoint C]
         [--norm imagenet] [--keep DIR]
