@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from engine.ontology import ATTRIBUTE_KEYS, ONTOLOGY
+from engine.ontology import ATTRIBUTE_KEYS, BIOMETRIC_KEYS, COLOR_KEYS, ONTOLOGY
 
 #: Bounds the cost of one confident disagreement; 0.001 to 0.05 rank alike on the synthetic world.
 EPSILON = 0.01
@@ -72,6 +72,12 @@ def likeness(first: np.ndarray, second: np.ndarray, keys: Sequence[str], epsilon
     if not keys:
         raise ValueError("likeness needs at least one attribute key")
     return key_score(same_value(first, second, key_columns(keys)), epsilon).mean(axis=0)
+
+
+def outfit_change_keys(infrared: bool) -> tuple[str, ...]:
+    """The keys find similar across an outfit change compares: the biometrics, without the colour keys when an
+    infrared image is on either side."""
+    return tuple(key for key in BIOMETRIC_KEYS if not (infrared and key in COLOR_KEYS))
 
 
 def with_similarity(similarity: np.ndarray, likeness_values: np.ndarray,

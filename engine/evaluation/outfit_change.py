@@ -21,9 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from engine.attributes.likeness import OUTFIT_CHANGE_WEIGHT, likeness, with_similarity
+from engine.attributes.likeness import OUTFIT_CHANGE_WEIGHT, likeness, outfit_change_keys, with_similarity
 from engine.evaluation.scoring import block, empty_metrics, score
-from engine.ontology import BIOMETRIC_KEYS, COLOR_KEYS
 from engine.world.benchmarks import anytime_masks
 
 TIME_MODES: tuple[str, ...] = ("DT", "NT", "AD")
@@ -71,7 +70,7 @@ def anytime_outfit_change(bench: Mapping[str, Any], plain_query: np.ndarray, pla
             by[time_mode] = {"plain": dict(empty), "outfit_change": dict(empty)}
             continue
         grid = np.ix_(rows, columns)
-        keys = BIOMETRIC_KEYS if time_mode == "DT" else tuple(k for k in BIOMETRIC_KEYS if k not in COLOR_KEYS)
+        keys = outfit_change_keys(infrared=time_mode != "DT")
         cosine = np.asarray(plain_query[rows] @ plain_gallery[columns].T, dtype=np.float64)
         mixed = with_similarity(cosine, likeness(query_p[rows], gallery_p[columns], keys), weight)
         by[time_mode] = {name: _metrics(values, positive[grid], valid[grid], other[grid])

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from PIL import Image
 
-from engine.attributes.likeness import OUTFIT_CHANGE_WEIGHT, likeness, with_similarity
+from engine.attributes.likeness import OUTFIT_CHANGE_WEIGHT, likeness, outfit_change_keys, with_similarity
 from engine.attributes.model_heads import has_heads
 from engine.data.readers import DatasetIndex, ReidProtocol, market1501_protocol, sysu_mm01_protocol
 from engine.encoding.resolution import level_of_height
@@ -34,7 +34,6 @@ from engine.evaluation.attribute_reading import vectors_and_head_probabilities
 from engine.evaluation.encoding import encode_image_batches, model_resolution
 from engine.evaluation.errors import EvaluationError
 from engine.evaluation.scoring import block, score
-from engine.ontology import BIOMETRIC_KEYS, COLOR_KEYS
 from engine.progress import ProgressFn, no_progress
 
 PROTOCOLS: dict[str, Callable[[DatasetIndex], ReidProtocol]] = {
@@ -78,11 +77,11 @@ def reid(model, dataset: DatasetIndex, batch_size: int = 64, progress: ProgressF
     paths = [sample.image for sample in samples]
     labels = _heights(paths)
     items = [{"modality": sample.modality, "resolution": label} for sample, label in zip(samples, labels, strict=True)]
+    modalities, resolutions = [i["modality"] for i in items], [model_resolution(i["resolution"]) for i in items]
     probabilities = None
     if has_heads(model):
         vectors, probabilities = vectors_and_head_probabilities(model, paths, items, batch_size, progress)
     else:
-        modalities, resolutions = [i["modality"] for i in items], [model_resolution(i["resolution"]) for i in items]
         with torch.no_grad():
             vectors = encode_image_batches(
                 model, paths, lambda images, rows: model.encode_images(images, modalities[rows], None,
@@ -92,9 +91,7 @@ def reid(model, dataset: DatasetIndex, batch_size: int = 64, progress: ProgressF
     cosine = np.asarray(vectors[:count] @ vectors[count:].T, dtype=np.float64)
     by = {FIND_SIMILAR: block(score(cosine, protocol.positive, protocol.valid))}
     notes = []
-    if getattr(model.config, "scenarios", None) is not None and model.config.scenarios.enabled:
-        modalities = [i["modality"] for i in items]
-        resolutions = [model_resolution(i["resolution"]) for i in items]
+    if model.config.scenarios.enabled:
         with torch.no_grad():
             features = encode_image_batches(
                 model, paths, lambda images, rows: model.encode_reid(images, REID_SCENARIO, modalities[rows],
@@ -117,9 +114,8 @@ def reid(model, dataset: DatasetIndex, batch_size: int = 64, progress: ProgressF
 def _outfit_change(cosine: np.ndarray, probabilities: np.ndarray, samples, count: int) -> np.ndarray:
     """The clothes-may-have-changed scores: colour keys only between two RGB images."""
     query_p, gallery_p = probabilities[:count], probabilities[count:]
-    without_colour = tuple(key for key in BIOMETRIC_KEYS if key not in COLOR_KEYS)
     both_rgb = (np.asarray([s.modality == "rgb" for s in samples[:count]])[:, None]
                 & np.asarray([s.modality == "rgb" for s in samples[count:]])[None, :])
-    read = np.where(both_rgb, likeness(query_p, gallery_p, BIOMETRIC_KEYS),
-                    likeness(query_p, gallery_p, without_colour))
+    read = np.where(both_rgb, likeness(query_p, gallery_p, outfit_change_keys(infrared=False)),
+                    likeness(query_p, gallery_p, outfit_change_keys(infrared=True)))
     return with_similarity(cosine, read)

@@ -31,13 +31,14 @@ from engine.attributes.likeness import (
     OUTFIT_CHANGE_WEIGHT,
     consecutive_columns,
     key_score,
+    outfit_change_keys,
     same_value,
     with_similarity,
 )
 from engine.attributes.ranking import GalleryEvidence
 from engine.encoding.views import IMAGE_QUERY_VIEW
 from engine.gallery import evidence_table as store
-from engine.ontology import BIOMETRIC_KEYS, COLOR_KEYS, ONTOLOGY
+from engine.ontology import BIOMETRIC_KEYS, ONTOLOGY
 from engine.search.errors import QueryInputError
 
 SOURCE = "model"
@@ -51,12 +52,15 @@ IR_MODALITY = "ir"
 _COLUMNS = [store.COLUMN_OF[(key, value)] for key in BIOMETRIC_KEYS for value in ONTOLOGY.attributes[key]]
 _CONFIDENCE = [store.CONFIDENCE_COLUMN[key] for key in BIOMETRIC_KEYS]
 _SPANS = consecutive_columns(BIOMETRIC_KEYS)
-_WITHOUT_COLOUR = np.asarray([key not in COLOR_KEYS for key in BIOMETRIC_KEYS])
+_WITHOUT_COLOUR = np.asarray([key in outfit_change_keys(infrared=True) for key in BIOMETRIC_KEYS])
 
 
-def _graded(same: float, size: int) -> float:
-    """a_k against chance: log(a_k·|V|)/log|V| clipped to [−1, 1]."""
-    return max(-1.0, min(1.0, math.log(max(same, 1e-12) * size) / math.log(size)))
+def _likeness(a: np.ndarray, used: np.ndarray) -> np.ndarray:
+    """Mean key score over the keys that count and have readings (0 where none has)."""
+    counted = used & ~np.isnan(a)
+    total = np.where(counted, key_score(np.nan_to_num(a)), 0.0).sum(axis=1)
+    count = counted.sum(axis=1)
+    return np.where(count > 0, total / np.maximum(count, 1), 0.0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,10 +120,7 @@ class BiometricTerm:
     def likeness(self, rows: np.ndarray) -> np.ndarray:
         """float64 [n] biometric likeness of each candidate to the example, in [0, 1] (0 without evidence)."""
         a, used, _, _ = self.per_key(rows)
-        counted = used & ~np.isnan(a)
-        total = np.where(counted, key_score(np.nan_to_num(a)), 0.0).sum(axis=1)
-        count = counted.sum(axis=1)
-        return np.where(count > 0, total / np.maximum(count, 1), 0.0)
+        return _likeness(a, used)
 
     def explain(self, row: int, score: float) -> dict[str, Any]:
         return self.explain_rows(np.asarray([row]), np.asarray([score]))[0]
@@ -127,12 +128,12 @@ class BiometricTerm:
     def explain_rows(self, rows: np.ndarray, scores: np.ndarray, *, best: bool = True) -> list[dict[str, Any]]:
         """Per row: its score split into similarity and likeness, and per biometric key the example's most
         probable value, the candidate's probability of it and its own most probable value, and the key's
-        status from log(a_k·|V|)/log|V| clipped to [−1, 1] (0: what two uninformed readings give), as the
-        attribute term grades a key. ``best`` is the attribute term's switch; the most probable values are
+        status from ``key_agreement`` of a_k (0: what two uninformed readings give), as the attribute term grades
+        a key. ``best`` is the attribute term's switch; the most probable values are
         always given here."""
         rows = np.asarray(rows, dtype=np.int64)
         a, used, theirs, mine = self.per_key(rows)
-        likeness = self.likeness(rows)
+        likeness = _likeness(a, used)
         weight = LIKENESS_WEIGHT
         width = len(_COLUMNS)
         out = []
@@ -149,7 +150,8 @@ class BiometricTerm:
                     sources[SOURCE] = {"probability": round(float(candidate_p[values.index(shown)]), 4),
                                        "confidence": round(float(theirs[i, width + k]), 4),
                                        "best": values[top], "best_probability": round(float(candidate_p[top]), 4)}
-                value_a = None if math.isnan(a[i, k]) or not used[i, k] else _graded(float(a[i, k]), len(values))
+                value_a = None if math.isnan(a[i, k]) or not used[i, k] else \
+                    float(agree.key_agreement(a[i, k], 1.0, len(values)))
                 attributes.append({"key": key, "value": shown or "unknown",
                                    "agreement": None if value_a is None else round(value_a, 4),
                                    "status": agree.status(value_a), "counted": bool(used[i, k]),
