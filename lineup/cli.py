@@ -55,7 +55,8 @@ def report_export(
     db: Path = typer.Option(..., "--db", help="Case database (SQLite file)."),
     case: int = typer.Option(..., "--case", help="Case id (see the app's case list)."),
     out: Path = typer.Option(..., "--out", help="Report file to write: .pdf or .html (manifest goes beside it)."),
-    blur_faces: bool = typer.Option(False, "--blur-faces", help="Blur faces in the report's thumbnails."),
+    blur_faces: bool = typer.Option(False, "--blur-faces", help="Blur faces in the report's thumbnails: those a "
+                                    "face detector finds, else the head region (evidence files are never changed)."),
 ) -> None:
     """Write a case report (details, query chain with plots, confirmed results, evidence hashes, audit trail)."""
     report = _report_module()

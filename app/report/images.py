@@ -19,8 +19,9 @@ MAX_SIDE = 320
 
 @dataclass(frozen=True)
 class ReportImage:
-    """PNG bytes of the copy and its size in pixels; ``blurred`` is None, "face" or "head" (see
-    ``app.report.blur``); ``scale`` pixels per display point (2 for plots drawn at double resolution)."""
+    """PNG bytes of the copy and its size in pixels; ``blurred`` is None (not blurred) or how it was blurred:
+    "face", "face+head" or "head" (``app.report.blur.METHODS``); ``scale`` pixels per display point (2 for plots
+    drawn at double resolution)."""
 
     png: bytes
     width: int
@@ -65,8 +66,8 @@ def encode(image: np.ndarray, *, max_side: int = MAX_SIDE, blurred: str | None =
 
 
 def report_image(path: str | Path, *, blur: bool = False, max_side: int = MAX_SIDE) -> ReportImage:
-    """The report's copy of the image at ``path``; with ``blur`` its faces (or head region) blurred first, at
-    full resolution."""
+    """The report's copy of the image at ``path``; with ``blur`` the faces a face detector finds in it (else its
+    head region) blurred first, at full resolution (``app.report.blur``)."""
     image = read_image(path)
     if not blur:
         return encode(image, max_side=max_side)

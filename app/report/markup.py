@@ -14,9 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.report import signing, text
+from app.report.blur import FACE, FACE_AND_HEAD, HEAD, METHODS
 from app.report.content import ChainStep, ReportContent
 from app.report.images import ReportImage
 from app.report.plots import render_distribution
+from engine.pretrained.registry import FACE_NETWORK
 
 THUMBNAIL_BOX = (150, 150)
 QUERY_IMAGE_BOX = (200, 180)
@@ -68,6 +70,19 @@ def _small(value: str) -> str:
     return f'<span class="small">{value}</span>'
 
 
+def blur_notice(content: ReportContent) -> str:
+    """What the blurring did to the confirmed results' thumbnails, by ``app.report.blur`` method."""
+    methods = [r.thumbnail.blurred for r in content.confirmed if r.thumbnail is not None]
+    said = {FACE: "a face found by the face detector ({network})", FACE_AND_HEAD: "faces found low in the "
+            "crop, and the head region as well", HEAD: "no face found: the estimated head region"}
+    counts = [f"{methods.count(method):,} {said[method].format(network=FACE_NETWORK)}"
+              for method in METHODS if methods.count(method)]
+    how = f" ({'; '.join(counts)})" if counts else ""
+    return (f'<p class="notice"><b>Faces in the thumbnails are blurred</b>{esc(how)}. Only the report\'s copies '
+            "are blurred: the evidence files are unchanged, and the SHA-256 values below are those of the original "
+            "files.</p>")
+
+
 def header(content: ReportContent, flavor: Flavor) -> str:
     case = content.case
     head = content.audit_head
@@ -89,9 +104,7 @@ def header(content: ReportContent, flavor: Flavor) -> str:
     ]
     parts = ['<p class="kicker">Lineup · case report</p>', f"<h1>{esc(case.title)}</h1>", _rows(pairs)]
     if content.blur_faces:
-        parts.append('<p class="notice"><b>Faces in the thumbnails are blurred</b> (a detected face, else the '
-                     "estimated head region). Only the report's copies are blurred: the evidence files are "
-                     "unchanged, and the SHA-256 values below are those of the original files.</p>")
+        parts.append(blur_notice(content))
     if content.warnings:
         items = "".join(f"<li>{esc(w)}</li>" for w in content.warnings)
         parts.append(f'<h2>Warnings</h2><ul class="warnings">{items}</ul>')

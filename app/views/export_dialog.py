@@ -36,6 +36,9 @@ class ExportDialog(QDialog):
         browse = QPushButton("Browse…", self)
         browse.clicked.connect(self._browse)
         self.blur_box = QCheckBox("Blur faces in the report's thumbnails (evidence files are never changed)", self)
+        self.blur_box.setToolTip("Each confirmed result's thumbnail is searched with a face detector and every face "
+                                 "found is blurred; where none is found, the head region is blurred instead. "
+                                 "Only the report's copies change.")
         self.problem = QLabel(self)
         self.problem.setStyleSheet("color: #b91c1c;")
         self.problem.setWordWrap(True)
