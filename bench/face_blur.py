@@ -19,10 +19,10 @@ Per method: ``found`` (crops where the detector found something), ``covered`` (l
 ``--cover`` (0.8) of their box blurred; ``all of the face``: all of it), ``over-blur`` (blurred pixels outside
 every labelled face box in the crop, over all blurred pixels, pooled) and milliseconds per crop (the mean of
 ``--repeats`` runs, detection and blur, after one warm-up run; the network at OpenVINO's own thread count unless
-``--threads``).
+``--threads``). ``--scale 0.5`` shrinks every frame (and its labels) first: people half as tall, faces 6–30 px.
 
     .venv/bin/python bench/face_blur.py [--footage DIR] [--labels FILE] [--cover 0.8] [--repeats 5]
-        [--threads N] [--verbose] [--json out.json]
+        [--scale 1.0] [--threads N] [--verbose] [--json out.json]
 """
 
 from __future__ import annotations
@@ -92,6 +92,13 @@ def read_frames(path: Path, wanted: set[int]) -> dict[int, np.ndarray]:
     if missing:
         raise SystemExit(f"{path} has no frames {missing}")
     return frames
+
+
+def scaled(box: Box, scale: float) -> Box:
+    """A frame-pixel box in a frame resized by ``scale`` (corners rounded outwards)."""
+    x0, y0 = math.floor(box[0] * scale), math.floor(box[1] * scale)
+    x1, y1 = math.ceil((box[0] + box[2]) * scale), math.ceil((box[1] + box[3]) * scale)
+    return x0, y0, x1 - x0, y1 - y0
 
 
 def cut(frame: np.ndarray, box: Box) -> np.ndarray:
@@ -227,7 +234,8 @@ def methods(detector: FaceDetector) -> dict[str, Callable[[np.ndarray], tuple[li
 
 
 def measure(args: argparse.Namespace) -> dict:
-    labelled = load_faces(args.labels)
+    labelled = [face._replace(face=scaled(face.face, args.scale), crop=scaled(face.crop, args.scale))
+                for face in load_faces(args.labels)]
     frames: dict[tuple[str, int], np.ndarray] = {}
     for clip in sorted({face.clip for face in labelled}):
         path = args.footage / clip
@@ -235,9 +243,12 @@ def measure(args: argparse.Namespace) -> dict:
             raise SystemExit(f"clip {path} is missing (is the footage folder {args.footage} right?)")
         wanted = {face.frame for face in labelled if face.clip == clip}
         for index, image in read_frames(path, wanted).items():
+            if args.scale != 1.0:
+                size = (round(image.shape[1] * args.scale), round(image.shape[0] * args.scale))
+                image = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
             frames[(clip, index)] = image
     detector = FaceDetector(threads=args.threads)
-    results: dict = {"labels": str(args.labels), "faces": len(labelled), "cover": args.cover,
+    results: dict = {"labels": str(args.labels), "faces": len(labelled), "cover": args.cover, "scale": args.scale,
                      "repeats": args.repeats, "threads": args.threads, "cpus": os.cpu_count(), "methods": {}}
     for name, method in methods(detector).items():
         covered = whole = found = blurred = outside = 0
@@ -273,7 +284,8 @@ def measure(args: argparse.Namespace) -> dict:
 
 def table(results: dict) -> str:
     n = results["faces"]
-    lines = [f"{n} labelled faces, covered = at least {results['cover']:.0%} of the face box blurred",
+    lines = [f"{n} labelled faces, frames scaled by {results['scale']}, covered = at least {results['cover']:.0%} of "
+             "the face box blurred",
              "", "| method | found | covered | all of the face | over-blur | ms / crop |", "|---|---|---|---|---|---|"]
     for name, r in results["methods"].items():
         lines.append(f"| {name} | {r['found']}/{n} | {r['covered']}/{n} ({r['covered'] / n:.0%}) | {r['whole']}/{n} | "
@@ -286,6 +298,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--footage", type=Path, default=FOOTAGE, help="folder holding the clips")
     parser.add_argument("--labels", type=Path, default=LABELS, help="hand-labelled faces (faces.json)")
     parser.add_argument("--cover", type=float, default=COVER, help="share of a face box that counts as covered")
+    parser.add_argument("--scale", type=float, default=1.0, help="resize every frame and its labels by this first")
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per crop and method")
     parser.add_argument("--threads", type=int, default=None, help="OpenVINO threads (default: its own choice)")
     parser.add_argument("--verbose", action="store_true", help="print each face's coverage per method")
