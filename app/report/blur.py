@@ -1,8 +1,8 @@
 """Face blurring for the report's copies of person crops (never for the evidence files themselves).
 
 Faces are found by the shipped face detector ``face-detection-retail-0005`` (``engine.detection.faces``): first
-in the crop's head window (its top ``width × width`` square, enlarged to the network's input so that a face a
-tenth of the crop's height is big enough to be found), then, when the head window holds none, in the whole
+in the crop's head window (its top ``width × width`` square, enlarged to the network's input so that the small
+face of a whole-body crop is big enough to be found), then, when the head window holds none, in the whole
 crop. Every face found is blurred, grown by ``FACE_MARGIN`` of its size on each side.
 
 A report must never show a face because the detector missed it, so the blur errs towards too much:
@@ -16,13 +16,14 @@ A report must never show a face because the detector missed it, so the blur errs
   rows across the centre ``HEAD_WIDTH`` (the height term fits a whole standing body, the width term an upper
   body or a close-up, whose head takes a larger share of the crop).
 
-What is left unblurred can still hold a face the network scored under ``FACE_MIN_SCORE`` outside the head
-region (a second person in a loose crop, a face on a poster); docs/real-footage.md ("Face redaction") measures
-the share of hand-labelled faces each step covers. The blur is a Gaussian with σ = max(w, h) /
-``SIGMA_DIVISOR`` of the region, which leaves little more than the region's mean colour. The network is loaded
-once per process; it runs on the CPU in the export job, never on the UI thread. A crop that is not a non-empty
-uint8 image, or a network that cannot be loaded, raises ``ReportError`` (the report then shows no thumbnail
-for that crop, with a warning, rather than an unblurred one).
+What is left unblurred can still hold a face: one the network scored under ``FACE_MIN_SCORE`` outside the head
+region (a second person in a loose crop, a face on a poster), or, with ``"face"``, the person's own face when
+the network missed it but took something else in the top half for a face; docs/real-footage.md ("Face
+redaction") measures the share of hand-labelled faces each step covers. The blur is a Gaussian with σ =
+max(w, h) / ``SIGMA_DIVISOR`` of the region, which leaves little more than the region's mean colour. The network
+is loaded once per process and runs on the CPU, in whichever thread runs the export. A crop that is not a
+non-empty uint8 image, or a network that cannot be loaded, raises ``ReportError`` (the report then shows no
+thumbnail for that crop, with a warning, rather than an unblurred one).
 """
 
 from __future__ import annotations

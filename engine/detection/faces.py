@@ -3,9 +3,9 @@ Zoo, Apache-2.0; ``engine.pretrained``): what report redaction blurs (``app.repo
 
 The network takes one ``[1, 3, 300, 300]`` BGR image (0–255, plain resize) and answers ``[1, 1, 200, 7]`` rows
 ``[image_id, label, score, x_min, y_min, x_max, y_max]`` with coordinates as fractions of its input; a row whose
-image_id is negative ends the list (the rest is padding). It finds frontal and near-frontal faces down to about
-a tenth of its input, so a face 15 pixels tall in a person crop 150 pixels tall is too small when the whole crop
-is shrunk to the input; the crop is searched in two passes, each through a square *window* of the crop's pixel
+image_id is negative ends the list (the rest is padding). It finds frontal and near-frontal faces, but a face
+15 pixels tall in a person crop 150 pixels tall stays that small when the whole crop is fitted to the input;
+the crop is searched in two passes, each through a square *window* of the crop's pixel
 plane (the part of the window outside the crop is mid-grey, so nothing is stretched):
 
 1. the head window: the top ``width × width`` square of the crop (where a standing person's head is),
