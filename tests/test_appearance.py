@@ -210,7 +210,8 @@ def test_find_similar_searches_the_appearance_view_and_ranks_same_colour_first(n
 
 
 def test_rebuild_adds_the_view_and_refuses_another_file(nets, crops, tmp_path):
-    ingest(crops, tmp_path / "g", SizeEncoder(), options=IngestOptions(crops=True, attributes=False))
+    ingest(crops, tmp_path / "g", SizeEncoder(), options=IngestOptions(crops=True, attributes=False,
+                                                                       appearance="none"))
     gallery = Gallery.open(tmp_path / "g")
     assert SearchSession(gallery).step(StepQuery(example=gallery.ids[0])).view == "rgb"
     done = compute_appearance_view(gallery, AppearanceNetwork(nets["colour"]))

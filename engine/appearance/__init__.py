@@ -1,11 +1,12 @@
-"""A user's own appearance (re-identification) network as an extra gallery view named ``appearance``
-(``engine.encoding.views.APPEARANCE_VIEW``): the ONNX network and its normalisation, and the view added to or
-recomputed in an existing gallery from its stored crops (``engine.appearance.gallery_view``). Lineup ships
-no such network."""
+"""An appearance (re-identification) network as the gallery view named ``appearance``
+(``engine.encoding.views.APPEARANCE_VIEW``): a shipped Open Model Zoo network (``engine.appearance.shipped``,
+docs/pretrained-models.md) or a user's ONNX network and its normalisation, and the view added to or recomputed
+in an existing gallery from its stored crops (``engine.appearance.gallery_view``)."""
 
 from engine.appearance.errors import AppearanceModelError
 from engine.appearance.network import AppearanceNetwork, read_layout, same_model
 from engine.appearance.normalisation import Normalisation, parse_normalisation
+from engine.appearance.shipped import ShippedAppearanceNetwork, appearance_network
 
-__all__ = ["AppearanceModelError", "AppearanceNetwork", "Normalisation", "parse_normalisation", "read_layout",
-           "same_model"]
+__all__ = ["AppearanceModelError", "AppearanceNetwork", "Normalisation", "ShippedAppearanceNetwork",
+           "appearance_network", "parse_normalisation", "read_layout", "same_model"]

@@ -1,15 +1,18 @@
-"""Attribute evidence for gallery items: computed from crops (pixels and the checkpoint's attribute heads) and
-stored beside the gallery (``engine.gallery.evidence_table``) for the hybrid ranking.
+"""Attribute evidence for gallery items: computed from crops (pixels, the checkpoint's attribute heads and the
+shipped pretrained attribute network) and stored beside the gallery (``engine.gallery.evidence_table``) for the
+hybrid ranking.
 
-- ``compute_evidence(crops, masks, scenes, model)``: per crop ``{"pixels": …, "model": …}`` (each an
-  ``AttributeEvidence.to_dict()``); pixels per crop (``extract_attributes``), model heads in batches;
+- ``compute_evidence(crops, masks, scenes, model, network=…)``: per crop ``{"pixels": …, "model": …,
+  "pretrained": …}`` (each an ``AttributeEvidence.to_dict()``); pixels per crop (``extract_attributes``), model
+  heads and the network (``engine.attributes.pretrained.AttributeNetwork``) in batches;
 - ``add_evidence(gallery, items, crops, …, objects=…)``: the ingest hook, one call per batch of items just
   added; ``objects`` is each item's ``"objects"`` evidence (its track's carried objects, made at ingest by
   ``engine.attributes.objects``), stored as given;
-- ``refresh_evidence(gallery, model)``: recompute every item's evidence from its stored crop, its stored
-  silhouette (video items: the background model's foreground at ingest) and its source frame (for colour
+- ``refresh_evidence(gallery, model, network=…)``: recompute every item's evidence from its stored crop, its
+  stored silhouette (video items: the background model's foreground at ingest) and its source frame (for colour
   constancy, when the source is readable), replacing the table atomically. The ``"objects"`` evidence is kept
-  as stored: it comes from the detector's pass over every frame of a track, which a refresh does not redo;
+  as stored: it comes from the detector's pass over every frame of a track, which a refresh does not redo; the
+  model's and the network's are kept when no model or network is given;
 - ``fill_missing_evidence(gallery, model)``: the same computation for the items that have a crop and no
   evidence row (an ingest killed between its gallery commit and its evidence write, before evidence was
   written first), appended to the table; their "objects" evidence cannot be recovered.
@@ -30,6 +33,7 @@ import numpy as np
 from engine.attributes.extract import extract_attributes
 from engine.attributes.inputs import MIN_CROP_HEIGHT, MIN_CROP_WIDTH, AttributeInputError
 from engine.attributes.model_heads import has_heads, model_evidence
+from engine.attributes.pretrained import SOURCE
 from engine.gallery import evidence_table as store
 from engine.gallery.crops import read_silhouette
 from engine.gallery.evidence import AttributeEvidence
@@ -48,14 +52,15 @@ def _too_small(crop: np.ndarray) -> bool:
 def compute_evidence(crops: Sequence[np.ndarray], masks: Sequence[np.ndarray | None] | None = None,
                      scenes: Sequence[np.ndarray | None] | None = None, model=None, *,
                      modalities: str | Sequence[str] | None = None, resolutions: str | Sequence[str] | None = None,
-                     batch_size: int = DEFAULT_BATCH) -> list[dict[str, dict[str, Any]]]:
+                     batch_size: int = DEFAULT_BATCH, network=None) -> list[dict[str, dict[str, Any]]]:
     """Evidence of every BGR uint8 crop: ``[{"pixels": EVIDENCE, "model": EVIDENCE}, …]``, EVIDENCE being an
     ``AttributeEvidence.to_dict()``.
 
     ``masks``/``scenes``: per crop its foreground mask (255 = person) and the frame it was cut from, or None;
     ``model``: a ``PersonSearchModel`` whose image attribute heads give the "model" source (none without heads);
     ``modalities`` ("rgb"/"ir", default rgb) and ``resolutions`` (HR/mild/mid/ultra, default HR): one value or
-    one per crop. A crop too small to read or from an IR item gets no "pixels" entry."""
+    one per crop. A crop too small to read or from an IR item gets no "pixels" entry. ``network``: an
+    ``AttributeNetwork`` giving the "pretrained" source (RGB crops big enough to read; none without it)."""
     count = len(crops)
     masks = [None] * count if masks is None else list(masks)
     scenes = [None] * count if scenes is None else list(scenes)
@@ -76,6 +81,11 @@ def compute_evidence(crops: Sequence[np.ndarray], masks: Sequence[np.ndarray | N
     if has_heads(model):
         for i, evidence in enumerate(model_evidence(model, crops, modalities, resolutions, batch_size=batch_size)):
             out[i]["model"] = evidence.to_dict()
+    if network is not None:
+        readable = [i for i, (crop, kind) in enumerate(zip(crops, kinds, strict=True))
+                    if kind != "ir" and not _too_small(crop)]
+        for i, evidence in zip(readable, network.evidence([crops[i] for i in readable]), strict=True):
+            out[i][SOURCE] = evidence.to_dict()
     return out
 
 
@@ -90,11 +100,12 @@ def _fingerprint(model) -> str | None:
 def add_evidence(gallery, items: Sequence[Any], crops: Sequence[np.ndarray],
                  masks: Sequence[np.ndarray | None] | None = None, scenes: Sequence[np.ndarray | None] | None = None,
                  model=None, *, model_fingerprint: str | None = None, batch_size: int = DEFAULT_BATCH,
-                 objects: Sequence[AttributeEvidence | None] | None = None) -> int:
+                 objects: Sequence[AttributeEvidence | None] | None = None, network=None) -> int:
     """The ingest hook: compute and store the evidence of a batch of items just added to ``gallery`` (a
     ``Gallery`` or its folder). ``items`` are ``GalleryItem``s (ids, modality, resolution), ``crops`` their BGR
     uint8 crops, ``masks``/``scenes`` optional per item, ``model`` the checkpoint or None (pixels only),
-    ``objects`` optional per item its carried-objects evidence (None: the detector looked for no objects).
+    ``objects`` optional per item its carried-objects evidence (None: the detector looked for no objects),
+    ``network`` the pretrained attribute network or None.
     Items that already have evidence are skipped before anything is computed. Returns the rows added.
     Pass ``model_fingerprint`` when known (hashing the weights takes a moment on every call otherwise)."""
     root = Path(gallery) if isinstance(gallery, str | Path) else Path(gallery.root)
@@ -113,7 +124,8 @@ def add_evidence(gallery, items: Sequence[Any], crops: Sequence[np.ndarray],
 
     records = compute_evidence([crops[i] for i in missing], pick(masks), pick(scenes), model,
                                modalities=[items[i].modality or "rgb" for i in missing],
-                               resolutions=[items[i].resolution or "HR" for i in missing], batch_size=batch_size)
+                               resolutions=[items[i].resolution or "HR" for i in missing], batch_size=batch_size,
+                               network=network)
     for record, i in zip(records, missing, strict=True):
         carried = None if objects is None else objects[i]
         if carried is not None:
@@ -180,34 +192,37 @@ def _batches(items: list, size: int) -> Iterator[list]:
 
 
 def refresh_evidence(gallery, model=None, *, scenes: bool = True, batch_size: int = DEFAULT_BATCH,
-                     progress: ProgressFn | None = None) -> dict[str, Any]:
+                     progress: ProgressFn | None = None, network=None) -> dict[str, Any]:
     """Recompute the evidence of every item of ``gallery`` from its stored crop and replace the table.
 
     ``model``: the "model" source (None keeps the model evidence already stored, if any); ``scenes``: read
     each video item's source frame for colour constancy (items whose source is missing go without). The
     "objects" evidence already stored is kept (it needs the detector's pass over the whole track). Returns
-    ``{"items", "pixels", "model", "objects", "no_crop", "seconds"}`` counts."""
+    ``{"items", "pixels", "model", "objects", "pretrained", "no_crop", "seconds"}`` counts. ``network``: the
+    "pretrained" source (None keeps the network evidence already stored, if any)."""
     import time
 
     started = time.perf_counter()
     root = Path(gallery.root)
-    counts = {"items": len(gallery), "pixels": 0, "model": 0, "objects": 0, "no_crop": 0}
+    counts = {"items": len(gallery), "pixels": 0, "model": 0, "objects": 0, SOURCE: 0, "no_crop": 0}
     with store.rewriting(root, model_fingerprint=None) as writer:
         old = store.EvidenceTable.read(root)  # read under the write lock: nobody appends meanwhile
         keep_model = model is None and old is not None and "model" in old.sources
         writer.model_fingerprint = _fingerprint(model) if model is not None else \
             (old.sources["model"].get("fingerprint") if keep_model else None)
         keep_objects = old is not None and "objects" in old.sources
+        keep_network = network is None and old is not None and SOURCE in old.sources
+        kept_sources = ("model",) * keep_model + ("objects",) * keep_objects + (SOURCE,) * keep_network
         items = list(gallery.iter_items())
         done = 0
-        for chunk, readable, records in _stored_crop_evidence(root, items, model, scenes, batch_size):
+        for chunk, readable, records in _stored_crop_evidence(root, items, model, scenes, batch_size, network):
             counts["no_crop"] += len(chunk) - len(readable)
             picked = [items[i] for i in readable]
-            if keep_model or keep_objects:
+            if kept_sources:
                 for item, record in zip(picked, records, strict=True):
                     row = old.row_of.get(item.id)
                     stored = {} if row is None else old.record(row)
-                    for source in ("model",) * keep_model + ("objects",) * keep_objects:
+                    for source in kept_sources:
                         if source in stored:
                             record[source] = stored[source].to_dict()
             # every item with a readable crop keeps a row, empty when nothing could be read from it (``verify``
@@ -221,7 +236,7 @@ def refresh_evidence(gallery, model=None, *, scenes: bool = True, batch_size: in
                     if stored is not None:
                         kept.append((items[i].id, {"objects": stored.to_dict()}))
             writer.add([k for k, _ in kept], [r for _, r in kept])
-            for source in ("pixels", "model", "objects"):
+            for source in ("pixels", "model", "objects", SOURCE):
                 counts[source] += sum(source in r for _, r in kept)
             done += len(chunk)
             if progress is not None:
@@ -230,8 +245,8 @@ def refresh_evidence(gallery, model=None, *, scenes: bool = True, batch_size: in
     return counts
 
 
-def _stored_crop_evidence(root: Path, items: list, model, scenes: bool,
-                          batch_size: int) -> Iterator[tuple[list[int], list[int], list[dict[str, Any]]]]:
+def _stored_crop_evidence(root: Path, items: list, model, scenes: bool, batch_size: int,
+                          network=None) -> Iterator[tuple[list[int], list[int], list[dict[str, Any]]]]:
     """Evidence of ``items`` from their stored crops and silhouettes (and, with ``scenes``, their source frames),
     in chunks read in source order: yields (the chunk's item indices, those whose crop was readable, their
     evidence records)."""
@@ -253,7 +268,8 @@ def _stored_crop_evidence(root: Path, items: list, model, scenes: bool,
                     [crop for _, crop in readable], [read_silhouette(root, item.id) for item in picked],
                     [frames.get(item.frame) if item.frame is not None else None for item in picked], model,
                     modalities=[item.modality or "rgb" for item in picked],
-                    resolutions=[item.resolution or "HR" for item in picked], batch_size=batch_size)
+                    resolutions=[item.resolution or "HR" for item in picked], batch_size=batch_size,
+                    network=network)
                 yield chunk, [i for i, _ in readable], records
         finally:
             cursor.close()
@@ -269,7 +285,7 @@ def items_without_evidence(gallery) -> list:
 
 
 def fill_missing_evidence(gallery, model=None, *, model_fingerprint: str | None = None, scenes: bool = True,
-                          batch_size: int = DEFAULT_BATCH) -> int:
+                          batch_size: int = DEFAULT_BATCH, network=None) -> int:
     """Compute and append the evidence of the items that have a crop and no evidence row (see
     ``items_without_evidence``) from their stored crops, silhouettes and source frames, like
     ``refresh_evidence``; an item whose crop cannot be read gets an empty row. Returns the rows added."""
@@ -280,7 +296,7 @@ def fill_missing_evidence(gallery, model=None, *, model_fingerprint: str | None 
             return 0
         fingerprint = model_fingerprint if model_fingerprint is not None else _fingerprint(model)
         added = 0
-        for chunk, readable, records in _stored_crop_evidence(root, missing, model, scenes, batch_size):
+        for chunk, readable, records in _stored_crop_evidence(root, missing, model, scenes, batch_size, network):
             found = dict(zip(readable, records, strict=True))
             added += store.append(root, [missing[i].id for i in chunk], [found.get(i, {}) for i in chunk],
                                   model_fingerprint=fingerprint)

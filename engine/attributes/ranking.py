@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from engine.attributes import agreement as agree
+from engine.attributes.reliability import Reliabilities, scale_confidence
 from engine.gallery import evidence_table as store
 from engine.ontology import ONTOLOGY
 
@@ -170,7 +171,8 @@ def evidence_for(gallery) -> GalleryEvidence | None:
 @dataclass(frozen=True, eq=False)
 class AttributeTerm:
     """One step's attribute term: ``attributes`` the query states (key, value), ``weight`` w, ``sources``,
-    ``required`` keys, ``evidence`` the gallery's (None: none stored)."""
+    ``required`` keys, ``evidence`` the gallery's (None: none stored), ``reliability`` per source and key
+    (``engine.attributes.reliability``: scales each source's confidence; None: trust as stored)."""
 
     attributes: tuple[tuple[str, str], ...]
     weight: float
@@ -178,6 +180,7 @@ class AttributeTerm:
     required: tuple[str, ...] = ()
     evidence: GalleryEvidence | None = field(default=None, repr=False)
     require_ratio: float = agree.REQUIRE_RATIO
+    reliability: Reliabilities | None = field(default=None, repr=False)
 
     @property
     def covered(self) -> np.ndarray:
@@ -198,6 +201,7 @@ class AttributeTerm:
             empty = np.full((n, k, len(self.sources)), np.nan, dtype=np.float32)
             return nan, nan.copy(), empty, empty.copy()
         p, c = self.evidence.readings(rows, self.attributes, self.sources)
+        c = scale_confidence(c, self.attributes, self.sources, self.reliability)
         pooled_p, pooled_c = agree.pool_sources(p, c)
         sizes = [len(ONTOLOGY.attributes[key]) for key, _ in self.attributes]
         a = np.stack([agree.key_agreement(pooled_p[:, j], pooled_c[:, j], size) for j, size in enumerate(sizes)],

@@ -284,9 +284,11 @@ def ingest_command(
     force: bool = typer.Option(False, "--force", help="Read sources again although they are marked done."),
     crops: bool = typer.Option(False, "--crops", help="SOURCE is a folder of person crops: every image is one "
                                                       "person (no detector, no tracker)."),
-    appearance: Path = typer.Option(None, "--appearance", help="Your own re-identification network (ONNX, "
-                                                               "[B,3,H,W] → [B,D]): adds the gallery view "
-                                                               "'appearance', searched by find-similar."),
+    appearance: str = typer.Option("auto", "--appearance",
+                                   help="The gallery view 'appearance', searched by find-similar: auto (a new gallery "
+                                        "of footage or crops gets the shipped 'balanced' re-identification network, "
+                                        "one of built worlds none), none, fast, balanced, accurate, or your own "
+                                        "network (.onnx, [B,3,H,W] → [B,D])."),
     appearance_norm: str = typer.Option("imagenet", "--appearance-norm",
                                         help="--appearance input normalisation: imagenet (RGB, /255, ImageNet "
                                              "mean/std) or 'order=rgb|bgr;divide=255;mean=a,b,c;std=a,b,c'."),
@@ -309,6 +311,7 @@ def ingest_command(
         lock = ExitStack()
         if gallery.is_dir():  # another writer is refused before the model is loaded
             lock.enter_context(writing(gallery))
+        user_network = appearance.lower().endswith(".onnx")
         person_detector = None  # auto: ingest picks per source (YOLOX-Nano, with a background model for videos)
         if detector != "auto" or min_score is not None:
             person_detector = _person_detector(detector, onnx_layout, onnx_size, person_class, min_score,
@@ -319,13 +322,14 @@ def ingest_command(
                                 min_box_height=min_box_height, camera=camera,
                                 start=None if start is None else parse_time(start, "--start"),
                                 modality=modality, batch_size=batch, force=force, crops=crops,
-                                tiles=None if person_detector is not None else tiles)
+                                tiles=None if person_detector is not None else tiles,
+                                appearance="auto" if user_network else appearance)
         encoder = ModelEncoder(load_model(checkpoint, device=device), reid_scenarios=parse_scenarios(reid))
-        if appearance is not None:
-            from engine.appearance import AppearanceNetwork, parse_normalisation
+        if user_network:
+            from engine.appearance import appearance_network, parse_normalisation
             from engine.ingest.appearance import WithAppearance
 
-            encoder = WithAppearance(encoder, AppearanceNetwork(appearance, parse_normalisation(appearance_norm)))
+            encoder = WithAppearance(encoder, appearance_network(appearance, parse_normalisation(appearance_norm)))
         with lock, cli_progress("ingesting frames") as report:
             summary = ingest(source, gallery, encoder, person_detector, options, progress=report,
                              weights=DomainWeights.of_checkpoint(checkpoint))

@@ -68,9 +68,9 @@ def gallery_rebuild(
     checkpoint: Path = typer.Option(None, "--checkpoint", help="With --attributes: the checkpoint whose attribute "
                                                                "heads give the model evidence (else it is kept)."),
     device: str = typer.Option(None, "--device", help="cpu, cuda, cuda:1 ... (default: CUDA when available)."),
-    appearance: Path = typer.Option(None, "--appearance", help="Add (or recompute) the 'appearance' view from the "
-                                                               "stored crops with your own re-identification "
-                                                               "network (ONNX)."),
+    appearance: str = typer.Option(None, "--appearance", help="Add (or recompute) the 'appearance' view from the "
+                                                              "stored crops: a shipped re-identification network "
+                                                              "(fast, balanced, accurate) or your own (.onnx)."),
     appearance_norm: str = typer.Option("imagenet", "--appearance-norm",
                                         help="--appearance input normalisation (see `lineup ingest --help`)."),
     replace_appearance: bool = typer.Option(False, "--replace-appearance",
@@ -96,11 +96,11 @@ def gallery_rebuild(
             lock.enter_context(writing(folder))
         store = _open_gallery(folder, check_indexes=False)
         if appearance is not None:
-            from engine.appearance import AppearanceNetwork, parse_normalisation
+            from engine.appearance import appearance_network, parse_normalisation
             from engine.appearance.gallery_view import check_view_model, compute_appearance_view
             from engine.progress import cli_progress
 
-            network = AppearanceNetwork(appearance, parse_normalisation(appearance_norm))
+            network = appearance_network(appearance, parse_normalisation(appearance_norm))
             if not replace_appearance:
                 check_view_model(store, network)
         info = store.rebuild()
@@ -131,7 +131,7 @@ def gallery_rebuild(
     lines = ["rebuilt every index", *info_lines(info)]
     if added is not None:
         lines.append(f"{'recomputed' if added['replaced'] else 'added'} view {added['view']!r}: {added['items']} "
-                     f"items × {added['dim']} from {added['model']['file']}")
+                     f"items × {added['dim']} from {added['model'].get('version', added['model']['file'])}")
     if evidence is not None:
         lines.append(f"attribute evidence: {evidence['items']} items, {evidence['pixels']} from pixels, "
                      f"{evidence['model']} from the model, {evidence['objects']} with carried objects kept, "

@@ -4,7 +4,7 @@ Layout (generation ``g`` changes only when the whole table is rewritten)::
 
     evidence.json              commit point: generation, committed rows and id bytes, columns, sources
     ids-<g>.txt                one item id per line; line i = evidence row i
-    <source>-<g>.f16.npy       float16 [rows, 114 + 18] per source ("pixels", "model", "objects"): the
+    <source>-<g>.f16.npy       float16 [rows, 114 + 18] per source ("pixels", "model", "objects", "pretrained"): the
                                probability of every ontology (key, value) pair, then one confidence per key
 
 A table lists only the sources it holds (``sources`` in ``evidence.json``), so a table written before a
@@ -51,9 +51,10 @@ FOLDER = "attributes"
 META_FILE = "evidence.json"
 FORMAT_VERSION = 1
 READ_ATTEMPTS = 5  # reads of a table that a writer keeps committing to while it is read
-#: Evidence sources: the crop's pixels, the checkpoint's attribute heads, and the objects the detector found
-#: with the person (``engine.attributes.objects``).
-SOURCES: tuple[str, ...] = ("pixels", "model", "objects")
+#: Evidence sources: the crop's pixels, the checkpoint's attribute heads, the objects the detector found with
+#: the person (``engine.attributes.objects``) and the shipped pretrained attribute network
+#: (``engine.attributes.pretrained``).
+SOURCES: tuple[str, ...] = ("pixels", "model", "objects", "pretrained")
 
 #: (key, value) of every probability column, in ontology order; then one confidence column per key.
 VALUE_COLUMNS: tuple[tuple[str, str], ...] = tuple((k, v) for k in ONTOLOGY.keys for v in ONTOLOGY.attributes[k])

@@ -1,27 +1,45 @@
-"""Ingest with a user's appearance network: ``WithAppearance(encoder, network)`` is an ``Encoder`` that gives
-the checkpoint's views and the ``appearance`` view (``engine.appearance``) for every batch of crops.
+"""Ingest with an appearance network: ``WithAppearance(encoder, network)`` is an ``Encoder`` that gives the
+checkpoint's views and the ``appearance`` view (``engine.appearance``: a shipped re-identification network or
+a user's ONNX file) for every batch of crops.
 
 It records the network's fingerprint as ``view_models`` (stored by the gallery when it is created, and checked
-against an existing gallery's record by ``check_view_models``)."""
+against an existing gallery's record by ``check_view_models``).
+
+``with_default_appearance`` decides the view when the command line names no ONNX file (``--appearance``
+``auto``, ``none`` or a preset): a new gallery of footage, image folders or person crops gets the shipped
+``balanced`` network under ``auto``; a new gallery of built worlds gets none (``AUTO_APPEARANCE``: on rendered
+people the checkpoint's own ``rgb`` view finds the same person better, docs/pretrained-models.md); an existing
+gallery keeps what it has (a shipped network recorded in it is loaded again by name)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from engine.appearance import AppearanceNetwork
 from engine.appearance.gallery_view import check_view_model
+from engine.appearance.shipped import appearance_network as make_network
+from engine.appearance.shipped import network_of_record
 from engine.encoding.views import APPEARANCE_VIEW
+from engine.gallery import Gallery
+from engine.gallery.writer_lock import is_empty_folder
 from engine.ingest.encoder import Encoder
 from engine.ingest.errors import IngestError
+from engine.pretrained.registry import APPEARANCE_PRESETS, DEFAULT_APPEARANCE
+
+APPEARANCE_CHOICES: tuple[str, ...] = ("auto", "none", *APPEARANCE_PRESETS)
+#: The network ``auto`` gives a new gallery, by kind of source (None: no appearance view). A gallery with any
+#: source that is not a built world gets it.
+AUTO_APPEARANCE: dict[str, str | None] = {"video": DEFAULT_APPEARANCE, "images": DEFAULT_APPEARANCE,
+                                          "crops": DEFAULT_APPEARANCE, "world": None}
 
 
 class WithAppearance:
     """``encoder``'s views plus ``appearance`` from ``network``; the checkpoint's model and fingerprint pass on."""
 
-    def __init__(self, encoder: Encoder, network: AppearanceNetwork) -> None:
+    def __init__(self, encoder: Encoder, network) -> None:
         if APPEARANCE_VIEW in encoder.views:
             raise IngestError(f"the encoder already gives a view named {APPEARANCE_VIEW!r}")
         self.encoder = encoder
@@ -50,3 +68,36 @@ def check_view_models(gallery, encoder: Any) -> None:
         raise IngestError(f"the gallery {gallery.root} has an {APPEARANCE_VIEW!r} view made by "
                           f"{recorded.get('file', 'an appearance model')}: ingest into it with --appearance "
                           "and that file")
+
+
+def auto_appearance(kinds: Collection[str]) -> str | None:
+    """The preset ``auto`` gives a new gallery of these kinds of source (None: no appearance view)."""
+    picks = {AUTO_APPEARANCE.get(kind, DEFAULT_APPEARANCE) for kind in kinds}
+    picks.discard(None)
+    return DEFAULT_APPEARANCE if DEFAULT_APPEARANCE in picks else (min(picks) if picks else None)
+
+
+def with_default_appearance(encoder: Encoder, spec: str, root: str | Path, kinds: Collection[str]) -> Encoder:
+    """``encoder`` with the appearance view ``spec`` asks for (see the module docstring); an encoder that already
+    carries a network (a user's ONNX file) is returned as it is."""
+    if getattr(encoder, "network", None) is not None or APPEARANCE_VIEW in encoder.views:
+        return encoder
+    root = Path(root)
+    if not is_empty_folder(root):
+        gallery = Gallery.open(root, check_indexes=False)
+        if APPEARANCE_VIEW not in gallery.views:
+            if spec not in ("auto", "none"):
+                raise IngestError(f"the gallery {root} has no {APPEARANCE_VIEW!r} view; add it with `lineup gallery "
+                                  f"rebuild {root} --appearance {spec}` before ingesting into it with --appearance")
+            return encoder
+        recorded = gallery.view_model(APPEARANCE_VIEW)
+        network = network_of_record(recorded)
+        if network is None:  # a user's ONNX file made the view: check_view_models names it
+            return encoder
+        if spec not in ("auto", "none") and make_network(spec).fingerprint["file_sha256"] != network.sha256:
+            raise IngestError(f"the gallery {root} holds an {APPEARANCE_VIEW!r} view made by {recorded.get('name')}; "
+                              f"--appearance {spec} names another network (recompute the view with `lineup gallery "
+                              "rebuild --appearance ... --replace-appearance`)")
+        return WithAppearance(encoder, network)
+    name = auto_appearance(kinds) if spec == "auto" else (None if spec == "none" else spec)
+    return encoder if name is None else WithAppearance(encoder, make_network(name))

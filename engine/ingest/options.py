@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from engine.detection.detectors import PersonDetector
+from engine.ingest.appearance import APPEARANCE_CHOICES
 from engine.ingest.crops import (
     MIN_CROP_HEIGHT,
     MIN_CROP_WIDTH,
@@ -40,6 +41,8 @@ class IngestOptions:
     attributes: bool = True  # store attribute evidence per item (pixels, and the model's heads when it has them)
     crops: bool = False  # the source is a folder of person crops: one item per image (engine.ingest.crops)
     tiles: str | None = None  # tiling of the default detector (YOLOX): auto | off | RxC; None = its default
+    appearance: str = "auto"  # the appearance view of a new gallery: auto | none | fast | balanced | accurate
+    pretrained_attributes: bool = True  # the pretrained attribute network's evidence for footage and crops
 
     def __post_init__(self) -> None:
         if self.stride < 1:
@@ -55,6 +58,8 @@ class IngestOptions:
                               f"{self.queue_depth}")
         if self.camera is not None and not self.camera.strip():
             raise IngestError("camera name must not be empty")
+        if self.appearance not in APPEARANCE_CHOICES:
+            raise IngestError(f"appearance must be one of {list(APPEARANCE_CHOICES)}, got {self.appearance!r}")
         if self.crops and self.stride != 1:
             raise IngestError(f"frame stride {self.stride} does not apply to a folder of person crops (every image "
                               "is one person)")

@@ -8,7 +8,8 @@ gallery. So decoding and detection overlap with the model.
 Each item records its source file and SHA-256, frame, time, camera, box (x, y, w, h in source pixels), track,
 crop (content-addressed in the gallery) and crop SHA-256, resolution level from the crop height
 (``engine.encoding.resolution``) and modality; world items carry their identity and attributes as well. Each
-batch's attribute evidence is computed and committed just before the batch itself
+batch's attribute evidence (pixels, the checkpoint's heads, and for footage and crops the shipped pretrained
+attribute network, ``attribute_network``) is computed and committed just before the batch itself
 (``engine.attributes.gallery.add_evidence``), so every committed item has its evidence: for
 video, from the crop inside the detector's foreground silhouette (kept in the gallery, ``silhouettes/``, for
 ``gallery rebuild``) with a thumbnail of the frame for colour constancy. When the detector also finds carried
@@ -37,11 +38,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from engine.attributes.gallery import add_evidence, fill_missing_evidence
+from engine.attributes.pretrained import AttributeNetwork
 from engine.attributes.ranking import DomainWeights
 from engine.detection.detectors import PersonDetector
 from engine.gallery import Gallery
 from engine.gallery.writer_lock import is_empty_folder, writing
-from engine.ingest.appearance import check_view_models
+from engine.ingest.appearance import check_view_models, with_default_appearance
 from engine.ingest.crops import (
     MIN_CROP_HEIGHT,
     MIN_CROP_WIDTH,
@@ -129,18 +131,23 @@ def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: 
     ``gallery`` (created when absent) with ``encoder`` (``engine.ingest.encoder.ModelEncoder`` or any
     ``Encoder``); ``detector`` defaults to the shipped YOLOX-Nano (``engine.detection.yolox``), with a background
     model for silhouettes on videos. ``options.crops``: ``source`` is a folder of person crops, one item per
-    image, no detector (``engine.ingest.crops``). Unreadable sources and files are listed in the summary. With
+    image, no detector (``engine.ingest.crops``). ``options.appearance`` picks the ``appearance`` view of a new
+    gallery (``engine.ingest.appearance.with_default_appearance``: the shipped re-identification network for
+    footage and crops under ``auto``). Unreadable sources and files are listed in the summary. With
     ``weights`` (the checkpoint's attribute weight per gallery domain) the gallery records its domain and that
     weight (``Gallery.record_ranking``), which its searches then use by default."""
     options = options or IngestOptions()
     started = time.monotonic()
     found = discover_crops(source, options.camera) if options.crops else discover(source, options.camera, options.start)
     with writing(gallery):
+        kinds = {"crops"} if options.crops else {s.kind for s in found.sources}
+        encoder = with_default_appearance(encoder, options.appearance, gallery, kinds)
         store = open_gallery(gallery, encoder)
+        network = attribute_network(store, kinds, options)
         summary = IngestSummary(str(store.root))
         summary.skipped_files.extend(found.skipped)
-        _finish_interrupted(store, encoder, options, summary)
-        _consume(found, store, encoder, detector, options, progress, summary)
+        _finish_interrupted(store, encoder, options, summary, network)
+        _consume(found, store, encoder, detector, options, progress, summary, network)
         if weights is not None:
             recorded = store.ranking
             domain = gallery_domain({s.kind for s in found.sources},
@@ -154,21 +161,34 @@ def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: 
     return summary
 
 
-def _finish_interrupted(store: Gallery, encoder: Encoder, options: IngestOptions, summary: IngestSummary) -> None:
+def attribute_network(store: Gallery, kinds: set[str], options: IngestOptions) -> AttributeNetwork | None:
+    """The pretrained attribute network (the ``pretrained`` evidence source) for this ingest: used when the
+    gallery holds footage or crops (any source that is not a built world, now or before), not for rendered
+    worlds, whose people the checkpoint's own heads were trained on; None when attributes are off."""
+    if not options.attributes or not options.pretrained_attributes:
+        return None
+    recorded = store.ranking
+    if gallery_domain(kinds, None if recorded is None else recorded["domain"]) != "footage":
+        return None
+    return AttributeNetwork()
+
+
+def _finish_interrupted(store: Gallery, encoder: Encoder, options: IngestOptions, summary: IngestSummary,
+                        network: AttributeNetwork | None = None) -> None:
     """Repair what an interrupted ingest left (see the module docstring); each repair is noted in the summary."""
     stale = store.catch_up()
     if stale:
         summary.repairs.append(f"wrote the indexes of views {stale}, which lagged behind the committed vectors")
     if options.attributes:
         filled = fill_missing_evidence(store, getattr(encoder, "model", None),
-                                       model_fingerprint=getattr(encoder, "fingerprint", None))
+                                       model_fingerprint=getattr(encoder, "fingerprint", None), network=network)
         if filled:
             summary.repairs.append(f"computed the attribute evidence of {filled} items that had none, from their "
                                    f"stored crops (carried-objects evidence cannot be recovered)")
 
 
 def _consume(found, store: Gallery, encoder: Encoder, detector: PersonDetector | None, options: IngestOptions,
-             progress: ProgressFn, summary: IngestSummary) -> None:
+             progress: ProgressFn, summary: IngestSummary, network: AttributeNetwork | None = None) -> None:
     """Encode and commit the reader's batches (evidence first, then items and vectors), and write each source's
     done marker once all its batches are committed."""
     reader = SourceReader(found.sources, store.root, set(store.ids), detector, options, summary, progress)
@@ -180,7 +200,8 @@ def _consume(found, store: Gallery, encoder: Encoder, detector: PersonDetector |
             if options.attributes:  # before the items: a kill in between leaves evidence that the resumed run keeps
                 add_evidence(store, event.items, event.crops, event.masks, event.scenes,
                              model=getattr(encoder, "model", None),
-                             model_fingerprint=getattr(encoder, "fingerprint", None), objects=event.objects)
+                             model_fingerprint=getattr(encoder, "fingerprint", None), objects=event.objects,
+                             network=network)
                 pause_point("ingest:evidence-written")
             added = store.add(event.items, vectors)
             pause_point("ingest:batch-added")

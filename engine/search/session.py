@@ -34,6 +34,7 @@ from engine.attributes.ranking import (
     check_weight,
     evidence_for,
 )
+from engine.attributes.reliability import for_domain as reliability_for
 from engine.encoding.views import route
 from engine.gallery import Gallery, GalleryMismatchError
 from engine.gallery.scoring import inner_products
@@ -294,8 +295,10 @@ class SearchSession:
                 raise QueryInputError(f"require {key}={value}, but the query says {key}={stated[key]}")
         weight = self.attribute_weight if query.attribute_weight is None else float(query.attribute_weight)
         evidence = evidence_for(self.gallery) if stated else None
+        recorded = self.gallery.ranking
         term = AttributeTerm(tuple(stated.items()), weight, self.attribute_sources, tuple(sorted(required)),
-                             evidence, self.require_ratio)
+                             evidence, self.require_ratio,
+                             reliability_for(None if recorded is None else recorded["domain"]))
         if required:
             covered = evidence.covered(self.attribute_sources) if evidence is not None else frozenset()
             missing = sorted(set(required) - covered)
