@@ -220,7 +220,7 @@ def test_detect_names_its_errors(tmp_path):
     with pytest.raises(DetectorError, match="does not exist"):
         YoloxDetector(tmp_path / "absent.onnx")
     tiles = run_detect(str(video), "--detector", "hog", "--tiles", "2x2")
-    assert tiles.exit_code == 2 and "--tiles applies to the yolox detector only" in tiles.output
+    assert tiles.exit_code == 2 and "--tiles applies to the tiling detectors" in tiles.output and "hog" in tiles.output
     bad_tiles = run_detect(str(video), "--tiles", "lots")
     assert bad_tiles.exit_code == 2 and "tiles must be auto, off or ROWSxCOLUMNS" in bad_tiles.output
 

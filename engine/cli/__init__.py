@@ -215,26 +215,35 @@ def ablate_command(
     typer.echo(render_markdown(table))
 
 
-DETECTOR_HELP = ("auto (the shipped YOLOX-Nano; for ingest with a background model on videos for silhouettes), "
-                 "yolox, fast (Yolo-Fastest, person-only, quicker, less thorough), fused (background subtraction "
-                 "+ HOG, for fixed cameras), hog, or a path to a local ONNX detector (see --onnx-layout).")
+def _detector_help() -> tuple[str, str, str]:
+    """``--detector``, ``--min-score`` and ``--tiles`` help, made from the detector registry
+    (``engine.detection.factory.DETECTORS``)."""
+    from engine.detection.factory import TILED, detector_help
+    from engine.detection.openvino_ssd import SSD_DETECTORS
+
+    scores = ", ".join(f"{name} {spec.min_score:g}" for name, spec in SSD_DETECTORS.items())
+    tiled = ", ".join(sorted(TILED - {"auto"}))
+    return (detector_help(),
+            f"Lowest detection score kept (default: the detector's own; ONNX 0.5, yolox 0.15, fast 0.2, {scores}).",
+            f"{tiled}: auto | off | ROWSxCOLUMNS (default auto: yolox tiles frames whose long side is over 3.5× "
+            "the network input, i.e. 1080p and up, the OpenVINO detectors by their own rule; off is faster when "
+            "people are large in the frame).")
+
+
+DETECTOR_HELP, MIN_SCORE_HELP, TILES_HELP = _detector_help()
 ONNX_LAYOUT_HELP = "ONNX output layout: yolo | yolov8 | ssd | yolox."
 ONNX_SIZE_HELP = "ONNX input size, WIDTHxHEIGHT (default 640x640; yolox: the long side of 416x416)."
-MIN_SCORE_HELP = "Lowest detection score kept (default: the detector's own; ONNX 0.5, yolox 0.15, fast 0.2)."
-
-
-TILES_HELP = ("yolox: auto | off | ROWSxCOLUMNS (default auto: tiles for frames whose long side is over 3.5× the "
-              "network input, i.e. 1080p and up; off is faster when people are large in the frame).")
 
 
 def _person_detector(spec: str, layout: str = "yolo", size: str | None = None, person_class: int = 0,
                      min_score: float | None = None, min_person_height: float = 64.0, hog_threshold: float = 0.0,
                      tiles: str | None = None):
     """A detector from the CLI's detector options (options that do not apply to it are left out or refused)."""
+    from engine.detection.factory import TILED
     from engine.ingest import DetectorError, make_detector, parse_size
 
     options: dict = {}
-    yolox = spec in ("auto", "yolox") or (spec.lower().endswith(".onnx") and layout == "yolox")
+    tiled = spec in TILED or (spec.lower().endswith(".onnx") and layout == "yolox")
     if spec.lower().endswith(".onnx"):
         options = {"layout": layout, "person_class": person_class}
         if layout == "yolox":
@@ -249,8 +258,9 @@ def _person_detector(spec: str, layout: str = "yolo", size: str | None = None, p
             raise DetectorError("--min-score does not apply to the hog detector (use --hog-threshold)")
         options["min_score"] = min_score
     if tiles is not None:
-        if not yolox:
-            raise DetectorError(f"--tiles applies to the yolox detector only, not to {spec!r}")
+        if not tiled:
+            raise DetectorError(f"--tiles applies to the tiling detectors ({', '.join(sorted(TILED))}) only, not "
+                                f"to {spec!r}")
         options["tiles"] = tiles
     return make_detector(spec, **options)
 

@@ -15,6 +15,9 @@ Which tiles (``plan_tiles``), by the ``tiles`` setting:
   a 720p frame shrinks 3× at 416 (a 90-px person stays findable), a 1080p frame 4.6× (a crowded street's
   50-px people vanish without tiles). Scale 1.0 because on shrunk labelled frames YOLOX-Nano lost most people
   under about 50 network pixels tall: a tile must not shrink them further (``docs/real-footage.md``).
+  A network with a non-square input (W × H, e.g. the shipped OpenVINO SSDs fed a plain resize) passes
+  ``(W, H)``: tiles are planned when the frame is over ``min_ratio`` × the input along either side, with tile
+  sides of ``scale`` × W across and ``scale`` × H down (a square input gives the rule above).
 
 The whole frame is always run too (people too big for a tile). Merging (``merge_passes``): a box that touches a
 tile's inner edge (an edge that is not the frame's; within 3 % of the tile's side) is *cut*; a cut box mostly
@@ -72,18 +75,20 @@ def _spread(length: int, count: int, overlap: float) -> list[tuple[int, int]]:
     return [(int(start), size) for start in starts]
 
 
-def plan_tiles(width: int, height: int, tiles: str | tuple[int, int], input_size: int,
+def plan_tiles(width: int, height: int, tiles: str | tuple[int, int], input_size: int | tuple[int, int],
                overlap: float = TILE_OVERLAP, min_ratio: float = TILE_MIN_RATIO,
                scale: float = TILE_SCALE) -> list[Region]:
-    """Tiles (x, y, w, h) of a ``width`` × ``height`` frame, by the rule of the module docstring; [] for none."""
+    """Tiles (x, y, w, h) of a ``width`` × ``height`` frame, by the rule of the module docstring; [] for none.
+    ``input_size``: the network's square input side, or its (W, H)."""
     if tiles == "off":
         return []
     if tiles == "auto":
-        if max(width, height) <= min_ratio * input_size:
+        in_w, in_h = (input_size, input_size) if isinstance(input_size, int | float) else input_size
+        if width <= min_ratio * in_w and height <= min_ratio * in_h:
             return []
-        side = scale * input_size
-        columns = max(1, math.ceil((width - overlap * side) / ((1 - overlap) * side)))
-        rows = max(1, math.ceil((height - overlap * side) / ((1 - overlap) * side)))
+        side_w, side_h = scale * in_w, scale * in_h
+        columns = max(1, math.ceil((width - overlap * side_w) / ((1 - overlap) * side_w)))
+        rows = max(1, math.ceil((height - overlap * side_h) / ((1 - overlap) * side_h)))
     else:
         rows, columns = tiles
     if rows == columns == 1:
