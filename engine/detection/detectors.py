@@ -14,6 +14,8 @@ beside the stateless ones here; ``settings()`` is what a done marker records abo
   objects, tiling for large frames) — the default;
 - ``"fast"``: ``engine.detection.darknet.FastDetector``, the shipped person-only Yolo-Fastest 1.1;
 - ``"fused"``: ``engine.detection.motion.FusedDetector``; ``"hog"``: ``HogDetector`` below;
+- ``"retail-0013"``, ``"adas-0002"``, ``"person-0200"``: ``engine.detection.openvino_ssd.OpenVinoSsdDetector``, the
+  shipped OpenVINO person detectors (people only, tiling for large frames);
 - a path to an ``.onnx`` file: ``OnnxDetector`` below, or ``YoloxDetector`` when ``layout="yolox"``.
 
 - ``HogDetector``: OpenCV's HOG + linear SVM people detector (no download). Its window is 128 px tall, so a

@@ -23,9 +23,9 @@ sides are ``tile_scale`` × the network's input (W across, H down) and frames ar
 ``min_ratio`` × the input along a side. Each network's defaults (``SsdSpec``) were chosen by measurement
 (docs/real-footage.md, section "Shipped OpenVINO detectors"): 720p frames run whole, a 1080p frame gets 3 × 3
 tiles (``retail-0013``: tiles 1.5 × 544 × 320; ``adas-0002``: 1.5 × 672 × 384) or 3 × 5 (``person-0200``:
-2 × 256), the plans that reached the synthetic crowd's goal (recall ≥ 0.6 at precision ≥ 0.75) with the fewest
-passes; score ≥ 0.5 (Intel's demos' threshold), ≥ 0.4 for ``person-0200`` (better on both the labelled clips
-and the crowd). Stateless; people only (no carried objects).
+2 × 256): on the synthetic 1080p crowd, the plans with the fewest passes that keep recall near 0.75 or more at
+precision over 0.8; score ≥ 0.5 (Intel's demos' threshold), ≥ 0.4 for ``person-0200`` (better on both the
+labelled clips and the crowd). Stateless; people only (no carried objects).
 Inference runs on the CPU through OpenVINO (``LINEUP_OPENVINO_DEVICE`` names another device), ``threads``
 inference threads (default: OpenVINO's choice).
 """
