@@ -276,7 +276,7 @@ def test_cli_crops_ingest_with_appearance_then_similar_and_rebuild(nets, crops, 
     assert refused.exit_code == 2 and "another model" in refused.output
     replaced = runner.invoke(app, ["gallery", "rebuild", str(tmp_path / "g"), "--appearance", str(nets["other"]),
                                    "--replace-appearance"])
-    assert replaced.exit_code == 0 and "recomputed view 'appearance'" in replaced.output
+    assert replaced.exit_code == 0 and "recomputed views 'appearance', 'appearance:grey'" in replaced.output
     wrong = runner.invoke(app, ["ingest", str(crops), "--gallery", str(tmp_path / "h"), "--crops", "--appearance",
                                 str(nets["map"]), *base])
     assert wrong.exit_code == 2 and "map.onnx" in wrong.output and "4-D" in wrong.output

@@ -107,7 +107,7 @@ def test_a_crop_folder_gets_the_view_and_find_similar_searches_it(people, tmp_pa
     folder, _ = people
     ingest(folder, tmp_path / "g", SizeEncoder(), options=IngestOptions(crops=True, attributes=False))
     gallery = Gallery.open(tmp_path / "g")
-    assert gallery.views == {"rgb": 3, "appearance": 256}
+    assert gallery.views == {"rgb": 3, "appearance": 256, "appearance:grey": 256}
     assert gallery.view_model("appearance")["name"] == "person-reidentification-retail-0287"
     assert gallery.info()["views"]["appearance"]["model"]["version"].startswith("person-reidentification-retail-0287")
     session = SearchSession(gallery)

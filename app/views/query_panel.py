@@ -38,6 +38,7 @@ from app.state.query_spec import KeepRule, QuerySpec
 from app.views.query_description import DescriptionSection
 from app.views.query_inputs import AttributeChip, ImageDropZone, KeepControl, restyle, section_title
 from app.views.sketch_canvas import SketchEditor
+from engine.encoding.views import APPEARANCE_GREY_VIEW, IMAGE_QUERY_VIEW
 from engine.ontology import LEVELS, ONTOLOGY
 from engine.search import QueryInputError
 from engine.text.parser import ParseResult, parse
@@ -74,15 +75,17 @@ QFrame#dropZone[hover="true"] {{ border-color: {ACCENT}; background: #eff6ff; }}
 
 def spec_view(spec: QuerySpec) -> str:
     """The kind of gallery view a panel query ranks by: text alone searches a ``text:<level>`` view, anything
-    with a sketch or IR image the ``rgb`` view (``engine.search.views``)."""
-    return "text:" if spec.sketch is None and spec.ir is None else "rgb"
+    with a sketch or IR image the ``rgb`` view, or ``appearance:grey`` where the gallery has it
+    (``engine.encoding.views``; both on the sketch/IR scale of ``score_scale``)."""
+    return "text:" if spec.sketch is None and spec.ir is None else IMAGE_QUERY_VIEW
 
 
 def score_scale(view: str) -> str:
-    """Views whose scores compare: the text views share one scale, every other view has its own."""
+    """Views whose scores compare: the text views share one scale, the sketch/IR views of a gallery (one per
+    gallery: ``appearance:grey`` or ``rgb``) another, every other view has its own."""
     if view.startswith("text:"):
         return "text–image"
-    return {"rgb": "sketch/IR–image"}.get(view, "find-similar")
+    return {IMAGE_QUERY_VIEW: "sketch/IR–image", APPEARANCE_GREY_VIEW: "sketch/IR–image"}.get(view, "find-similar")
 
 
 def _shorten(text: str, limit: int = 40) -> str:

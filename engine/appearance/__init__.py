@@ -1,7 +1,8 @@
-"""An appearance (re-identification) network as the gallery view named ``appearance``
-(``engine.encoding.views.APPEARANCE_VIEW``): a shipped Open Model Zoo network (``engine.appearance.shipped``,
-docs/pretrained-models.md) or a user's ONNX network and its normalisation, and the view added to or recomputed
-in an existing gallery from its stored crops (``engine.appearance.gallery_view``)."""
+"""An appearance (re-identification) network as the gallery views named ``appearance`` and ``appearance:grey``
+(``engine.encoding.views.APPEARANCE_VIEWS``): a shipped Open Model Zoo network (``engine.appearance.shipped``,
+docs/pretrained-models.md) or a user's ONNX network and its normalisation, the grey side that sketch and IR
+queries search (``engine.appearance.grey``), and the views added to or recomputed in an existing gallery from
+its stored crops (``engine.appearance.gallery_view``)."""
 
 from engine.appearance.errors import AppearanceModelError
 from engine.appearance.network import AppearanceNetwork, read_layout, same_model

@@ -30,7 +30,7 @@ import numpy as np
 from engine.attributes import agreement as agree
 from engine.attributes.reliability import Reliabilities, scale_confidence
 from engine.gallery import evidence_table as store
-from engine.ontology import ONTOLOGY
+from engine.ontology import COLOR_KEYS, ONTOLOGY
 
 #: w for checkpoints that record none, i.e. every checkpoint trained on the synthetic world only. Their learned
 #: similarity carries little signal on real footage (on the hand-labelled real crops it ranks at chance), so
@@ -109,12 +109,22 @@ def check_sources(sources: Sequence[str]) -> tuple[str, ...]:
 
 
 class GalleryEvidence:
-    """A gallery's evidence table with ``evidence_row[gallery row]`` (−1: the item has no evidence)."""
+    """A gallery's evidence table with ``evidence_row[gallery row]`` (−1: the item has no evidence).
 
-    def __init__(self, table: store.EvidenceTable, gallery_ids: Sequence[str]) -> None:
+    ``infrared[gallery row]`` marks infrared items: an infrared crop shows no colours, so no source's reading of a
+    colour key counts for them (the checkpoint's heads still answer one; pixels and the pretrained network are
+    not asked, ``engine.attributes.gallery``). A colour word of a query thus counts for RGB items only."""
+
+    def __init__(self, table: store.EvidenceTable, gallery_ids: Sequence[str],
+                 infrared: np.ndarray | None = None) -> None:
         self.table = table
         self.evidence_row = table.row_map(gallery_ids)
         self.items_with_evidence = int((self.evidence_row >= 0).sum())
+        self.infrared = None if infrared is None or not np.asarray(infrared).any() else \
+            np.asarray(infrared, dtype=bool)
+        if self.infrared is not None and self.infrared.shape != self.evidence_row.shape:
+            raise ValueError(f"infrared needs one flag per gallery item: {self.evidence_row.size} items, "
+                             f"{self.infrared.size} flags")
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -141,6 +151,11 @@ class GalleryEvidence:
                 continue
             block = self.table.gather(source, evidence_rows, columns)
             p[:, :, s], c[:, :, s] = block[:, :k], block[:, k:]
+        colours = [j for j, (key, _) in enumerate(attributes) if key in COLOR_KEYS]
+        if self.infrared is not None and colours:
+            dark = self.infrared[np.asarray(rows, dtype=np.int64)]
+            p[np.ix_(dark, colours)] = np.nan
+            c[np.ix_(dark, colours)] = np.nan
         return p, c
 
 
@@ -156,6 +171,13 @@ def _state(gallery) -> tuple:
     return mark, len(gallery), id(gallery.columns)
 
 
+def _infrared(gallery) -> np.ndarray | None:
+    """Per gallery row: is the item infrared (None: the gallery has none)."""
+    columns = gallery.columns
+    code = columns.modalities.lookup("ir")
+    return None if code is None else np.asarray(columns.modality) == code
+
+
 def evidence_for(gallery) -> GalleryEvidence | None:
     """The gallery's evidence (None when it has none), re-read only when the table or the gallery changed."""
     state = _state(gallery)
@@ -163,7 +185,7 @@ def evidence_for(gallery) -> GalleryEvidence | None:
     if cached is not None and cached[0] == state:
         return cached[1]
     table = store.EvidenceTable.read(gallery.root) if state[0] is not None else None
-    found = None if table is None else GalleryEvidence(table, gallery.ids)
+    found = None if table is None else GalleryEvidence(table, gallery.ids, _infrared(gallery))
     _CACHE[gallery] = (state, found)
     return found
 

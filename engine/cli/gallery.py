@@ -68,9 +68,10 @@ def gallery_rebuild(
     checkpoint: Path = typer.Option(None, "--checkpoint", help="With --attributes: the checkpoint whose attribute "
                                                                "heads give the model evidence (else it is kept)."),
     device: str = typer.Option(None, "--device", help="cpu, cuda, cuda:1 ... (default: CUDA when available)."),
-    appearance: str = typer.Option(None, "--appearance", help="Add (or recompute) the 'appearance' view from the "
-                                                              "stored crops: a shipped re-identification network "
-                                                              "(fast, balanced, accurate) or your own (.onnx)."),
+    appearance: str = typer.Option(None, "--appearance", help="Add (or recompute) the 'appearance' and "
+                                                              "'appearance:grey' views from the stored crops: a "
+                                                              "shipped re-identification network (fast, balanced, "
+                                                              "accurate) or your own (.onnx)."),
     appearance_norm: str = typer.Option("imagenet", "--appearance-norm",
                                         help="--appearance input normalisation (see `lineup ingest --help`)."),
     replace_appearance: bool = typer.Option(False, "--replace-appearance",
@@ -79,7 +80,8 @@ def gallery_rebuild(
     as_json: bool = typer.Option(False, "--json", help="Print the gallery info afterwards as one JSON object."),
 ) -> None:
     """Rebuild every view's index from the stored vectors (repairs index problems that verify reports);
-    --appearance adds or recomputes the 'appearance' view."""
+    --appearance adds or recomputes the appearance views ('appearance', and 'appearance:grey' for sketch and IR
+    queries)."""
     from contextlib import ExitStack
 
     from engine.gallery import writing
@@ -130,7 +132,8 @@ def gallery_rebuild(
         return
     lines = ["rebuilt every index", *info_lines(info)]
     if added is not None:
-        lines.append(f"{'recomputed' if added['replaced'] else 'added'} view {added['view']!r}: {added['items']} "
+        views = ", ".join(repr(view) for view in added["views"])
+        lines.append(f"{'recomputed' if added['replaced'] else 'added'} views {views}: {added['items']} "
                      f"items × {added['dim']} from {added['model'].get('version', added['model']['file'])}")
     if evidence is not None:
         lines.append(f"attribute evidence: {evidence['items']} items, {evidence['pixels']} from pixels, "

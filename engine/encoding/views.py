@@ -12,8 +12,15 @@ View names (the gallery stores one float16 matrix per name):
   checkpoint it ranks at least as well as the scenario tokens in all six any-time scenarios of the unseen world
   (mAP) and better on the real clips' crops (docs/training-notes.md, "Find similar searches the gallery
   embedding"); a gallery without ``rgb`` falls back to its first ``reid:`` view;
-- ``appearance``: vectors from a user's own re-identification network (``engine.appearance``), not from the
-  checkpoint. Find-similar searches it first when the gallery has it (unless the query names a scenario).
+- ``appearance``: vectors from a re-identification network (``engine.appearance``: a shipped one or a user's),
+  not from the checkpoint. Find-similar searches it first when the gallery has it (unless the query names a
+  scenario);
+- ``appearance:grey``: the same network's vectors of each crop converted to grey (``engine.appearance.grey``),
+  stored beside ``appearance``. A sketch or IR query on a gallery that has it is ranked by the same network's
+  vector of the query image converted to grey (encoding ``appearance``: the checkpoint is not used), and so is
+  a find-similar step whose example is an infrared item: neither side then carries colour. Without it (built
+  worlds) sketch and IR queries search ``rgb`` as before (docs/real-footage.md, "Sketch and infrared on
+  footage").
 
 ``biometrics`` is not a stored matrix: a find-similar step whose person may have changed clothes mixes the
 ``rgb`` view's similarity with the stored attribute evidence (``engine.search.outfit_change``); steps record
@@ -33,6 +40,9 @@ TEXT_PREFIX = "text:"
 IMAGE_QUERY_VIEW = "rgb"
 REID_PREFIX = "reid:"
 APPEARANCE_VIEW = "appearance"
+APPEARANCE_GREY_VIEW = "appearance:grey"
+#: The views an appearance network makes, each from the crop as ``grey`` says (False: the crop as stored).
+APPEARANCE_VIEWS: dict[str, bool] = {APPEARANCE_VIEW: False, APPEARANCE_GREY_VIEW: True}
 BIOMETRICS_VIEW = "biometrics"
 
 
@@ -61,16 +71,18 @@ def gallery_views(dim: int, *, levels: Iterable[str] = LEVELS, image: bool = Tru
 
 @dataclass(frozen=True)
 class Route:
-    """The view a query searches and how its vector is made: ``text``, ``fused`` or ``example`` (``biometrics``:
-    the example's ``rgb`` vector, mixed with the stored evidence)."""
+    """The view a query searches and how its vector is made: ``text``, ``fused``, ``example`` (``biometrics``:
+    the example's ``rgb`` vector, mixed with the stored evidence) or ``appearance`` (the appearance network's
+    vector of the query image in grey)."""
 
     view: str
     encoding: str
 
 
 def route(*, has_text: bool, has_image: bool, example: bool, scenario: str | None, level: str | None,
-          available: Mapping[str, int], outfit_changed: bool = False) -> Route:
-    """Pick the view for a query (see module docstring); raises ``GalleryMismatchError`` if the gallery lacks it."""
+          available: Mapping[str, int], outfit_changed: bool = False, example_infrared: bool = False) -> Route:
+    """Pick the view for a query (see module docstring); raises ``GalleryMismatchError`` if the gallery lacks it.
+    ``example_infrared``: the find-similar example is an infrared item."""
     if example and outfit_changed:
         if IMAGE_QUERY_VIEW not in available:
             raise GalleryMismatchError(f"find similar across an outfit change mixes in view {IMAGE_QUERY_VIEW!r}, "
@@ -84,6 +96,8 @@ def route(*, has_text: bool, has_image: bool, example: bool, scenario: str | Non
                 raise GalleryMismatchError(f"find-similar scenario {scenario!r} needs view {view!r}; "
                                            f"the gallery has {present or 'no re-identification views'}")
             return Route(view, "example")
+        if example_infrared and APPEARANCE_GREY_VIEW in available:
+            return Route(APPEARANCE_GREY_VIEW, "example")
         if APPEARANCE_VIEW in available:
             return Route(APPEARANCE_VIEW, "example")
         if IMAGE_QUERY_VIEW in available:
@@ -94,9 +108,11 @@ def route(*, has_text: bool, has_image: bool, example: bool, scenario: str | Non
         raise GalleryMismatchError(f"find-similar needs a {REID_PREFIX}<scenario> or {IMAGE_QUERY_VIEW!r} view; "
                                    f"the gallery has {list(available)}")
     if has_image:
+        if APPEARANCE_GREY_VIEW in available:
+            return Route(APPEARANCE_GREY_VIEW, "appearance")
         if IMAGE_QUERY_VIEW not in available:
-            raise GalleryMismatchError(f"sketch and IR queries search view {IMAGE_QUERY_VIEW!r}, which the gallery "
-                                       f"lacks (it has {list(available)})")
+            raise GalleryMismatchError(f"sketch and IR queries search view {APPEARANCE_GREY_VIEW!r} or "
+                                       f"{IMAGE_QUERY_VIEW!r}; the gallery has neither (it has {list(available)})")
         return Route(IMAGE_QUERY_VIEW, "fused")
     if has_text:
         if level is not None and text_view(level) in available:

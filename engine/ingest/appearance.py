@@ -1,9 +1,11 @@
 """Ingest with an appearance network: ``WithAppearance(encoder, network)`` is an ``Encoder`` that gives the
-checkpoint's views and the ``appearance`` view (``engine.appearance``: a shipped re-identification network or
-a user's ONNX file) for every batch of crops.
+checkpoint's views and the appearance views (``engine.encoding.views.APPEARANCE_VIEWS``: ``appearance`` and,
+from the crops in grey, ``appearance:grey``; ``engine.appearance``: a shipped re-identification network or a
+user's ONNX file) for every batch of crops. An existing gallery made before the grey view existed keeps only
+``appearance`` (``lineup gallery rebuild --appearance`` adds the grey view).
 
-It records the network's fingerprint as ``view_models`` (stored by the gallery when it is created, and checked
-against an existing gallery's record by ``check_view_models``).
+It records the network's fingerprint for each of those views as ``view_models`` (stored by the gallery when it
+is created, and checked against an existing gallery's record by ``check_view_models``).
 
 ``with_default_appearance`` decides the view when the command line names no ONNX file (``--appearance``
 ``auto``, ``none`` or a preset): a new gallery of footage, image folders or person crops gets the shipped
@@ -20,9 +22,10 @@ from typing import Any
 import numpy as np
 
 from engine.appearance.gallery_view import check_view_model
+from engine.appearance.grey import appearance_views
 from engine.appearance.shipped import appearance_network as make_network
 from engine.appearance.shipped import network_of_record
-from engine.encoding.views import APPEARANCE_VIEW
+from engine.encoding.views import APPEARANCE_GREY_VIEW, APPEARANCE_VIEW, APPEARANCE_VIEWS
 from engine.gallery import Gallery
 from engine.gallery.writer_lock import is_empty_folder
 from engine.ingest.encoder import Encoder
@@ -37,22 +40,25 @@ AUTO_APPEARANCE: dict[str, str | None] = {"video": DEFAULT_APPEARANCE, "images":
 
 
 class WithAppearance:
-    """``encoder``'s views plus ``appearance`` from ``network``; the checkpoint's model and fingerprint pass on."""
+    """``encoder``'s views plus the appearance views from ``network`` (``grey=False``: ``appearance`` only, for a
+    gallery made before the grey view); the checkpoint's model and fingerprint pass on."""
 
-    def __init__(self, encoder: Encoder, network) -> None:
-        if APPEARANCE_VIEW in encoder.views:
-            raise IngestError(f"the encoder already gives a view named {APPEARANCE_VIEW!r}")
+    def __init__(self, encoder: Encoder, network, *, grey: bool = True) -> None:
+        self.appearance_views = tuple(v for v in APPEARANCE_VIEWS if grey or v != APPEARANCE_GREY_VIEW)
+        taken = [v for v in self.appearance_views if v in encoder.views]
+        if taken:
+            raise IngestError(f"the encoder already gives a view named {taken[0]!r}")
         self.encoder = encoder
         self.network = network
-        self.views = {**encoder.views, APPEARANCE_VIEW: network.dim}
+        self.views = {**encoder.views, **{view: network.dim for view in self.appearance_views}}
         self.fingerprint = encoder.fingerprint
         self.model = getattr(encoder, "model", None)
-        self.view_models = {APPEARANCE_VIEW: network.fingerprint}
+        self.view_models = {view: network.fingerprint for view in self.appearance_views}
 
     def __call__(self, crops: Sequence[np.ndarray], modalities: Sequence[str],
                  resolutions: Sequence[str]) -> Mapping[str, np.ndarray]:
         vectors = dict(self.encoder(crops, modalities, resolutions))
-        vectors[APPEARANCE_VIEW] = self.network.encode(crops)
+        vectors.update(appearance_views(self.network, crops, self.appearance_views))
         return vectors
 
 
@@ -79,10 +85,15 @@ def auto_appearance(kinds: Collection[str]) -> str | None:
 
 def with_default_appearance(encoder: Encoder, spec: str, root: str | Path, kinds: Collection[str]) -> Encoder:
     """``encoder`` with the appearance view ``spec`` asks for (see the module docstring); an encoder that already
-    carries a network (a user's ONNX file) is returned as it is."""
+    carries a network (a user's ONNX file) is returned as it is, less the grey view when an existing gallery
+    has only ``appearance``."""
+    root = Path(root)
+    if isinstance(encoder, WithAppearance) and APPEARANCE_GREY_VIEW in encoder.views and not is_empty_folder(root):
+        views = Gallery.open(root, check_indexes=False).views
+        if APPEARANCE_VIEW in views and APPEARANCE_GREY_VIEW not in views:
+            return WithAppearance(encoder.encoder, encoder.network, grey=False)
     if getattr(encoder, "network", None) is not None or APPEARANCE_VIEW in encoder.views:
         return encoder
-    root = Path(root)
     if not is_empty_folder(root):
         gallery = Gallery.open(root, check_indexes=False)
         if APPEARANCE_VIEW not in gallery.views:
@@ -98,6 +109,6 @@ def with_default_appearance(encoder: Encoder, spec: str, root: str | Path, kinds
             raise IngestError(f"the gallery {root} holds an {APPEARANCE_VIEW!r} view made by {recorded.get('name')}; "
                               f"--appearance {spec} names another network (recompute the view with `lineup gallery "
                               "rebuild --appearance ... --replace-appearance`)")
-        return WithAppearance(encoder, network)
+        return WithAppearance(encoder, network, grey=APPEARANCE_GREY_VIEW in gallery.views)
     name = auto_appearance(kinds) if spec == "auto" else (None if spec == "none" else spec)
     return encoder if name is None else WithAppearance(encoder, make_network(name))

@@ -14,6 +14,11 @@ checkpoint's (the encoder's ``attribute_weight``), else ``DEFAULT_ATTRIBUTE_WEIG
 A find-similar step whose person may have changed clothes (``StepQuery.outfit_changed``) mixes the ``rgb``
 view's similarity with the biometric likeness of the stored model evidence (``engine.search.outfit_change``).
 
+Sketch and IR steps on a gallery with the ``appearance:grey`` view (footage and crops) are ranked by the
+appearance network's vector of the query image in grey (``engine.appearance.grey``; the network the gallery
+records for that view), not by the checkpoint; the text of a fused step then enters only through the attribute
+term. Built worlds keep the checkpoint's fused vector against ``rgb`` (``engine.encoding.views``).
+
 Steps are immutable ``StepResult`` values; ``undo`` pops the last one, ``branch`` copies the first ones into a
 new session. Marks (reject/confirm) belong to the session and are copied by ``branch``.
 """
@@ -25,6 +30,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from engine.appearance.errors import AppearanceModelError
+from engine.appearance.grey import encode_query, query_network
 from engine.attributes.agreement import REQUIRE_RATIO
 from engine.attributes.ranking import (
     DEFAULT_ATTRIBUTE_WEIGHT,
@@ -179,7 +186,8 @@ class SearchSession:
         level, level_source, level_rule = self._level(query)
         target = route(has_text=query.text is not None, has_image=query.sketch is not None or query.ir is not None,
                        example=query.example is not None, scenario=query.scenario, level=level,
-                       available=self.gallery.views, outfit_changed=query.outfit_changed)
+                       available=self.gallery.views, outfit_changed=query.outfit_changed,
+                       example_infrared=self._infrared_example(query))
         biometric = self._biometric_term(query) if target.encoding == "biometrics" else None
         searched = SIMILARITY_VIEW if biometric is not None else target.view
         vector = self._query_vector(query, searched, "example" if biometric is not None else target.encoding)
@@ -257,11 +265,26 @@ class SearchSession:
             raise QueryInputError(f"example item {query.example!r} is not in the gallery {self.gallery.root}")
         return BiometricTerm.of_gallery(self.gallery, evidence_for(self.gallery), query.example)
 
+    def _infrared_example(self, query: StepQuery) -> bool:
+        """Whether a find-similar step's example is an infrared item."""
+        if query.example is None or query.example not in self.gallery:
+            return False
+        columns = self.gallery.columns
+        code = columns.modalities.lookup("ir")
+        return code is not None and int(columns.modality[self.gallery.row(query.example)]) == code
+
     def _query_vector(self, query: StepQuery, view: str, encoding: str) -> np.ndarray:
         if encoding == "example":
             if query.example not in self.gallery:
                 raise QueryInputError(f"example item {query.example!r} is not in the gallery {self.gallery.root}")
             vector = self.gallery.vectors(view, [self.gallery.row(query.example)])[0]
+        elif encoding == "appearance":
+            images = [load_image(image, what) for image, what in ((query.sketch, "sketch"), (query.ir, "IR"))
+                      if image is not None]
+            try:
+                vector = encode_query(query_network(self.gallery.view_model(view), view), images)
+            except AppearanceModelError as exc:
+                raise GalleryMismatchError(f"{query.kind} query on {self.gallery.root}: {exc}") from None
         else:
             sketch = None if query.sketch is None else load_image(query.sketch, "sketch")
             ir = None if query.ir is None else load_image(query.ir, "IR")
