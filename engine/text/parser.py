@@ -19,6 +19,10 @@ in the input length (every scan is bounded by a constant window, so a 1 MB text 
    "red on top"), then a bare trailing colour ("a windbreaker, bright yellow").
 7. assembly (here): one value per attribute (first evidence, ranked where the conventions rank), the spans that
    gave each value, the level and the keys still missing.
+
+With a ``fallback`` (``engine.text.guess``, docs/unknown-words.md), runs of words the lexicon does not know are
+read as their nearest lexicon phrase between steps 2 and 3; the spans they give are marked ``"source":
+"guessed"`` with the phrase and similarity, and the result lists every guess. Without one, nothing changes.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from dataclasses import dataclass, field
 from engine.ontology import ATTRIBUTE_KEYS, ONTOLOGY
 from engine.text.binding import BindingRules
 from engine.text.clauses import ClauseRules
+from engine.text.guess import Fallback, guess_units
 from engine.text.tokens import tokenize
 from engine.text.units import Entity, layered_under, mark_compounds, read_units
 
@@ -44,10 +49,15 @@ class ParseResult:
     level: str | None
     spans: list[dict] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    #: With a fallback: each unknown span read as a lexicon phrase (``Guess.to_dict``); None without one.
+    guessed: list[dict] | None = None
 
     def to_dict(self) -> dict:
-        return {"attributes": dict(self.attributes), "count": self.count, "level": self.level,
-                "spans": [dict(s) for s in self.spans], "missing": list(self.missing)}
+        out = {"attributes": dict(self.attributes), "count": self.count, "level": self.level,
+               "spans": [dict(s) for s in self.spans], "missing": list(self.missing)}
+        if self.guessed is not None:
+            out["guessed"] = [dict(g) for g in self.guessed]
+        return out
 
 
 #: Order in which unstated attributes are suggested: coarse and salient first.
@@ -60,9 +70,11 @@ SUGGESTION_ORDER: tuple[str, ...] = (
 
 
 class _Parser(ClauseRules, BindingRules):
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, fallback: Fallback | None = None) -> None:
         self.text = text
         self.units = read_units(tokenize(text))
+        self.guesses = None if fallback is None else guess_units(text, self.units, fallback.matcher,
+                                                                 fallback.threshold)
         mark_compounds(self.units)
         self.entities: list[Entity] = []
         # candidates: key → list of (priority, order, value, start, end)
@@ -88,9 +100,15 @@ class _Parser(ClauseRules, BindingRules):
         span_list = [{"attribute": key, "value": attrs[key], "start": spans[key][1], "end": spans[key][2],
                       "text": self.text[spans[key][1]:spans[key][2]]} for key in attrs]
         span_list.sort(key=lambda s: (s["start"], ATTRIBUTE_KEYS.index(s["attribute"])))
+        for span in span_list:
+            for guess in self.guesses or ():
+                if guess.start < span["end"] and span["start"] < guess.end:
+                    span.update(source="guessed", read_as=guess.read_as, similarity=round(guess.similarity, 3))
+                    break
         count = ONTOLOGY.count(attrs)
+        guessed = None if self.guesses is None else [g.to_dict() for g in self.guesses]
         return ParseResult(attributes=attrs, count=count, level=ONTOLOGY.level_of(count), spans=span_list,
-                           missing=_missing(attrs))
+                           missing=_missing(attrs), guessed=guessed)
 
     def _items(self, spans: dict[str, tuple[str, int, int]]) -> None:
         slots = {"hat": ("hat_type", "hat_color", None), "top": ("top_type", "top_color", "top_length"),
@@ -146,15 +164,16 @@ def _missing(attrs: dict[str, str]) -> list[str]:
     return out
 
 
-def parse(text: str) -> ParseResult:
+def parse(text: str, fallback: Fallback | None = None) -> ParseResult:
     """Read the attributes a free-text description states (docs/text-conventions.md).
 
     Never raises on a string: empty, nonsense or non-English text gives no attributes and level None.
-    Runs in time linear in the length of ``text``.
+    Runs in time linear in the length of ``text``. ``fallback`` reads words the lexicon does not know
+    (docs/unknown-words.md); its matcher is only called when the text has unknown content words.
     """
     if not isinstance(text, str):
         raise TypeError(f"parse() needs a str, got {type(text).__name__}")
-    parser = _Parser(text)
+    parser = _Parser(text, fallback)
     parser.structure()
     parser.negation()
     parser.bind_all()
