@@ -28,6 +28,9 @@ import cv2
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
+#: File extensions read as still images (ingest's image folders and crop folders, the folder-listing dataset
+#: readers).
+IMAGE_EXTENSIONS = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".jp2", ".pgm", ".ppm"})
 DEFAULT_MAX_PIXELS = 100_000_000
 MAX_PIXELS_VARIABLE = "LINEUP_MAX_IMAGE_PIXELS"
 JPEG_END = b"\xff\xd9"

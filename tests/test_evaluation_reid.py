@@ -36,11 +36,13 @@ def test_find_similar_is_scored_under_the_dataset_protocol(market):
     report = evaluate(LookupModel({}, looks), f"market1501:{market}", "reid")
     assert report["protocol"] == "reid" and report["source"]["reader"] == "market1501"
     assert report["queries"] == 2 and report["gallery"] == 5
-    found = report["by"]["find similar"]
+    found = report["by"]["checkpoint find similar (rgb)"]
     assert found["R@1"] == 1.0 and found["mAP"] == 1.0  # each query's person looks the same on other cameras
-    assert report["overall"] == found and "reid:AD-LT" in report["by"]
-    assert "clothes may have changed" not in report["by"] and any("no image attribute heads" in n
-                                                                   for n in report["notes"])
+    assert report["overall"] == report["by"]["find similar"] and "checkpoint reid:AD-LT" in report["by"]
+    assert report["network"]["name"] == "person-reidentification-retail-0287"  # the footage default
+    assert report["views"] == {"find similar": ["appearance"], "checkpoint find similar (rgb)": ["rgb"]}
+    assert "checkpoint clothes may have changed" not in report["by"] and any("no image attribute heads" in n
+                                                                              for n in report["notes"])
     assert report["resolutions"] == {level_of_height(128): 7}  # labelled by height, as ingest labels crops
 
 
@@ -51,7 +53,7 @@ def test_the_heads_join_the_ranking_when_the_model_has_them(market):
         return {"gender": people[code]} | {key: ONTOLOGY.attributes[key][0] for key in BIOMETRIC_KEYS[1:]}
 
     report = evaluate(LookupModel({}, looks, read_attributes=read), f"market1501:{market}", "reid")
-    assert report["by"]["clothes may have changed"]["R@1"] == 1.0 and report["outfit_change_weight"] > 0
+    assert report["by"]["checkpoint clothes may have changed"]["R@1"] == 1.0 and report["outfit_change_weight"] > 0
 
 
 def test_datasets_without_a_reid_protocol_are_refused_by_name(tmp_path):

@@ -80,7 +80,8 @@ def evaluate_command(
     world: Path = typer.Option(None, "--world", help="A built world folder (benchmarks built on demand)."),
     data: str = typer.Option(None, "--data", help="A real dataset as READER:PATH (cuhk-pedes:/data/CUHK-PEDES)."),
     protocol: str = typer.Option(
-        ..., "--protocol", help="mg-separate | mg-progressive | modes | cross-res | anytime (world); t2i, reid (data)."
+        ..., "--protocol", help="mg-separate | mg-progressive | modes | cross-res | anytime (world); t2i, reid, "
+                                "sketch (data; sketch needs no checkpoint)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     level: str = typer.Option(None, "--level", help="auto | given (default: given on a world, auto on data)."),
@@ -94,11 +95,12 @@ def evaluate_command(
                                        help="Weight 0–1 of each text query's rewrite in the generator's words "
                                             "(default: the checkpoint's; 0 = the text alone)."),
 ) -> None:
-    """Evaluate a checkpoint: MG-Eval separate/progressive, query modes, cross-resolution, any-time, t2i."""
+    """Evaluate a checkpoint: MG-Eval separate/progressive, query modes, cross-resolution, any-time, t2i, reid;
+    sketch ranks PKU-Sketch's sketches by the shipped appearance network alone."""
     from engine.atomic import atomic_write_json
     from engine.encoding.text_rewrite import checkpoint_rewrite_weight
     from engine.evaluation import evaluate, load_model, render
-    from engine.evaluation.api import check_options, check_source, check_text_rewrite
+    from engine.evaluation.api import CHECKPOINT_FREE, check_options, check_source, check_text_rewrite
     from engine.evaluation.sources import read_dataset_spec
     from engine.progress import cli_progress
 
@@ -112,7 +114,9 @@ def evaluate_command(
         text_rewrite = check_text_rewrite(checkpoint_rewrite_weight(checkpoint) if text_rewrite is None
                                           else text_rewrite)
         source = world if world is not None else read_dataset_spec(data)
-        model = load_model(checkpoint, device=device)
+        if protocol in CHECKPOINT_FREE and checkpoint is not None:
+            raise ValueError(f"protocol {protocol!r} ranks by the shipped appearance network; it takes no --checkpoint")
+        model = None if protocol in CHECKPOINT_FREE else load_model(checkpoint, device=device)
         with cli_progress(f"encoding ({protocol})") as progress:
             report = evaluate(model, source, protocol, level=level, rho=rho, batch_size=batch, progress=progress,
                               texts=texts, text_rewrite=text_rewrite)
@@ -120,7 +124,8 @@ def evaluate_command(
         _fail(str(exc))
     if data is not None:
         report["source"]["data"] = data
-    report["checkpoint"] = str(checkpoint) if checkpoint is not None else "default"
+    if protocol not in CHECKPOINT_FREE:
+        report["checkpoint"] = str(checkpoint) if checkpoint is not None else "default"
     if out is not None:
         atomic_write_json(out, report, indent=2)
     if as_json:

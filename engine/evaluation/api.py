@@ -17,6 +17,7 @@ import torch
 from engine.data.readers import DatasetIndex
 from engine.encoding.text_rewrite import check_rewrite_weight
 from engine.evaluation import world_protocols
+from engine.evaluation.appearance_rank import sketch
 from engine.evaluation.errors import EvaluationError
 from engine.evaluation.levels import LEVEL_MODES
 from engine.evaluation.reid import reid
@@ -33,8 +34,10 @@ WORLD_PROTOCOLS: dict[str, str] = {
     "cross-res": "cross_resolution",
     "anytime": "anytime",
 }
-DATASET_PROTOCOLS: tuple[str, ...] = ("t2i", "reid")
+DATASET_PROTOCOLS: tuple[str, ...] = ("t2i", "reid", "sketch")
 PROTOCOLS: tuple[str, ...] = (*WORLD_PROTOCOLS, *DATASET_PROTOCOLS)
+#: Protocols that rank by the shipped appearance network alone: the checkpoint is not used (``model`` may be None).
+CHECKPOINT_FREE: frozenset[str] = frozenset({"sketch"})
 
 
 def default_level(protocol: str) -> str:
@@ -148,7 +151,8 @@ def evaluate(
 
     ``source``: a world folder (world protocols; benchmark files built on demand in ``benchmarks_dir``,
     default WORLD/benchmarks, with ``seed``), a ``READER:PATH`` string or a ``DatasetIndex`` (``t2i`` on
-    ``split``; ``reid`` on a Market-1501 or SYSU-MM01 index, ``engine.evaluation.reid``). ``level``: ``given``
+    ``split``; ``reid`` on a Market-1501 or SYSU-MM01 index, ``engine.evaluation.reid``; ``sketch`` on a
+    PKU-Sketch index, ``engine.evaluation.appearance_rank``, which needs no ``model``). ``level``: ``given``
     or ``auto`` (default per protocol, see ``default_level``); ``rho`` the
     progressive keep rate; ``texts`` the mg-separate text sets (``generated``, ``paraphrased``, ``both``);
     ``progress(done, total)`` is called while images are encoded. ``text_rewrite``: the weight of each text
@@ -163,6 +167,8 @@ def evaluate(
         with _eval_mode(model):
             if protocol == "reid":
                 part = reid(model, dataset, batch_size, progress)
+            elif protocol == "sketch":
+                part = sketch(dataset, batch_size, progress)
             else:
                 part = text_to_image(model, dataset, level, split, batch_size, progress, text_rewrite)
         described = {"data": source if isinstance(source, str) else str(dataset.root), "reader": dataset.name}

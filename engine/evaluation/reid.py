@@ -7,9 +7,14 @@ never count; ``sysu_mm01_protocol``: infrared queries against one random RGB ima
 ``all`` cameras, trial 0). Every image is encoded as ingest would store it: its own modality and the
 resolution label of its height (``engine.encoding.resolution.level_of_height``). Rankings, as ``by`` blocks:
 
-- ``find similar``: cosine in the gallery embedding (``rgb``), what find-similar searches by default;
-- ``reid:AD-LT``: the scenario-token feature ingest also stores, when the model has scenario tokens;
-- ``clothes may have changed``: (cos + λ·likeness) / (1 + λ) with the heads' biometric likeness
+- ``find similar``: cosine in the default appearance view of a footage gallery, what find-similar searches
+  there (``engine.evaluation.appearance_rank``: the shipped ``balanced`` re-identification network; an infrared
+  query compares in ``appearance:grey``); the report names the network (``network``) and the views (``views``);
+- ``checkpoint find similar (rgb)``: cosine in the checkpoint's gallery embedding (``rgb``), what find-similar
+  searches in a gallery without an appearance view (built worlds);
+- ``checkpoint reid:AD-LT``: the checkpoint's scenario-token feature ingest also stores, when the model has
+  scenario tokens;
+- ``checkpoint clothes may have changed``: (cos + λ·likeness) / (1 + λ) with the heads' biometric likeness
   (``engine.evaluation.outfit_change``, no colour when either image is infrared), when the model has heads.
 
 ``overall`` is the ``find similar`` block.
@@ -37,6 +42,8 @@ from engine.attributes.likeness import (
 from engine.attributes.model_heads import has_heads
 from engine.data.readers import DatasetIndex, ReidProtocol, market1501_protocol, sysu_mm01_protocol
 from engine.encoding.resolution import level_of_height
+from engine.encoding.views import IMAGE_QUERY_VIEW, reid_view
+from engine.evaluation import appearance_rank
 from engine.evaluation.attribute_reading import vectors_and_head_probabilities
 from engine.evaluation.encoding import encode_image_batches, model_resolution
 from engine.evaluation.errors import EvaluationError
@@ -54,7 +61,10 @@ RELEVANCE = {
 }
 REID_SCENARIO = "AD-LT"
 FIND_SIMILAR = "find similar"
-OUTFIT_CHANGE = "clothes may have changed"
+CHECKPOINT = "checkpoint"
+CHECKPOINT_FIND_SIMILAR = f"{CHECKPOINT} find similar ({IMAGE_QUERY_VIEW})"
+CHECKPOINT_REID = f"{CHECKPOINT} {reid_view(REID_SCENARIO)}"
+OUTFIT_CHANGE = f"{CHECKPOINT} clothes may have changed"
 
 
 def _heights(paths: list[Path]) -> list[str]:
@@ -68,7 +78,8 @@ def _heights(paths: list[Path]) -> list[str]:
     return labels
 
 
-def reid(model, dataset: DatasetIndex, batch_size: int = 64, progress: ProgressFn = no_progress) -> dict[str, Any]:
+def reid(model, dataset: DatasetIndex, batch_size: int = 64, progress: ProgressFn = no_progress,
+         appearance: str = appearance_rank.DEFAULT_APPEARANCE) -> dict[str, Any]:
     """The report part of the ``reid`` protocol on a Market-1501 or SYSU-MM01 index (see the module docstring)."""
     make = PROTOCOLS.get(dataset.name)
     if make is None:
@@ -95,8 +106,11 @@ def reid(model, dataset: DatasetIndex, batch_size: int = 64, progress: ProgressF
                                                                         resolutions[rows]),
                 batch_size, progress).numpy()
     count = len(protocol.query)
+    network = appearance_rank.load_network(appearance)
+    similar = appearance_rank.find_similar(samples, count, network, protocol.positive, protocol.valid, batch_size)
     cosine = np.asarray(vectors[:count] @ vectors[count:].T, dtype=np.float64)
-    by = {FIND_SIMILAR: block(score(cosine, protocol.positive, protocol.valid))}
+    by = {FIND_SIMILAR: similar["block"],
+          CHECKPOINT_FIND_SIMILAR: block(score(cosine, protocol.positive, protocol.valid))}
     notes = []
     if model.config.scenarios.enabled:
         with torch.no_grad():
@@ -105,7 +119,7 @@ def reid(model, dataset: DatasetIndex, batch_size: int = 64, progress: ProgressF
                                                                      resolutions[rows]),
                 batch_size).numpy()
         similarity = np.asarray(features[:count] @ features[count:].T, dtype=np.float64)
-        by[f"reid:{REID_SCENARIO}"] = block(score(similarity, protocol.positive, protocol.valid))
+        by[CHECKPOINT_REID] = block(score(similarity, protocol.positive, protocol.valid))
     else:
         notes.append("no reid view: this model has no scenario tokens")
     if probabilities is not None:
@@ -115,6 +129,8 @@ def reid(model, dataset: DatasetIndex, batch_size: int = 64, progress: ProgressF
         notes.append("no clothes-may-have-changed ranking: this model has no image attribute heads")
     return {"relevance": RELEVANCE[dataset.name], "queries": int(protocol.kept_queries.size),
             "gallery": len(protocol.gallery), "overall": by[FIND_SIMILAR], "by": by,
+            "network": appearance_rank.network_record(network),
+            "views": {FIND_SIMILAR: similar["views"], CHECKPOINT_FIND_SIMILAR: [IMAGE_QUERY_VIEW]},
             "outfit_change_weight": OUTFIT_CHANGE_WEIGHT, "resolutions": dict(Counter(labels)), "notes": notes}
 
 

@@ -142,6 +142,12 @@ def render(report: dict[str, Any], console: Console | None = None) -> None:
         parts.append(
             Text("mixed-resolution gallery: " + "  ".join(f"{k} {_cell(mixed.get(k))}" for k in SUMMARY_KEYS))
         )
+    if report.get("network"):
+        network = report["network"]
+        parts.append(Text(f"appearance network: {network['version']} ({network['precision']})", style="dim"))
+    for name, views in (report.get("views") or {}).items():
+        shown = ", ".join(views) if isinstance(views, list) else views
+        parts.append(Text(f"views: {name}: {shown}", style="dim"))
     if report.get("relevance"):
         parts.append(Text(f"relevance: {report['relevance']}", style="dim"))
     for note in report.get("notes", []):

@@ -29,13 +29,12 @@ import cv2
 import numpy as np
 
 from engine.hashing import sha256_file
-from engine.images import MAX_PIXELS_VARIABLE, ImageInputError, max_pixels_limit, read_image
+from engine.images import IMAGE_EXTENSIONS, MAX_PIXELS_VARIABLE, ImageInputError, max_pixels_limit, read_image
 from engine.ingest.errors import IngestError, SourceSkipped
 from engine.ingest.timing import SIDECAR_NAMES, Stamp, read_image_sidecar, read_video_sidecar, stamp_from_name
 
 VIDEO_EXTENSIONS = frozenset({".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg", ".wmv", ".flv",
                               ".ts", ".3gp", ".gif", ".mjpeg", ".mjpg"})
-IMAGE_EXTENSIONS = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".jp2", ".pgm", ".ppm"})
 WORLD_MANIFEST = "manifest.jsonl"
 NOT_REGULAR = "not a regular file or folder (a named pipe, a device or a broken or looping link)"
 GALLERY_MARKER = "gallery.json"

@@ -14,6 +14,7 @@ from pathlib import Path
 from engine.data.readers.cuhk_pedes import read_cuhk_pedes
 from engine.data.readers.icfg_pedes import read_icfg_pedes
 from engine.data.readers.market1501 import market1501_protocol, parse_market_name, read_market1501
+from engine.data.readers.pku_sketch import pku_sketch_protocol, read_pku_sketch
 from engine.data.readers.records import (
     MODALITIES,
     DatasetFormatError,
@@ -36,6 +37,7 @@ READERS: dict[str, Reader] = {
     "ufine6926": read_ufine6926,
     "sysu-mm01": read_sysu_mm01,
     "market1501": read_market1501,
+    "pku-sketch": read_pku_sketch,
     "world": read_world,
 }
 
@@ -96,5 +98,5 @@ def read_spec(spec: str, *, check_images: bool = True) -> DatasetIndex:
 __all__ = [
     "MODALITIES", "READERS", "DatasetFormatError", "DatasetIndex", "DatasetNotFoundError", "DatasetSpec",
     "ReidProtocol", "Sample", "market1501_protocol", "parse_dataset_spec", "parse_market_name", "parse_sysu_path",
-    "read_dataset", "read_spec", "sysu_mm01_protocol",
+    "pku_sketch_protocol", "read_dataset", "read_spec", "sysu_mm01_protocol",
 ]
