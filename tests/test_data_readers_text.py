@@ -157,5 +157,5 @@ def test_dataset_specs(cuhk):
             parse_dataset_spec(bad)
     with pytest.raises(ValueError, match="unknown dataset reader"):
         read_dataset("mars", cuhk)
-    assert set(READERS) == {"cuhk-pedes", "icfg-pedes", "rstpreid", "ufine6926", "sysu-mm01", "market1501", "pku-sketch",
-                            "world"}
+    assert set(READERS) == {"cuhk-pedes", "icfg-pedes", "rstpreid", "ufine6926", "sysu-mm01", "market1501",
+                            "pku-sketch", "world"}
