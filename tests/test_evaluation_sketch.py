@@ -165,3 +165,30 @@ def test_reid_find_similar_ranks_by_the_shipped_appearance_network(people, tmp_p
     assert found["R@1"] >= 0.6 and found["R@1"] > report["by"]["checkpoint find similar (rgb)"]["R@1"]
     render(report)
     assert "person-reidentification-retail-0287" in capsys.readouterr().out
+
+
+def test_an_infrared_query_compares_in_the_grey_view(people, tmp_path):
+    from engine.data.readers import Sample
+    from engine.evaluation.appearance_rank import find_similar, load_network
+
+    paths = []
+    for person, images in enumerate(people[:3]):
+        for n, image in enumerate(images[:2]):
+            path = tmp_path / f"{person}_{n}.png"
+            cv2.imwrite(str(path), cv2.cvtColor(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
+                        if n == 0 else image)
+            paths.append((person, n, path))
+    queries = [Sample(image=p, identity=k, split="query", modality="ir" if k else "rgb") for k, n, p in paths
+               if n == 0]
+    gallery = [Sample(image=p, identity=k, split="gallery") for k, n, p in paths if n == 1]
+    positive = np.asarray([[q.identity == g.identity for g in gallery] for q in queries])
+    network = load_network()
+    found = find_similar([*queries, *gallery], len(queries), network, positive, np.ones_like(positive))
+    assert found["views"] == ["appearance", "appearance:grey"]
+    grey = network.encode([cv2.cvtColor(cv2.cvtColor(cv2.imread(str(s.image)), cv2.COLOR_BGR2GRAY),
+                                        cv2.COLOR_GRAY2BGR) for s in [*queries, *gallery]])
+    colour = network.encode([cv2.imread(str(s.image)) for s in [*queries, *gallery]])
+    expected = np.vstack([colour[:1] @ colour[3:].T, grey[1:3] @ grey[3:].T])
+    hits = np.mean([gallery[int(t)].identity == q.identity for t, q in zip(expected.argmax(axis=1), queries,
+                                                                            strict=True)])
+    assert found["block"]["R@1"] == pytest.approx(hits)

@@ -4,7 +4,8 @@
     report = evaluate(load_model("runs/x/checkpoint"), "worlds/bench", "mg-separate")
     report["overall"]["R@1"], report["by"]["UF"]["mAP"]
 
-Protocols on a world: mg-separate, mg-progressive, modes, cross-res, anytime; on a dataset: t2i.
+Protocols on a world: mg-separate, mg-progressive, modes, cross-res, anytime; on a dataset: t2i, reid and
+sketch (``engine.evaluation.appearance_rank``: the shipped appearance network, no checkpoint).
 """
 
 from engine.evaluation.api import (

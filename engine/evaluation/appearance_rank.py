@@ -72,12 +72,14 @@ def find_similar(samples, count: int, network, positive: np.ndarray, valid: np.n
                  progress: ProgressFn = no_progress) -> dict[str, Any]:
     """The find-similar block of queries ``samples[:count]`` against ``samples[count:]`` in the appearance views
     (an infrared query in ``appearance:grey``, any other in ``appearance``)."""
-    vectors = appearance_vectors([s.image for s in samples], network, (APPEARANCE_VIEW, APPEARANCE_GREY_VIEW),
-                                 batch_size, progress)
-    colour, grey = vectors[APPEARANCE_VIEW], vectors[APPEARANCE_GREY_VIEW]
-    infrared = np.asarray([s.modality == "ir" for s in samples[:count]])[:, None]
-    similarity = np.where(infrared, grey[:count] @ grey[count:].T, colour[:count] @ colour[count:].T)
-    views = sorted({APPEARANCE_GREY_VIEW if s.modality == "ir" else APPEARANCE_VIEW for s in samples[:count]})
+    infrared = np.asarray([s.modality == "ir" for s in samples[:count]])
+    views = [view for view, used in ((APPEARANCE_VIEW, not infrared.all()), (APPEARANCE_GREY_VIEW, infrared.any()))
+             if used]
+    vectors = appearance_vectors([s.image for s in samples], network, views, batch_size, progress)
+    similarity = np.zeros((count, len(samples) - count))
+    for view, rows in ((APPEARANCE_VIEW, ~infrared), (APPEARANCE_GREY_VIEW, infrared)):
+        if rows.any():
+            similarity[rows] = vectors[view][:count][rows] @ vectors[view][count:].T
     return {"block": block(score(similarity, positive, valid)), "views": views}
 
 
