@@ -158,6 +158,19 @@ def test_an_ir_image_of_a_crop_finds_that_crop_and_an_infrared_example_searches_
     assert both.view == APPEARANCE_GREY_VIEW and both.query.kind == "sketch+ir"
 
 
+def test_the_detail_pane_names_the_grey_view(people):
+    from app.views.detail import explanation_html
+    from app.views.query_panel import score_scale
+
+    _, root = people
+    gallery = Gallery.open(root)
+    step = SearchSession(gallery).step(StepQuery(sketch=drawing(crop_of(gallery, gallery.ids[0])), k=3))
+    explained = step.explain(step.top(1)[0][0])
+    assert explained["view"] == APPEARANCE_GREY_VIEW
+    assert f"(view {APPEARANCE_GREY_VIEW})" in explanation_html(explained)
+    assert score_scale(APPEARANCE_GREY_VIEW) == score_scale("rgb") != score_scale(APPEARANCE_VIEW)
+
+
 def test_a_world_gallery_keeps_the_checkpoints_rgb_path(tmp_path):
     gallery = Gallery.create(tmp_path / "w", {"rgb": 3}, "ckpt")
     gallery.add([{"id": f"i{k}", "source": "s.mp4", "frame": k} for k in range(3)],
