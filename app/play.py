@@ -8,10 +8,12 @@ message from the app or an action that never completes stops it with the reason.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QElapsedTimer, QItemSelectionModel, QObject, QTimer, Signal
 
+from app.jobs import ExportReportJob
 from app.state.play_script import PlayAction, PlayScript
 from app.views.results_model import CONFIRMED, REJECTED
 
@@ -279,7 +281,12 @@ class PlayDirector(QObject):
     def _played(self, ok: bool, message: str) -> None:
         self.echo(("done: " if ok else "stopped: ") + message)
         if ok and self.report is not None:
-            ok = self._export_report()
+            self._export_report(self._shoot)
+        else:
+            self._shoot(ok)
+
+    def _shoot(self, ok: bool) -> None:
+        """Save the screenshot when asked, then end."""
         if self.screenshot is None:
             self._end(ok, None)
             return
@@ -295,18 +302,27 @@ class PlayDirector(QObject):
 
         QTimer.singleShot(50, shoot_when_drawn)
 
-    def _export_report(self) -> bool:
-        from app.report import export_report
+    def _export_report(self, then: Callable[[bool], None]) -> None:
+        """Export the report as the window's job would (``ExportReportJob`` on the state's runner) and call
+        ``then(ok)`` once it has finished and the runner is idle."""
+        job = ExportReportJob(self.window.state.store.path, self.case_id, self.report, blur_faces=self.blur_faces)
+        written: list = []
+        handle = self.window.state.jobs.start(job, written.append)
+        if handle is None:
+            self.echo(f"the report could not be written: {self.window.state.jobs.refusal()}")
+            then(False)
+            return
+        handle.error.connect(self.echo)
+        handle.cancelled.connect(lambda: self.echo(job.cancelled_message))
 
-        try:
-            result = export_report(self.window.state.store.path, self.case_id, self.report,
-                                   blur_faces=self.blur_faces)
-        except (ValueError, OSError) as exc:
-            self.echo(f"the report could not be written: {exc}")
-            return False
-        pages = "" if result.pages is None else f" ({result.pages} pages)"
-        self.echo(f"report: {result.report_path}{pages}; manifest {result.manifest_path}")
-        return True
+        def finished() -> None:
+            if written:
+                result = written[0]
+                pages = "" if result.pages is None else f" ({result.pages} pages)"
+                self.echo(f"report: {result.report_path}{pages}; manifest {result.manifest_path}")
+            then(bool(written))
+
+        handle.finished.connect(finished)  # after the runner's own: it is idle again by then
 
     def _save_screenshot(self) -> None:
         """The window, and beside it (``NAME-distribution.png``) the distribution panel alone."""

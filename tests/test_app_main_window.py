@@ -375,15 +375,28 @@ def test_the_step_timeline_labels_branches_uniquely_and_branch_here_says_so(qtbo
     assert rows[fourth].branch_of == "1" and window.distribution.title.text().startswith("Step 2a ")
 
 
+def export(qtbot, window, path, blur_faces):
+    """Export through the window's job and wait for it: the ``ReportResult``, or None when it failed."""
+    handle = window.export_report(path, blur_faces=blur_faces)
+    assert handle is not None and window.state.busy  # a background job, not a blocked window
+    results = []
+    handle.result.connect(results.append)
+    with qtbot.waitSignal(handle.finished, timeout=WAIT):
+        pass
+    assert not window.state.busy
+    return results[0] if results else None
+
+
 def test_export_report_from_the_case_menu(qtbot, window, tmp_path):
     window.new_case("Exported")
     run_step(qtbot, window, STEPS[0])
     assert window.export_action.shortcut().toString() == "Ctrl+E"
-    result = window.export_report(tmp_path / "case.html", blur_faces=True)
+    result = export(qtbot, window, tmp_path / "case.html", blur_faces=True)
     assert result is not None and (tmp_path / "case.html").is_file() and result.manifest_path.is_file()
     assert "Report written" in window.banner.text()
-    assert window.export_report(tmp_path / "missing" / "case.pdf", blur_faces=False) is None
+    assert export(qtbot, window, tmp_path / "missing" / "case.pdf", blur_faces=False) is None
     assert "missing" in window.banner.text() and "Traceback" not in window.banner.text()
+    assert window.banner.text().startswith("The report could not be written: ")
 
 
 def test_one_set_of_shortcuts_in_menus_buttons_and_the_sheet(qtbot, window):

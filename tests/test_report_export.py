@@ -100,7 +100,7 @@ def test_a_failed_export_leaves_the_old_report_whole(built, tmp_path, monkeypatc
     first = export_report(built.db, built.case_id, tmp_path / "case.pdf")
     before = first.report_path.read_bytes(), first.manifest_path.read_bytes()
 
-    def broken(content, path):
+    def broken(content, path, **_options):
         Path(path).write_bytes(b"%PDF-1.4 half")
         raise OSError("disk full")
 

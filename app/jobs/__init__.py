@@ -2,6 +2,7 @@
 ``BackgroundJob`` with its inputs, progress, cancel and result, and the one ``JobRunner`` that runs them and
 holds the app's busy state."""
 
+from app.jobs.export_report import ExportReportJob, ReportExportError
 from app.jobs.ingest_footage import IngestFootageJob
 from app.jobs.job import BackgroundJob
 from app.jobs.open_gallery import GalleryRecord, OpenedGallery, OpenGalleryJob, check_pair
@@ -12,6 +13,7 @@ from app.jobs.search_step import SearchStepJob, StepOutcome
 
 __all__ = [
     "BackgroundJob",
+    "ExportReportJob",
     "GalleryRecord",
     "IngestFootageJob",
     "JobRunner",
@@ -19,6 +21,7 @@ __all__ = [
     "OpenedGallery",
     "PrepareDemoJob",
     "ReplayOutcome",
+    "ReportExportError",
     "RerunStepsJob",
     "SearchStepJob",
     "StepOutcome",

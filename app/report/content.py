@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import getpass
 import importlib.metadata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,6 +32,8 @@ BUILD_COMMIT_FILE = "BUILD_COMMIT"
 QUERY_IMAGE_SIDE = 240
 THUMBNAIL_SIDE = 256
 _READ_ATTEMPTS = 3
+#: ``progress(done, total, message)`` of a report's making: ``total`` 0 when unknown; may raise to stop.
+Progress = Callable[[int, int, str], None]
 
 
 @dataclass(frozen=True)
@@ -218,11 +220,14 @@ def _query_images(state: CaseState, numbers: dict[int, int], warnings: list[str]
 
 
 def _confirmed(state: CaseState, chain: list[StepState], numbers: dict[int, int], galleries: GalleryLookup,
-               blur_faces: bool, warnings: list[str]) -> list[ConfirmedResult]:
+               blur_faces: bool, warnings: list[str], progress: Progress) -> list[ConfirmedResult]:
     paths = {g.id: g.path for g in state.galleries}
     kept = [(numbers[step.id], dict(zip(step.kept_ids, step.kept_scores, strict=True))) for step in chain]
     results = []
-    for mark in state.confirmed:
+    total = len(state.confirmed)
+    doing = "Blurring faces in" if blur_faces else "Copying"
+    for done, mark in enumerate(state.confirmed):
+        progress(done, total, f"{doing} thumbnail {done + 1} of {total}")
         score, score_step = None, None
         for number, scores in reversed(kept):
             if mark.item_id in scores:
@@ -264,9 +269,15 @@ def _note_about(note, numbers: dict[int, int], seqs: dict[int, int]) -> str:
     return "case"
 
 
+def no_progress(_done: int, _total: int, _message: str) -> None:
+    """A ``Progress`` that ignores what it hears."""
+
+
 def collect_content(store: CaseStore, case_id: int, *, blur_faces: bool = False,
-                    exported_at: datetime | None = None) -> ReportContent:
-    """Everything the report of case ``case_id`` shows, read from ``store`` and the case's galleries."""
+                    exported_at: datetime | None = None, progress: Progress | None = None) -> ReportContent:
+    """Everything the report of case ``case_id`` shows, read from ``store`` and the case's galleries.
+    ``progress(done, total, message)`` hears each confirmed result's thumbnail (the slow part when faces are
+    blurred: a face detector runs on each) and may raise to stop."""
     state, trail, check, records = _read_consistent(store, case_id)
     warnings: list[str] = []
     galleries = GalleryLookup()
@@ -289,7 +300,7 @@ def collect_content(store: CaseStore, case_id: int, *, blur_faces: bool = False,
     seqs = {step.id: step.seq for step in state.steps}
     chain = tuple(_chain_step(numbers[step.id], step) for step in chain_states)
     query_images = _query_images(state, numbers, warnings)
-    confirmed = _confirmed(state, chain_states, numbers, galleries, blur_faces, warnings)
+    confirmed = _confirmed(state, chain_states, numbers, galleries, blur_faces, warnings, progress or no_progress)
 
     evidence = [EvidenceEntry(image.kind, f"evidence #{image.evidence_id}"
                               + (f", step {', '.join(map(str, image.steps))}" if image.steps else ", off the chain"),

@@ -3,6 +3,11 @@
 The report is written to a temporary file beside the target and moved into place (``os.replace``), then the
 manifest the same way, so neither is ever seen half-written. The manifest is signed with the installation's
 key (``app.report.signing``, made on first use), whose fingerprint the report prints.
+
+``progress(done, total, message)`` (optional) hears each stage: reading the case, every thumbnail (each one
+runs the face detector when faces are blurred), laying out and every PDF page. It may raise to stop the export
+(the app's cancel): its last call comes before the report is moved into place, so a stopped export leaves the
+target as it was (absent, or the previous report with its manifest) and no temporary file.
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from app.report.content import ReportContent, collect_content
+from app.report.content import Progress, ReportContent, collect_content, no_progress
 from app.report.errors import ReportError
 from app.report.html import render_html
 from app.report.manifest import Manifest, ManifestEvidence, content_digests, manifest_path, write_manifest
@@ -60,11 +65,13 @@ def make_manifest(content: ReportContent, report: Path, report_kind: str, digest
 
 @owner_only_umask()
 def export_report(db_path: str | Path, case_id: int, out_path: str | Path, *,
-                  blur_faces: bool = False) -> ReportResult:
+                  blur_faces: bool = False, progress: Progress | None = None) -> ReportResult:
     """Write the report of case ``case_id`` in the case database ``db_path`` to ``out_path`` (.pdf or .html)
     and its manifest to ``<out_path>.manifest.json``, both owner-only (0600). The case database is opened
     read-only: no write lock, no migration. ``blur_faces`` blurs faces in the report's thumbnails
-    (``app.report.blur``); the evidence files and their hashes are never touched."""
+    (``app.report.blur``); the evidence files and their hashes are never touched. ``progress``: see the module
+    docstring."""
+    report = progress or no_progress
     out = Path(out_path).expanduser().absolute()
     kind = report_format(out)
     if not out.parent.is_dir():
@@ -72,18 +79,21 @@ def export_report(db_path: str | Path, case_id: int, out_path: str | Path, *,
     db = Path(db_path).expanduser().absolute()
     if not db.is_file():
         raise ReportError(f"case database {db} does not exist")
+    report(0, 0, "Reading the case")
     key = installation_key()
     ensure_gui_application()
     with CaseStore.open(db, read_only=True) as store:
-        content = collect_content(store, case_id, blur_faces=blur_faces)
+        content = collect_content(store, case_id, blur_faces=blur_faces, progress=report)
     content = replace(content, signing_fingerprint=key.fingerprint)
     pages = None
     with atomic_target(out, suffix=out.suffix) as tmp:
         if kind == "pdf":
-            pages = render_pdf(content, tmp)
+            pages = render_pdf(content, tmp, progress=report)
         else:
+            report(0, 0, "Writing the HTML report")
             tmp.write_text(render_html(content), encoding="utf-8")
         digest = sha256_file(tmp)
+        report(1, 1, "Report written; signing its manifest")  # the last point at which the export may stop
     manifest = manifest_path(out)
     write_manifest(manifest, make_manifest(content, out, kind, digest, key))
     return ReportResult(out, manifest, kind, digest, pages, len(content.evidence), content.warnings)

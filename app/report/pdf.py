@@ -9,6 +9,7 @@ safe to use off the GUI thread (a data-URI image would become a ``QPixmap``, whi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from app.report import text
@@ -115,8 +116,10 @@ def _keep_sections_together(document, page_height: float) -> int:
     return added
 
 
-def render_pdf(content: ReportContent, path: str | Path) -> int:
-    """Write the report to ``path`` as a PDF; returns the number of pages."""
+def render_pdf(content: ReportContent, path: str | Path, *,
+               progress: Callable[[int, int, str], None] | None = None) -> int:
+    """Write the report to ``path`` as a PDF; returns the number of pages. ``progress(done, total, message)``
+    hears the layout and each page painted, and may raise to stop (the caller removes the partial file)."""
     ensure_gui_application()
     from PySide6.QtCore import QMarginsF, QPointF, QRectF, QSizeF, Qt
     from PySide6.QtGui import (
@@ -142,6 +145,8 @@ def render_pdf(content: ReportContent, path: str | Path) -> int:
     page_w, page_h = writer.width(), writer.height()
     area = QSizeF(page_w - left - right, page_h - top - bottom)
 
+    if progress is not None:
+        progress(0, 0, "Laying out the PDF")
     document = QTextDocument()
     document.documentLayout().setPaintDevice(writer)
     font = QFont("DejaVu Sans")
@@ -168,6 +173,8 @@ def render_pdf(content: ReportContent, path: str | Path) -> int:
         raise OSError(f"cannot write the PDF {path}")
     try:
         for page in range(pages):
+            if progress is not None:
+                progress(page, pages, f"Writing PDF page {page + 1} of {pages}")
             if page:
                 writer.newPage()
             painter.save()

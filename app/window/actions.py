@@ -13,15 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QMessageBox
 
-from app.jobs import IngestFootageJob
+from app.jobs import ExportReportJob, IngestFootageJob
 from app.state import KeepRule
 from app.views.case_list import choose_case
 from app.views.export_dialog import ask_export
-from app.workers import WorkerHandle, describe_error
+from app.workers import WorkerHandle
 
 
 class WindowActions:
@@ -88,12 +86,17 @@ class WindowActions:
             return None
         return self.state.add_note(text.strip(), item_id=item_id, step_id=self.state.selected_step_id)
 
-    def export_report(self, path: str | Path | None = None, blur_faces: bool | None = None):
-        """Write the open case's report (PDF or HTML by the file's ending) and its manifest; asks where (and
-        whether to blur faces) when not told. Returns the ``ReportResult`` or None."""
+    def export_report(self, path: str | Path | None = None, blur_faces: bool | None = None) -> WorkerHandle | None:
+        """Write the open case's report (PDF or HTML by the file's ending) and its manifest as a background job
+        (``ExportReportJob``: progress and cancel in the status bar); asks where (and whether to blur faces) when
+        not told. Returns the job's handle (its ``result`` is the ``ReportResult``), or None when nothing
+        started."""
         state = self.state
         if state.case is None or state.store is None:
             self.show_error("Open or create a case first")
+            return None
+        if self.busy:
+            self.show_error(state.jobs.refusal())
             return None
         if path is None:
             safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in state.case.case.title).strip("-")
@@ -102,20 +105,14 @@ class WindowActions:
                 return None
             path, chosen_blur = answer
             blur_faces = chosen_blur if blur_faces is None else blur_faces
-        from app.report import export_report
 
-        QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
-        try:
-            result = export_report(state.store.path, state.case_id, path, blur_faces=bool(blur_faces))
-        except (ValueError, OSError) as exc:
-            self.show_error(f"The report could not be written: {describe_error(exc)}")
-            return None
-        finally:
-            QGuiApplication.restoreOverrideCursor()
-        pages = "" if result.pages is None else f", {result.pages} pages"
-        self.show_notice(f"Report written: {result.report_path}{pages} (manifest {result.manifest_path.name}; "
-                         f"check it with `lineup report verify`)")
-        return result
+        def written(result) -> None:
+            pages = "" if result.pages is None else f", {result.pages} pages"
+            self.show_notice(f"Report written: {result.report_path}{pages} (manifest {result.manifest_path.name}; "
+                             f"check it with `lineup report verify`)")
+
+        job = ExportReportJob(state.store.path, state.case_id, path, blur_faces=bool(blur_faces))
+        return state.jobs.start(job, written)
 
     def apply_cut(self, threshold: float) -> WorkerHandle | None:
         """Run the shown step again keeping scores ≥ ``threshold`` (the cut dragged on its plot). A cut above
