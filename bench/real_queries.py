@@ -51,7 +51,8 @@ import numpy as np  # noqa: E402
 
 from engine.atomic import atomic_write_text  # noqa: E402
 from engine.attributes.gallery import refresh_evidence  # noqa: E402
-from engine.attributes.ranking import checkpoint_attribute_weight  # noqa: E402
+from engine.attributes.pretrained import AttributeNetwork  # noqa: E402
+from engine.attributes.ranking import DomainWeights, checkpoint_attribute_weight  # noqa: E402
 from engine.encoding.text_rewrite import checkpoint_rewrite_weight  # noqa: E402
 from engine.gallery import Gallery  # noqa: E402
 from engine.metrics.retrieval import evaluate_retrieval  # noqa: E402
@@ -65,7 +66,9 @@ DENSE = ROOT / "tests" / "data" / "footage" / "boxes.json"
 ATTRIBUTES_ONLY = 1e4
 MIN_IOU = 0.5
 MAX_GAP = 30  # frames: a person's box between two labelled frames at most this far apart is interpolated
-SOURCE_SETS: dict[str, tuple[str, ...]] = {"pixels": ("pixels",), "model": ("model",), "both": ("pixels", "model")}
+SOURCE_SETS: dict[str, tuple[str, ...]] = {
+    "pixels": ("pixels",), "model": ("model",), "both": ("pixels", "model"), "pretrained": ("pretrained",),
+    "real": ("pixels", "objects", "pretrained"), "all": ("pixels", "model", "objects", "pretrained")}
 
 
 def iou(a, b) -> float:
@@ -134,7 +137,7 @@ def first_items(gallery: Gallery, query_encoder, description: str, theirs: set[s
     out = {}
     for kind, sources, weight in rankings:
         session = SearchSession(gallery, query_encoder, attribute_weight=weight,
-                                attribute_sources=SOURCE_SETS.get(sources, ("pixels", "model")))
+                                attribute_sources=SOURCE_SETS.get(sources, ("pixels",)))
         item_id, score, ap = first_item(session, description, theirs)
         out[f"{kind}:{sources}:{weight:g}"] = {"item": item_id, "score": round(score, 4), "theirs": item_id in theirs,
                                                "ap": None if np.isnan(ap) else round(ap, 4)}
@@ -160,21 +163,22 @@ def summary(rows: list[dict], clips: dict, rankings: list[tuple[str, str, float]
             "people_rows": rows}
 
 
-def detector_galleries(model, people: dict, dense: dict | None, folder: Path, stride: int, detector: str | None,
-                       rankings: list, text_rewrite: float = 0.0) -> dict:
+def detector_galleries(model, checkpoint: Path, people: dict, dense: dict | None, folder: Path, stride: int,
+                       detector: str | None, rankings: list, text_rewrite: float = 0.0) -> dict:
     """Each clip ingested with the detector; a person's items matched by frame, IoU and track."""
     from engine.encoding.model_encoder import ModelQueryEncoder
     from engine.ingest import IngestOptions, ModelEncoder, ingest, make_detector
 
     encoder, query_encoder = ModelEncoder(model), ModelQueryEncoder(model, text_rewrite=text_rewrite)
+    network = AttributeNetwork()
     rows, clips = [], {}
     for clip, labelled in people["clips"].items():
         started = time.perf_counter()
         gallery_dir = folder / Path(clip).stem
         report = ingest(FOOTAGE / clip, gallery_dir, encoder, None if detector is None else make_detector(detector),
-                        options=IngestOptions(stride=stride))
+                        options=IngestOptions(stride=stride), weights=DomainWeights.of_checkpoint(checkpoint))
         gallery = Gallery.open(gallery_dir)
-        counts = refresh_evidence(gallery, model)
+        counts = refresh_evidence(gallery, model, network=network)
         items = list(gallery.iter_items())
         clips[clip] = {"items": len(items), "tracks": len({i.track for i in items if i.track is not None}),
                        "ingest_seconds": round(report.seconds, 1), "evidence": counts,
@@ -188,10 +192,11 @@ def detector_galleries(model, people: dict, dense: dict | None, folder: Path, st
     return summary(rows, clips, rankings)
 
 
-def build_labelled_galleries(model, folder: Path) -> list[tuple[str, Gallery, list, list]]:
+def build_labelled_galleries(model, folder: Path, weight: float = 1.0) -> list[tuple[str, Gallery, list, list]]:
     """Per clip (clip, gallery, items, samples): one crop per hand-labelled box of people.json (no detector
     boxes), evidence through the ingest hook (``add_evidence``, the frame as the scene, ingest's foreground
-    silhouette)."""
+    silhouette, the pretrained attribute network); each records the footage domain, so searches use the footage
+    reliabilities."""
     from engine.attributes.accuracy import footage_samples
     from engine.attributes.gallery import add_evidence
     from engine.encoding.resolution import level_of_height
@@ -199,6 +204,7 @@ def build_labelled_galleries(model, folder: Path) -> list[tuple[str, Gallery, li
     from engine.ingest import ModelEncoder
 
     encoder = ModelEncoder(model)
+    network = AttributeNetwork()
     by_clip: dict[str, list] = {}
     for sample in footage_samples(PEOPLE, FOOTAGE, masks="ingest"):
         by_clip.setdefault(sample.clip, []).append(sample)
@@ -214,7 +220,8 @@ def build_labelled_galleries(model, folder: Path) -> list[tuple[str, Gallery, li
         crops = [s.crop for s in samples]
         gallery.add(items, encoder(crops, ["rgb"] * len(items), [i.resolution for i in items]))
         add_evidence(gallery, items, crops, [s.mask for s in samples], [s.frame for s in samples], model=model,
-                     model_fingerprint=encoder.fingerprint)
+                     model_fingerprint=encoder.fingerprint, network=network)
+        gallery.record_ranking("footage", weight, "bench/real_queries.py")
         built.append((clip, gallery, items, samples))
     return built
 
@@ -254,8 +261,8 @@ def run(checkpoint: Path, weights: list[float] | None, folder: Path, dense_boxes
     report = {"checkpoint": str(checkpoint), "detector": detector or "ingest default", "stride": stride,
               "dense_boxes": dense is not None, "text_rewrite": rewrite}
     if "detector" in parts:
-        report["detector_galleries"] = detector_galleries(model, people, dense, folder, stride, detector, rankings,
-                                                          rewrite)
+        report["detector_galleries"] = detector_galleries(model, checkpoint, people, dense, folder, stride, detector,
+                                                          rankings, rewrite)
     if "labelled" in parts:
         report["labelled_crop_galleries"] = labelled_galleries(model, folder, rankings, rewrite)
     return report

@@ -13,7 +13,14 @@ from hypothesis import strategies as st
 
 from engine.attributes.agreement import key_agreement
 from engine.attributes.gallery import compute_evidence
-from engine.attributes.pretrained import OUTPUTS, AttributeNetwork, evidence_from_outputs
+from engine.attributes.pretrained import (
+    OUTPUTS,
+    AttributeNetwork,
+    calibrate,
+    check_platt,
+    evidence_from_outputs,
+    shipped_platt,
+)
 from engine.attributes.ranking import AttributeTerm, GalleryEvidence
 from engine.attributes.reliability import check_table, fit_reliability, for_domain, log_likelihood, scale_confidence
 from engine.gallery import evidence_table as store
@@ -73,7 +80,9 @@ def test_the_network_reads_crops_and_becomes_a_source():
     assert ((probabilities >= 0) & (probabilities <= 1)).all()
     records = compute_evidence(crops, network=network, modalities=["rgb", "ir", "rgb"])
     assert "pretrained" in records[0] and "pretrained" not in records[1] and "pretrained" in records[2]
-    assert records[0]["pretrained"]["probabilities"]["gender"]["male"] == pytest.approx(probabilities[0, 0], abs=1e-4)
+    calibrated = calibrate(probabilities)
+    assert records[0]["pretrained"]["probabilities"]["gender"]["male"] == pytest.approx(calibrated[0, 0], abs=1e-4)
+    assert records[0]["pretrained"]["info"]["raw"]["is_male"] == pytest.approx(probabilities[0, 0], abs=1e-4)
     assert "pretrained" not in compute_evidence(crops)[0]
     assert "pretrained" in store.SOURCES
 
@@ -120,3 +129,26 @@ def test_an_untrusted_source_says_nothing(tmp_path):
     muted = AttributeTerm((("gender", "male"),), 1.0, ("pretrained",), evidence=evidence,
                           reliability={"pretrained": {"gender": 0.0}})
     assert np.allclose(muted.scores(rows)[0], 0.0)
+
+
+def test_platt_scaling_moves_only_the_outputs_it_names():
+    raw = np.array([[0.9, 0.5, 0.2, 0.1, 0.3, 0.7, 0.5, 0.5]])
+    same = calibrate(raw, {})
+    assert np.allclose(same, raw)
+    moved = calibrate(raw, {"has_longsleeves": (1.0, 2.0)})
+    assert moved[0, 4] == pytest.approx(1 / (1 + np.exp(-(np.log(0.3 / 0.7) + 2.0))))
+    assert np.allclose(np.delete(moved, 4, axis=1), np.delete(raw, 4, axis=1))
+    flat = calibrate(raw, {"is_male": (0.0, 0.0)})
+    assert flat[0, 0] == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="finite a and b"):
+        check_platt({"is_male": {"a": "x", "b": 0}}, "f")
+    with pytest.raises(ValueError, match="finite a and b"):
+        check_platt({"has_wings": {"a": 1, "b": 0}}, "f")
+
+
+def test_the_shipped_calibration_is_well_formed():
+    platt = shipped_platt()
+    assert set(platt) <= set(OUTPUTS)
+    reliability = for_domain("footage")
+    assert set(reliability) <= set(store.SOURCES)
+    assert all(0 <= r <= 1 for keys in reliability.values() for r in keys.values())

@@ -40,7 +40,7 @@ BY_KEYS = {
     "modes": list(MODES),
     "cross-res": ["HR", "mild", "mid", "ultra"],
     "anytime": [*SCENARIOS, "any-time"],
-    "t2i": [],
+    "t2i": ["footage ranking", "attributes only", "checkpoint similarity"],
 }
 
 

@@ -22,11 +22,19 @@ Shares inside a group are priors (how often each value occurs among people of th
 network cannot tell a cap from a hood. Each key's confidence is 1: these are probabilities, and how far each
 key is to be trusted on real footage is measured separately (``engine.attributes.reliability``), not
 guessed from how decided the output looks.
+
+Before the mapping each output is calibrated on hand-labelled real crops (Platt scaling,
+p' = σ(a · logit(p) + b), fitted by ``bench/calibrate_sources.py`` and shipped in
+``resources/calibration/footage_calibration.json``): the network's raw sigmoids are well ranked but not
+probabilities of what a person wears in this footage (it says "short sleeves" for most people in long
+sleeves). Without a shipped calibration the raw outputs are used (a = 1, b = 0); the evidence records which.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from functools import lru_cache
 
 import cv2
 import numpy as np
@@ -34,8 +42,9 @@ import numpy as np
 from engine.attributes.inputs import as_bgr
 from engine.gallery.evidence import AttributeEvidence
 from engine.ontology import ONTOLOGY
-from engine.pretrained import PretrainedModelError, load_shipped
+from engine.pretrained import PretrainedModelError, load_shipped, shipped
 from engine.pretrained.registry import ATTRIBUTE_NETWORK
+from engine.resources import resource_path
 
 SOURCE = "pretrained"
 OUTPUTS: tuple[str, ...] = ("is_male", "has_bag", "has_backpack", "has_hat", "has_longsleeves", "has_longpants",
@@ -53,6 +62,68 @@ SHORT_HAIR = {"short": 0.6, "medium": 0.3, "bald": 0.1}
 COAT_JACKET = {"jacket": 0.65, "coat": 0.35}
 OTHER_TOPS = {"t_shirt": 0.3, "shirt": 0.2, "sweater": 0.15, "hoodie": 0.1, "blouse": 0.1, "dress": 0.1,
               "vest": 0.05}
+
+
+CALIBRATION = ("calibration", "footage_calibration.json")
+CALIBRATION_KEY = "attribute_network"
+#: What each output means in the labelled ontology (the truth Platt scaling fits against): key → values that
+#: make the output true.
+OUTPUT_TRUTH: dict[str, tuple[str, tuple[str, ...]]] = {
+    "is_male": ("gender", ("male",)),
+    "has_bag": ("carrying_type", ("handbag", "shoulder_bag", "plastic_bag", "suitcase")),
+    "has_backpack": ("carrying_type", ("backpack",)),
+    "has_hat": ("hat_type", ("cap", "beanie", "brimmed_hat", "helmet", "hood")),
+    "has_longsleeves": ("top_length", ("long_sleeve",)),
+    "has_longpants": ("bottom_length", ("long",)),
+    "has_longhair": ("hairstyle", ("long", "ponytail", "bun")),
+    "has_coat_jacket": ("top_type", ("jacket", "coat")),
+}
+EPSILON = 1e-4
+
+
+def logit(p: np.ndarray) -> np.ndarray:
+    p = np.clip(np.asarray(p, dtype=np.float64), EPSILON, 1 - EPSILON)
+    return np.log(p / (1 - p))
+
+
+def check_platt(data: object, where: str) -> dict[str, tuple[float, float]]:
+    """``{output: (a, b)}`` from a calibration file's ``attribute_network.platt`` part, checked."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: {CALIBRATION_KEY}.platt must map the network's outputs to {{a, b}}")
+    out = {}
+    for name, entry in data.items():
+        values = [entry.get(k) for k in ("a", "b")] if isinstance(entry, dict) else [None, None]
+        if name not in OUTPUTS or not all(isinstance(v, int | float) and not isinstance(v, bool)
+                                          and np.isfinite(v) for v in values):
+            raise ValueError(f"{where}: {CALIBRATION_KEY}.platt[{name!r}] must be an output of {list(OUTPUTS)} with "
+                             "finite a and b")
+        out[name] = (float(values[0]), float(values[1]))
+    return out
+
+
+@lru_cache(maxsize=1)
+def shipped_platt() -> dict[str, tuple[float, float]]:
+    """The shipped Platt scaling per output (empty when no calibration ships)."""
+    try:
+        path = resource_path(*CALIBRATION)
+    except FileNotFoundError:
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    part = data.get(CALIBRATION_KEY, {}) if isinstance(data, dict) else {}
+    return check_platt(part.get("platt", {}), str(path)) if isinstance(part, dict) else {}
+
+
+def calibrate(raw: np.ndarray, platt: dict[str, tuple[float, float]] | None = None) -> np.ndarray:
+    """Raw outputs [..., 8] → calibrated probabilities (``platt``: default the shipped one; outputs it does not
+    name pass unchanged)."""
+    platt = shipped_platt() if platt is None else platt
+    raw = np.asarray(raw, dtype=np.float64)
+    out = raw.copy()
+    for j, name in enumerate(OUTPUTS):
+        if name in platt:
+            a, b = platt[name]
+            out[..., j] = 1.0 / (1.0 + np.exp(-(a * logit(raw[..., j]) + b)))
+    return out
 
 
 def _split(mass: float, shares: dict[str, float]) -> dict[str, float]:
@@ -109,6 +180,11 @@ class AttributeNetwork:
         self.batch_size = batch_size
         self.fingerprint = f"{self.model.name}:{self.model.bin_sha256[:16]}"
 
+    @staticmethod
+    def describe() -> dict[str, str]:
+        """What reports record to name the network."""
+        return shipped(ATTRIBUTE_NETWORK).describe()
+
     def read(self, crops: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         height, width = self.net.input_size
         probabilities, points = [], []
@@ -129,6 +205,15 @@ class AttributeNetwork:
             return np.zeros((0, len(OUTPUTS)), np.float32), np.zeros((0, 2, 2), np.float32)
         return np.concatenate(probabilities), np.concatenate(points)
 
-    def evidence(self, crops: Sequence[np.ndarray]) -> list[AttributeEvidence]:
-        probabilities, _ = self.read(crops)
-        return [evidence_from_outputs(row) for row in probabilities]
+    def evidence(self, crops: Sequence[np.ndarray],
+                 platt: dict[str, tuple[float, float]] | None = None) -> list[AttributeEvidence]:
+        """Evidence per crop from the calibrated outputs (``platt``: default the shipped calibration)."""
+        raw, _ = self.read(crops)
+        platt = shipped_platt() if platt is None else platt
+        out = []
+        for row, calibrated in zip(raw, calibrate(raw, platt), strict=True):
+            evidence = evidence_from_outputs(calibrated)
+            evidence.info["raw"] = {name: round(float(x), 4) for name, x in zip(OUTPUTS, row, strict=True)}
+            evidence.info["calibrated"] = bool(platt)
+            out.append(evidence)
+        return out

@@ -9,7 +9,7 @@ log(r·c·p_true + (1 − r·c)/|V|), p_true being the probability the source ga
 log-likelihood is concave in r, so the maximum on [0, 1] is found by a fine grid refined once. r = 0: the
 source's reading of that key is no better than "no idea" on real people; r = 1: as sure as it says.
 
-Reliabilities are measured for footage galleries only (``resources/calibration/footage_reliability.json``,
+Reliabilities are measured for footage galleries only (``resources/calibration/footage_calibration.json``,
 written by ``bench/calibrate_sources.py --write``); keys with fewer than ``MIN_SAMPLES`` labelled crops are
 not recorded and keep r = 1. Galleries of built worlds use none: their people are what the checkpoint's heads
 were trained on.
@@ -29,7 +29,7 @@ from engine.gallery.evidence_table import SOURCES
 from engine.ontology import ONTOLOGY
 from engine.resources import resource_path
 
-CALIBRATION = ("calibration", "footage_reliability.json")
+CALIBRATION = ("calibration", "footage_calibration.json")
 FORMAT_VERSION = 1
 MIN_SAMPLES = 10
 GRID = 201

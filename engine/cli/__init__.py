@@ -98,6 +98,7 @@ def evaluate_command(
     """Evaluate a checkpoint: MG-Eval separate/progressive, query modes, cross-resolution, any-time, t2i, reid;
     sketch ranks PKU-Sketch's sketches by the shipped appearance network alone."""
     from engine.atomic import atomic_write_json
+    from engine.attributes.ranking import checkpoint_attribute_weight
     from engine.encoding.text_rewrite import checkpoint_rewrite_weight
     from engine.evaluation import evaluate, load_model, render
     from engine.evaluation.api import CHECKPOINT_FREE, check_options, check_source, check_text_rewrite
@@ -119,7 +120,8 @@ def evaluate_command(
         model = None if protocol in CHECKPOINT_FREE else load_model(checkpoint, device=device)
         with cli_progress(f"encoding ({protocol})") as progress:
             report = evaluate(model, source, protocol, level=level, rho=rho, batch_size=batch, progress=progress,
-                              texts=texts, text_rewrite=text_rewrite)
+                              texts=texts, text_rewrite=text_rewrite,
+                              attribute_weight=checkpoint_attribute_weight(checkpoint, "footage"))
     except (ValueError, OSError, RuntimeError) as exc:
         _fail(str(exc))
     if data is not None:

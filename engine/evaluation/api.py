@@ -146,6 +146,7 @@ def evaluate(
     progress: ProgressFn = no_progress,
     texts: str = "generated",
     text_rewrite: float = 0.0,
+    attribute_weight: float | None = None,
 ) -> dict[str, Any]:
     """Evaluate ``model`` with ``protocol`` on a world folder or a real dataset.
 
@@ -157,7 +158,8 @@ def evaluate(
     progressive keep rate; ``texts`` the mg-separate text sets (``generated``, ``paraphrased``, ``both``);
     ``progress(done, total)`` is called while images are encoded. ``text_rewrite``: the weight of each text
     query's rewrite in the generator's words (``engine.encoding.text_rewrite``; 0 = the text alone), recorded
-    in the report.
+    in the report. ``attribute_weight``: w of ``t2i``'s footage ranking (default: the shipped checkpoint's weight
+    for footage galleries; ``engine.evaluation.footage_text``).
     """
     level = check_options(protocol, level, rho, batch_size, texts)
     text_rewrite = check_text_rewrite(text_rewrite)
@@ -170,7 +172,8 @@ def evaluate(
             elif protocol == "sketch":
                 part = sketch(dataset, batch_size, progress)
             else:
-                part = text_to_image(model, dataset, level, split, batch_size, progress, text_rewrite)
+                part = text_to_image(model, dataset, level, split, batch_size, progress, text_rewrite,
+                                     attribute_weight=attribute_weight)
         described = {"data": source if isinstance(source, str) else str(dataset.root), "reader": dataset.name}
         return {"protocol": protocol, "source": described, "text_rewrite": text_rewrite, **part}
     check_source(protocol, on_world=True)

@@ -4,6 +4,11 @@ Every caption of every test image is a query; every test image is in the gallery
 junk filtering; a gallery image is positive iff its identity equals the query's. Ranking is the stable
 descending sort of ``engine.metrics``. Real datasets carry no level labels, so ``given`` searches the
 config's ``image_query_level`` view and ``auto`` (the default here) the classifier's ĝ (docs/methods.md §1.9).
+
+``ranking="footage"`` (the default) ranks as a search on a footage gallery does: the checkpoint's similarity
+plus the footage weight times the agreement of the parsed caption with every evidence source, including the
+pretrained attribute network (``engine.evaluation.footage_text``); ``overall`` is that ranking and ``by``
+also holds attributes alone and the checkpoint's similarity alone. ``ranking="model"``: the similarity only.
 """
 
 from __future__ import annotations
@@ -12,13 +17,17 @@ from typing import Any
 
 import numpy as np
 
+from engine.attributes.ranking import checkpoint_attribute_weight
 from engine.data.readers import DatasetIndex
 from engine.evaluation.encoding import encode_texts
 from engine.evaluation.errors import EvaluationError
+from engine.evaluation.footage_text import FOOTAGE_RANKING, footage_blocks
 from engine.evaluation.levels import gallery_views, image_query_level, query_levels, similarity_by_level
 from engine.evaluation.scoring import block, score
 from engine.ontology import LEVELS
 from engine.progress import ProgressFn, no_progress
+
+RANKINGS: tuple[str, ...] = ("footage", "model")
 
 
 def text_to_image(
@@ -29,8 +38,13 @@ def text_to_image(
     batch_size: int = 64,
     progress: ProgressFn = no_progress,
     text_rewrite: float = 0.0,
+    ranking: str = "footage",
+    attribute_weight: float | None = None,
 ) -> dict[str, Any]:
-    """Report part of the t2i protocol on ``dataset``'s ``split``."""
+    """Report part of the t2i protocol on ``dataset``'s ``split`` (``attribute_weight``: w of the footage
+    ranking, default the shipped checkpoint's weight for footage galleries)."""
+    if ranking not in RANKINGS:
+        raise EvaluationError(f"t2i ranking must be one of {list(RANKINGS)}, got {ranking!r}")
     try:
         test = dataset.split(split)
     except ValueError as exc:
@@ -73,4 +87,9 @@ def text_to_image(
     }
     if level == "auto" and texts.level_logits is not None:
         report["levels_used"] = {lv: used.count(lv) for lv in LEVELS if lv in used}
+    if ranking == "footage":
+        weight = attribute_weight if attribute_weight is not None else checkpoint_attribute_weight(None, "footage")
+        part = footage_blocks(model, [c for c, _ in captions], [s.image for s in gallery], similarity, relevance,
+                              weight, progress)
+        report.update(overall=part["by"][FOOTAGE_RANKING], by=part["by"], ranking=part["ranking"])
     return report

@@ -36,8 +36,10 @@ def info_lines(info: dict[str, Any]) -> list[str]:
         lines.append(f"    {view:<12} {entry['dim']:>5}-d  {detail}")
         model = entry.get("model")
         if model:
-            lines.append(f"    {'':<12} made by {model.get('file')} (SHA-256 {str(model.get('file_sha256'))[:16]}…, "
-                         f"input {model.get('input_size')})")
+            made_by = model.get("version") or model.get("file")
+            trained = f", trained on {model['trained_on']}" if model.get("trained_on") else ""
+            lines.append(f"    {'':<12} made by {made_by} (SHA-256 {str(model.get('file_sha256'))[:16]}…, "
+                         f"input {model.get('input_size')}{trained})")
     cameras = info["cameras"]
     lines.append(f"  cameras ({len(cameras)}): {', '.join(cameras) if cameras else '-'}")
     span = info["time_range"]
