@@ -116,7 +116,10 @@ def test_t2i_perfect_and_one_wrong_caption(tmp_path):
     report = evaluate(model, f"cuhk-pedes:{tmp_path}", "t2i")
     assert report["queries"] == 12 and report["gallery"] == 6 and report["split"] == "test"
     assert report["overall"]["R@1"] == report["overall"]["mAP"] == report["overall"]["mINP"] == 1.0
-    assert report["level"] == "auto" and report["by"] == {}
+    # the captions state no attribute: the footage ranking is the similarity, attributes alone tie-break by it
+    assert report["level"] == "auto" and list(report["by"]) == ["footage ranking", "attributes only",
+                                                                "checkpoint similarity"]
+    assert report["by"]["footage ranking"] == report["by"]["checkpoint similarity"] == report["overall"]
     console = Console(record=True, width=120)
     render(report, console)
     text = console.export_text()
