@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 
 from app.checkpoint_models import CheckpointModels
 from app.gc_freeze import freeze_startup_objects
+from app.provenance import gallery_summary, similarity_line, view_network
 from app.state import AppState
 from app.views.detail import DetailPane
 from app.views.distribution import DistributionPanel
@@ -80,6 +81,8 @@ class MainWindow(WindowActions, QMainWindow):
         self._scores: dict[str, float] = {}
         self._step_result = None
         self._shown_case_id: int | None = None
+        # the open gallery summed up (app.provenance): the case line's tooltip and Gallery → Gallery information
+        self._gallery_lines: list[str] = [] if state.gallery is None else gallery_summary(state.gallery)
         self.ask_confirmed_cut = self._ask_confirmed_cut
         self._build_views()
         self.job_status = JobStatus(self.statusBar())
@@ -239,6 +242,7 @@ class MainWindow(WindowActions, QMainWindow):
         return str(step_id)
 
     def _gallery_changed(self, gallery) -> None:
+        self._gallery_lines = [] if gallery is None else gallery_summary(gallery)
         self._case_changed(self.state.case)
         self._show_step(self.state.selected_step_id)
         self.query_panel.set_token_counter(_token_counter(self.state.encoder))
@@ -317,7 +321,9 @@ class MainWindow(WindowActions, QMainWindow):
         result = self._step_result
         if result is not None:
             with contextlib.suppress(QueryInputError):  # the item was not a candidate of the step
-                self.detail.set_explanation(result.explain(item_id))
+                explanation = result.explain(item_id)
+                view = explanation.get("view")
+                self.detail.set_explanation(explanation, similarity_line(view_network(gallery, view), view))
 
     def _refresh_title(self) -> None:
         case = self.state.case
@@ -333,6 +339,7 @@ class MainWindow(WindowActions, QMainWindow):
             self.case_label.setText(f"<b>Case: {html.escape(summary.title)}</b>{status} · "
                                     f"{steps} step{'s' if steps != 1 else ''} · {len(case.notes)} "
                                     f"note{'s' if len(case.notes) != 1 else ''}{html.escape(where)}")
+        self.case_label.setToolTip("\n".join(self._gallery_lines))
         parts = ["Lineup"]
         case = self.state.case
         parts.append("no case open" if case is None else f"Case: {case.case.title}"
@@ -371,6 +378,15 @@ class MainWindow(WindowActions, QMainWindow):
         for action in (self.ingest_action, self.ingest_crops_action, self.open_gallery_action, self.new_case_action,
                        self.open_case_action):
             action.setEnabled(not busy)
+
+    def show_gallery_info(self) -> list[str]:
+        """Say what the open gallery holds (its items, the networks it ranks by, its attribute evidence) in the
+        banner; returns the lines."""
+        if self.state.gallery is None:
+            self.show_error("Open a gallery first (Gallery menu)")
+            return []
+        self.show_notice("\n".join(self._gallery_lines))
+        return list(self._gallery_lines)
 
     def cancel_job(self) -> None:
         self.state.cancel()

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from app.provenance import evidence_sources, view_network
 from app.report.errors import ReportError
 from app.report.galleries import GalleryLookup
 from app.report.images import ReportImage, report_image
@@ -49,13 +50,19 @@ class GalleryInfo:
     added_at: datetime
     state: str
     problem: str = ""
+    #: view → the fingerprint of the network that made it (``Gallery.view_model``), as the gallery records it now
+    networks: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: the attribute evidence sources it holds (``app.provenance.evidence_sources``; None: unreadable)
+    evidence_sources: tuple[str, ...] | None = ()
 
 
 @dataclass(frozen=True, kw_only=True)
 class ChainStep(StepRecord):
     """One step of the active query chain: its fields (``engine.step_schema``) and where the report places it.
     ``number`` counts from 1 along the chain. ``cut_score`` is where the distribution plot draws the cut: the
-    threshold of a threshold rule, else the lowest kept score."""
+    threshold of a threshold rule, else the lowest kept score. ``network``: the fingerprint of the network whose
+    vectors the searched view holds, read from the gallery at export (``app.provenance.view_network``; None: the
+    checkpoint's model); ``network_problem`` says why it is not known (the gallery cannot be opened)."""
 
     number: int
     step_id: int
@@ -65,6 +72,8 @@ class ChainStep(StepRecord):
     sketch_sha256: str | None
     ir_sha256: str | None
     created_at: datetime
+    network: Mapping[str, Any] | None = None
+    network_problem: str = ""
 
 
 @dataclass(frozen=True)
@@ -183,12 +192,16 @@ def _cut_score(step: StepState) -> float | None:
     return float(min(step.kept_scores)) if step.kept_scores else None
 
 
-def _chain_step(number: int, step: StepState) -> ChainStep:
+def _chain_step(number: int, step: StepState, paths: Mapping[int, str], galleries: GalleryLookup) -> ChainStep:
+    path = paths.get(step.gallery_id)
+    gallery = None if path is None else galleries.gallery(path)
+    problem = "" if gallery is not None else f"gallery {path} cannot be opened: {galleries.problem(path or '')}"
     return ChainStep(
         **step_values(step, ChainStep), number=number, step_id=step.id, gallery_id=step.gallery_id,
         histogram=dict(step.histogram), cut_score=_cut_score(step),
         sketch_sha256=None if step.sketch is None else step.sketch.sha256,
-        ir_sha256=None if step.ir is None else step.ir.sha256, created_at=step.created_at)
+        ir_sha256=None if step.ir is None else step.ir.sha256, created_at=step.created_at,
+        network=view_network(gallery, step.view), network_problem=problem)
 
 
 def _query_images(state: CaseState, numbers: dict[int, int], warnings: list[str]) -> list[QueryImage]:
@@ -292,13 +305,18 @@ def collect_content(store: CaseStore, case_id: int, *, blur_faces: bool = False,
             warnings.append(f"gallery {use.path} has changed since the case used it (fingerprint differs)")
         else:
             status, problem = "unchanged", ""
+        opened = galleries.gallery(use.path)
+        networks = {} if opened is None else {view: model for view in opened.views
+                                              if (model := opened.view_model(view)) is not None}
+        sources = evidence_sources(use.path) if opened is not None else None
         gallery_infos.append(GalleryInfo(use.id, use.path, use.gallery_fingerprint, use.model_fingerprint,
-                                         use.item_count, use.added_at, status, problem))
+                                         use.item_count, use.added_at, status, problem, networks, sources))
 
     chain_states = list(state.active_steps)
     numbers = {step.id: number for number, step in enumerate(chain_states, start=1)}
     seqs = {step.id: step.seq for step in state.steps}
-    chain = tuple(_chain_step(numbers[step.id], step) for step in chain_states)
+    paths = {use.id: use.path for use in state.galleries}
+    chain = tuple(_chain_step(numbers[step.id], step, paths, galleries) for step in chain_states)
     query_images = _query_images(state, numbers, warnings)
     confirmed = _confirmed(state, chain_states, numbers, galleries, blur_faces, warnings, progress or no_progress)
 

@@ -13,12 +13,13 @@ import html
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from app.provenance import is_shipped, licence_line, network_name, sources_text
 from app.report import signing, text
 from app.report.blur import FACE, FACE_AND_HEAD, HEAD, METHODS
-from app.report.content import ChainStep, ReportContent
+from app.report.content import ChainStep, GalleryInfo, ReportContent
 from app.report.images import ReportImage
 from app.report.plots import render_distribution
-from engine.pretrained.registry import FACE_NETWORK
+from engine.pretrained.registry import ATTRIBUTE_NETWORK, FACE_NETWORK
 
 THUMBNAIL_BOX = (150, 150)
 QUERY_IMAGE_BOX = (200, 180)
@@ -131,9 +132,19 @@ def declaration(content: ReportContent, flavor: Flavor) -> str:
                          if content.signing_fingerprint else "not signed")),
         ("Times", "all times are in UTC (Coordinated Universal Time)"),
     ]
-    return (f'<h2>Declaration</h2><p class="notice"><b>{esc(SCORE_STATEMENT)}</b></p>' + _rows(pairs)
+    return (f'<h2>Declaration</h2><p class="notice"><b>{esc(SCORE_STATEMENT)}</b></p>' + networks_notice(content)
+            + _rows(pairs)
             + _small("<code>lineup report verify</code> checks this report's signature with the key above, its "
                      "file, its evidence and its content against the case database."))
+
+
+def _gallery_networks(info: GalleryInfo) -> str:
+    """"; views by …; attribute evidence: …" for an openable gallery ("" for one that cannot be opened)."""
+    if info.state == "unavailable":
+        return ""
+    parts = [f"{view} by {network_name(model)}" for view, model in info.networks.items()]
+    made = f"; views {', '.join(parts)}" if parts else ""
+    return f"{made}; attribute evidence: {sources_text(info.evidence_sources)}"
 
 
 def galleries(content: ReportContent, flavor: Flavor) -> str:
@@ -142,7 +153,8 @@ def galleries(content: ReportContent, flavor: Flavor) -> str:
     states = {"unchanged": "unchanged", "changed": '<span class="bad">changed since</span>',
               "unavailable": '<span class="bad">cannot be opened</span>'}
     rows = [[str(g.id), flavor.breakable(g.path) + "<br>" + _small(f"added {esc(text.moment(g.added_at))}; "
-                                                                   f"model {esc(g.model_fingerprint)}"),
+                                                                   f"model {esc(g.model_fingerprint)}"
+                                                                   + esc(_gallery_networks(g))),
              f"{g.item_count:,}", states.get(g.state, esc(g.state)), flavor.hash_html(g.fingerprint)]
             for g in content.galleries]
     return "<h2>Galleries searched</h2>" + _table(
@@ -165,6 +177,44 @@ def _step_caption(step: ChainStep) -> str:
     return "; ".join(parts) + "."
 
 
+def _ranked_by(content: ReportContent, step: ChainStep) -> str:
+    info = next((g for g in content.galleries if g.id == step.gallery_id), None)
+    return text.ranked_by(step.network, step.view, "" if info is None else info.model_fingerprint,
+                          step.network_problem, changed=info is not None and info.state == "changed")
+
+
+def _steps(numbers: list[int]) -> str:
+    return ("step " if len(numbers) == 1 else "steps ") + ", ".join(map(str, numbers))
+
+
+def shipped_networks(content: ReportContent) -> dict[str, str]:
+    """Shipped networks the report rests on → what for: those that ranked a chain step, the attribute network
+    when a text step searched a gallery holding its evidence, the face detector when it blurred a thumbnail."""
+    ranked: dict[str, list[int]] = {}
+    evidence: list[int] = []
+    holds = {g.id: "pretrained" in (g.evidence_sources or ()) for g in content.galleries}
+    for step in content.chain:
+        if is_shipped(step.network):
+            ranked.setdefault(str(step.network["name"]), []).append(step.number)
+        if step.query_text and holds.get(step.gallery_id):
+            evidence.append(step.number)
+    said = {name: f"ranked {_steps(numbers)}" for name, numbers in ranked.items()}
+    if evidence:
+        said[ATTRIBUTE_NETWORK] = f"attribute evidence for {_steps(evidence)}"
+    if any(r.thumbnail is not None and r.thumbnail.blurred for r in content.confirmed):
+        said[FACE_NETWORK] = "face blurring"  # it ran on every blurred thumbnail, whatever it found
+    return said
+
+
+def networks_notice(content: ReportContent) -> str:
+    """The licence of the shipped networks the report rests on ("" when it rests on none)."""
+    used = shipped_networks(content)
+    if not used:
+        return ""
+    line = licence_line(f"{name} ({what})" for name, what in used.items())
+    return f'<p class="notice"><b>Pretrained networks.</b> {esc(line)}</p>'
+
+
 def chain(content: ReportContent, flavor: Flavor) -> str:
     parts = ["<h2>Query chain</h2>"]
     if not content.chain:
@@ -184,6 +234,7 @@ def chain(content: ReportContent, flavor: Flavor) -> str:
             ("Keep rule", esc(text.keep_rule(step.keep_rule, step.keep_value, step.k))),
             ("Filters", esc(text.filters(step.filters))),
             ("Searched view", esc(text.searched_view(step.view, step.scenario))),
+            ("Ranked by", esc(_ranked_by(content, step))),
             ("Recorded", f"{esc(text.moment(step.created_at))} ({step.seconds:.2f} s)"),
         ]
         title = f"Step {step.number} · {esc(text.modalities(step.query_kind))}"

@@ -4,10 +4,12 @@ filters, counts and one-line summaries of audit entries."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from engine.encoding.views import BIOMETRICS_VIEW
+from app.provenance import network_name
+from engine.encoding.views import APPEARANCE_VIEWS, BIOMETRICS_VIEW
 from engine.timefmt import export_moment
 from engine.timefmt import export_time as footage_time
 
@@ -55,6 +57,27 @@ def searched_view(view: str, scenario: str | None) -> str:
                 "build, skin, hair): find similar when the clothes may have changed; a lead, not evidence of "
                 "identity")
     return view + (f" (scenario {scenario})" if scenario else "")
+
+
+def ranked_by(network: Mapping[str, Any] | None, view: str, model_fingerprint: str, problem: str = "",
+              changed: bool = False) -> str:
+    """Which network's vectors a step's similarity compared: a shipped network by its version and training data,
+    a user's ONNX file by its name and hash, else the checkpoint's model by its fingerprint. ``problem``: why it
+    is not known; ``changed``: the gallery changed since the case used it (the network is read from it now)."""
+    if problem:
+        return f"not known: {problem}"
+    grey = " on grey copies of the query and the crops" if network and APPEARANCE_VIEWS.get(view) else ""
+    if not network:
+        shown = model_fingerprint if len(model_fingerprint) <= 16 else f"{model_fingerprint[:16]}…"
+        said = f"the checkpoint's model (fingerprint {shown})"
+    elif network.get("kind") == "openvino":
+        trained = network.get("trained_on") or "not recorded"
+        said = (f"the re-identification network {network_name(network)}{grey}; trained on {trained}")
+    else:
+        digest = str(network.get("file_sha256") or "")
+        said = (f"your re-identification network {network_name(network)}"
+                + (f" (SHA-256 {digest[:16]}…)" if digest else "") + f"{grey}; training data not recorded")
+    return said + ("; read from the gallery now, which has changed since the case used it" if changed else "")
 
 
 def level(level_name: str | None, source: str | None, overridden: bool) -> str:

@@ -1,7 +1,8 @@
 """Detail pane: one gallery item large — its crop, its metadata (source, frame, time, camera, box, track,
 resolution, SHA-256) and the source frame with the box drawn — plus confirm / reject / find similar, and why
-the item ranked where it did (``set_explanation``: similarity vs attribute contribution, and each attribute
-the query states with what the evidence says; ``engine.search.StepResult.explain``).
+the item ranked where it did (``set_explanation``: similarity vs attribute contribution, the network behind the
+similarity, and each attribute the query states with what each evidence source says, networks and sources named
+by ``app.provenance``; ``engine.search.StepResult.explain``).
 
 Crop and source frame are read off the UI thread (a video is opened with OpenCV and sought to the item's
 frame); when the source cannot be read the pane says why instead of showing a frame."""
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.provenance import SOURCE_NOTES, source_label
 from app.views.detail_loading import (  # noqa: F401 - the pane's drawing rules, importable from here
     BOX_COLOR,
     OUTSIDE_DIM,
@@ -59,9 +61,10 @@ def _html(text: object) -> str:
 #: The explanation's share of the pane (pixels); more scrolls.
 EXPLANATION_MAX_HEIGHT = 130
 
-def explanation_html(explanation: dict) -> str:
-    """Rich text for an explanation: the score's parts, then one line per stated attribute with its status mark,
-    agreement and each source's probability, confidence and most probable value."""
+def explanation_html(explanation: dict, ranked_by: str | None = None) -> str:
+    """Rich text for an explanation: the score's parts, which network the similarity comes from (``ranked_by``,
+    ``app.provenance.similarity_line``), then one line per stated attribute with its status mark, agreement and
+    each source's probability, confidence and most probable value (sources named by ``app.provenance``)."""
     weight = explanation["attribute_weight"]
     view = f" (view {_html(explanation['view'])})" if explanation.get("view") else ""
     if explanation.get("rule") == "biometrics":
@@ -74,24 +77,31 @@ def explanation_html(explanation: dict) -> str:
     else:
         lines = [f"<b>Score {explanation['score']:.3f}</b> = similarity {explanation['similarity']:.3f}{view} "
                  f"+ {weight:g} × attributes {explanation['agreement']:+.2f}"]
+    if ranked_by:
+        lines.append(_html(ranked_by))
     if explanation.get("filtered"):
         lines.append("<i>Removed by this step's filters.</i>")
     if not explanation["attributes"]:
         lines.append("The query states no attribute.")
     elif explanation.get("evidence") != "stored":
         lines.append(f"Attribute evidence: {_html(explanation.get('evidence', 'none'))}.")
+    named = []
     for entry in explanation["attributes"]:
         mark, kind = _STATUS_MARKS[entry["status"]]
         colored = f"<span style='color:{MARK_COLORS[kind].name()}'>{mark}</span>" if kind else mark
         readings = []
         for source, reading in entry["sources"].items():
             best = f", best {_html(reading['best'])}" if reading.get("best") else ""
-            readings.append(f"{source} p {reading['probability']:.2f} (confidence {reading['confidence']:.2f}{best})")
+            readings.append(f"{_html(source_label(source))} p {reading['probability']:.2f} "
+                            f"(confidence {reading['confidence']:.2f}{best})")
+            named.append(source)
         agreement = "" if entry["agreement"] is None else f" {entry['agreement']:+.2f}"
         required = " <i>required</i>" + (" — failed" if entry["failed_requirement"] else "") \
             if entry["required"] else ""
         detail = "; ".join(readings) if readings else "no evidence"
         lines.append(f"{colored} {_html(entry['key'])} = {_html(entry['value'])}{agreement}{required}: {detail}")
+    if "pretrained" in named:  # the one source that is a separate network: say which
+        lines.append(f"<i>{_html(source_label('pretrained'))}</i>: {_html(SOURCE_NOTES['pretrained'])}")
     return "<br>".join(lines)
 
 
@@ -340,10 +350,11 @@ class DetailPane(QWidget):
         else:
             self.mark_chip.hide()
 
-    def set_explanation(self, explanation: dict | None) -> None:
-        """Show why the item ranked where it did (``StepResult.explain``), or nothing (None)."""
+    def set_explanation(self, explanation: dict | None, ranked_by: str | None = None) -> None:
+        """Show why the item ranked where it did (``StepResult.explain``), or nothing (None); ``ranked_by``: the
+        sentence naming the network behind the similarity (``app.provenance.similarity_line``)."""
         self._explanation = explanation
-        self.why.setText("" if explanation is None else explanation_html(explanation))
+        self.why.setText("" if explanation is None else explanation_html(explanation, ranked_by))
         self.why.setVisible(explanation is not None)
         self.why_scroll.setVisible(explanation is not None)
 

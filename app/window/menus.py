@@ -43,6 +43,10 @@ def build_menus(window) -> None:
     window.ingest_action = add_action(window, gallery, "&Ingest footage…", window.ingest_footage, "Ctrl+I")
     window.ingest_crops_action = add_action(window, gallery, "Ingest a folder of &person crops…",
                                             window.ingest_crops)
+    gallery.addSeparator()
+    window.gallery_info_action = add_action(window, gallery, "Gallery &information", window.show_gallery_info)
+    window.gallery_info_action.setToolTip("The open gallery's items, the networks its searches rank by and the "
+                                          "attribute evidence it holds")
 
     search = menu.addMenu("&Search")
     search.addAction(window.query_panel.search_action)
