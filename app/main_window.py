@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
 
 from app.checkpoint_models import CheckpointModels
 from app.gc_freeze import freeze_startup_objects
-from app.provenance import gallery_summary, similarity_line, view_network
+from app.provenance import SOURCE_LABELS, gallery_summary, similarity_line, view_network
 from app.state import AppState
 from app.views.detail import DetailPane
 from app.views.distribution import DistributionPanel
@@ -276,7 +276,7 @@ class MainWindow(WindowActions, QMainWindow):
         stored = None if step_id is None else self.state.step_state(step_id)
         self.distribution.set_can_apply(result is not None and stored is not None and not stored.undone)
         if result is not None:
-            lines = DeferredExplanations(lambda: {item: explanation_line(e) for item, e in
+            lines = DeferredExplanations(lambda: {item: explanation_line(e, labels=SOURCE_LABELS) for item, e in
                                                   result.explanations(EXPLAINED_ITEMS).items()})
             self._set_results(ResultSet.from_step(result, gallery, lines))
             self.distribution.set_step(result, self._confirmed())

@@ -14,6 +14,7 @@ from app.main_window import MainWindow
 from app.provenance import SOURCE_LABELS, similarity_line, view_network
 from app.state import AppState
 from app.views.detail import DetailPane, explanation_html
+from engine.attributes.ranking import explanation_line
 from engine.gallery.evidence_table import SOURCES
 from engine.pretrained.registry import ATTRIBUTE_NETWORK, shipped
 from engine.search import SearchSession, StepQuery
@@ -103,6 +104,11 @@ def test_attribute_readings_name_the_attribute_network(tmp_path):
     assert "model heads p 0.90" in html and "carried objects p 0.90" in html
     assert "attribute network p 0.90 (confidence 0.90, best red)" in html
     assert html.endswith(f"<i>attribute network</i>: {ATTRIBUTES}")
+    alone = footage_gallery(tmp_path / "network-only", None, sources=("pretrained",))
+    step = SearchSession(alone, FixedQueryEncoder(), attribute_weight=0.5).step(StepQuery(text="a red top"))
+    # the results grid's tooltip line, as the window asks for it
+    assert "top_color=red ✓ (attribute network p=0.90)" in explanation_line(step.explain("i0"), labels=SOURCE_LABELS)
+    assert "top_color=red ✓ (pretrained p=0.90)" in explanation_line(step.explain("i0"))  # the CLI's words
     without = footage_gallery(tmp_path / "pixels-only", None, sources=("pixels",))
     plain = SearchSession(without, FixedQueryEncoder(), attribute_weight=0.5).step(StepQuery(text="a red top"))
     assert "attribute network" not in explanation_html(plain.explain("i0"))

@@ -299,9 +299,9 @@ class AttributeTerm:
 _MARK = {"match": "✓", "mismatch": "✗", "unsure": "~", "no evidence": "?"}
 
 
-def explanation_line(explanation: Mapping[str, Any], limit: int = 4) -> str:
+def explanation_line(explanation: Mapping[str, Any], limit: int = 4, labels: Mapping[str, str] | None = None) -> str:
     """One line: similarity + w×agreement = score, then up to ``limit`` attributes with ✓ ✗ ~ ? and the
-    strongest source's probability."""
+    strongest source's probability (the source by its name, or as ``labels`` words it)."""
     if explanation.get("rule") == "biometrics":  # find similar across an outfit change (engine.search.outfit_change)
         weight = explanation["likeness_weight"]
         head = (f"(sim {explanation['similarity']:+.3f} + {weight:g}×biometrics {explanation['likeness']:.2f}) "
@@ -314,7 +314,7 @@ def explanation_line(explanation: Mapping[str, Any], limit: int = 4) -> str:
         text = f"{entry['key']}={entry['value']} {_MARK[entry['status']]}"
         if entry["sources"]:
             source, reading = max(entry["sources"].items(), key=lambda kv: kv[1]["confidence"])
-            text += f" ({source} p={reading['probability']:.2f})"
+            text += f" ({(labels or {}).get(source, source)} p={reading['probability']:.2f})"
         parts.append(text)
     hidden = len(explanation["attributes"]) - limit
     if hidden > 0:
