@@ -1,6 +1,7 @@
-"""Find-similar on real crops: a user's appearance network (the ``appearance`` view, when given) against the
-checkpoint's own views and against "clothes may have changed" (``biometrics``: the rgb cosine mixed with the
-heads' biometric likeness, ``engine.search.outfit_change``; and that likeness alone), on the hand-labelled
+"""Find-similar on real crops: the appearance network (the ``appearance`` and ``appearance:grey`` views: the
+shipped one crop folders get by default, or ``--appearance`` a user's ONNX file) against the checkpoint's own
+views and against "clothes may have changed" (``biometrics``: the appearance cosine mixed with the heads'
+biometric likeness, ``engine.search.outfit_change``; and that likeness alone), on the hand-labelled
 people of the shared clips. Nobody changes clothes in these clips: the ``biometrics`` rows say what the option
 costs when the clothes stayed the same, and how much identity the heads' biometric reading alone carries.
 
@@ -8,15 +9,15 @@ For each clip of ``shared/data/footage`` (© Intel Corporation and contributors,
 CC BY 4.0) with labelled people, one crop per labelled box (``tests/data/footage/boxes.json``, plus the
 reference boxes of ``people.json`` at frames boxes.json does not label) is cut from the decoded frame and
 written to ``CLIP/PERSON_fFRAME.png``; the folder is ingested in crops mode (``IngestOptions(crops=True)``, the
-API of ``lineup ingest DIR --crops --appearance MODEL``) into a temporary gallery with the checkpoint and the
-given ONNX network. Then every crop is the example once: the other crops of the same clip are ranked by cosine
+API of ``lineup ingest DIR --crops``) into a temporary gallery with the checkpoint and the appearance
+network. Then every crop is the example once: the other crops of the same clip are ranked by cosine
 in one view, the query excluded; relevant = the same person's other crops. Only the same clip is searched,
 because the clips' person ids are per clip (two clips may show one person under two ids); clips with a single
 labelled person are left out (every ranking would be perfect). Consecutive labelled frames are near-duplicates,
 so a second protocol also leaves out the same person's crops fewer than 15 frames from the query (queries
 left with no relevant crop are not counted). Rank-1 and mAP per view, the ranking being the
 one a find-similar step computes (``engine.metrics.retrieval`` over the stored vectors; one find-similar step
-through ``SearchSession`` reports the view routing picks: ``appearance`` when given, else ``rgb``).
+through ``SearchSession`` reports the view routing picks: ``appearance``).
 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/appearance.py [--appearance MODEL.onnx] [--checkpoint C]
         [--norm imagenet] [--keep DIR]
@@ -49,7 +50,7 @@ from engine.ingest.appearance import WithAppearance  # noqa: E402
 from engine.metrics.retrieval import evaluate_retrieval  # noqa: E402
 from engine.models.discovery import default_checkpoint, load_model  # noqa: E402
 from engine.search import SearchSession, StepQuery  # noqa: E402
-from engine.search.outfit_change import SIMILARITY_VIEW, BiometricTerm  # noqa: E402
+from engine.search.outfit_change import BiometricTerm, similarity_view  # noqa: E402
 
 FOOTAGE = ROOT.parent / "shared" / "data" / "footage"
 LABELS = ROOT / "tests" / "data" / "footage"
@@ -110,7 +111,7 @@ def similarity(gallery: Gallery, view: str) -> np.ndarray:
         vectors = gallery.vectors(view)
         return vectors @ vectors.T
     evidence, rows = evidence_for(gallery), np.arange(len(gallery))
-    vectors = gallery.vectors(SIMILARITY_VIEW)
+    vectors = gallery.vectors(similarity_view(gallery.views))
     cosine = vectors @ vectors.T
     terms = [BiometricTerm.of_gallery(gallery, evidence, item_id) for item_id in gallery.ids]
     if view == LIKENESS_ALONE:
@@ -147,21 +148,21 @@ def run(appearance: Path | None, checkpoint: Path | None, norm: str, folder: Pat
     ingest(folder / "crops", folder / "gallery", encoder, options=IngestOptions(crops=True))
     seconds = time.perf_counter() - started
     gallery = Gallery.open(folder / "gallery")
-    views = (["appearance"] if network is not None else []) + [v for v in gallery.views if v.startswith("reid:")]
+    views = [v for v in ("appearance", "appearance:grey") if v in gallery.views]
+    views += [v for v in gallery.views if v.startswith("reid:")]
     views += ["rgb", BIOMETRICS_VIEW, LIKENESS_ALONE]
     session = SearchSession(gallery)
     routed = session.step(StepQuery(example=gallery.ids[0], k=1)).view
     return {"crops": counts, "items": len(gallery), "ingest_seconds": round(seconds, 1), "routed_view": routed,
             "views": {view: scores(gallery, view) for view in views},
             "views_frames_apart": {view: scores(gallery, view, GAP) for view in views},
-            "appearance_model": None if network is None else
-            {k: v for k, v in network.fingerprint.items() if k != "file"}}
+            "appearance_model": {k: v for k, v in (gallery.view_model("appearance") or {}).items() if k != "file"}}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--appearance", type=Path, default=None,
-                        help="the ONNX re-identification network (default: the checkpoint's own views only)")
+                        help="an ONNX re-identification network (default: the shipped one ingest picks for crops)")
     parser.add_argument("--checkpoint", type=Path, default=None, help="default: the shipped checkpoint")
     parser.add_argument("--norm", default="imagenet", help="the network's input normalisation")
     parser.add_argument("--keep", type=Path, default=None, help="keep the crops and the gallery in this folder")

@@ -188,3 +188,13 @@ def test_the_explanation_reads_as_biometrics_in_the_prompt_and_the_detail_pane(g
     html = explanation_html({**explanation, "view": step.view})
     assert "biometric likeness" in html and "clothing not compared" in html
     assert "gender = male" in html and "best female" in html
+
+
+def test_the_similarity_mixed_in_is_the_appearance_view_when_the_gallery_has_one():
+    from engine.encoding.views import route
+    from engine.search.outfit_change import similarity_view
+
+    assert similarity_view({"rgb": 8, "appearance": 256}) == "appearance"
+    assert similarity_view({"rgb": 8}) == "rgb"
+    assert route(has_text=False, has_image=False, example=True, scenario=None, level=None,
+                 available={"appearance": 256}, outfit_changed=True).view == "biometrics"

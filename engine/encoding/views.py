@@ -23,8 +23,8 @@ View names (the gallery stores one float16 matrix per name):
   footage").
 
 ``biometrics`` is not a stored matrix: a find-similar step whose person may have changed clothes mixes the
-``rgb`` view's similarity with the stored attribute evidence (``engine.search.outfit_change``); steps record
-it as their view.
+``appearance`` view's similarity (``rgb`` on a gallery without it) with the stored attribute evidence
+(``engine.search.outfit_change``); steps record it as their view.
 """
 
 from __future__ import annotations
@@ -84,9 +84,9 @@ def route(*, has_text: bool, has_image: bool, example: bool, scenario: str | Non
     """Pick the view for a query (see module docstring); raises ``GalleryMismatchError`` if the gallery lacks it.
     ``example_infrared``: the find-similar example is an infrared item."""
     if example and outfit_changed:
-        if IMAGE_QUERY_VIEW not in available:
-            raise GalleryMismatchError(f"find similar across an outfit change mixes in view {IMAGE_QUERY_VIEW!r}, "
-                                       f"which the gallery lacks (it has {list(available)})")
+        if IMAGE_QUERY_VIEW not in available and APPEARANCE_VIEW not in available:
+            raise GalleryMismatchError(f"find similar across an outfit change mixes in view {APPEARANCE_VIEW!r} or "
+                                       f"{IMAGE_QUERY_VIEW!r}, which the gallery lacks (it has {list(available)})")
         return Route(BIOMETRICS_VIEW, "biometrics")
     if example:
         if scenario is not None:

@@ -54,14 +54,18 @@ def _opt_out_of_telemetry() -> None:
     session.consent = False
 
 
+_opt_out_of_telemetry()
+# Imported here, after the opt-out, rather than at first use: the import initialises a native extension while
+# holding the interpreter lock for a noticeable moment, which must happen when the app starts, not in a worker
+# thread while the window is drawing (tests/test_app_heartbeat.py).
+import openvino  # noqa: E402
+
+
 def _core():
-    """The process's one ``openvino.Core`` (made on first use, after opting out of telemetry)."""
+    """The process's one ``openvino.Core`` (made on first use)."""
     global _CORE
     with _LOCK:
         if _CORE is None:
-            _opt_out_of_telemetry()
-            import openvino
-
             _CORE = openvino.Core()
         return _CORE
 

@@ -6,9 +6,11 @@ likeness (``engine.attributes.likeness``) of the example's and each candidate's 
 checkpoint's attribute heads, computed at ingest) on the attributes a change of clothes leaves as they were
 (``BIOMETRIC_KEYS``; without the colour keys when the example or the candidate is an infrared image):
 
-    score = (cos(v_example, v_item) + λ · likeness) / (1 + λ)          v: the gallery's ``rgb`` view
+    score = (cos(v_example, v_item) + λ · likeness) / (1 + λ)          v: ``similarity_view`` of the gallery
 
-so that sightings in the same clothes stay near the top while sightings in other clothes rise. λ =
+so that sightings in the same clothes stay near the top while sightings in other clothes rise. v is the
+gallery's ``appearance`` view when it has one (footage and crops: the shipped re-identification network, which
+finds the same person on real crops far better than the checkpoint), else its ``rgb`` view. λ =
 ``LIKENESS_WEIGHT``, the grid value (0, 1, 2, 4, 8, 16, ∞) with the best mean any-time mAP over galleries that
 hold both kinds of sighting on a calibration world (docs/training-notes.md, "Find similar across an outfit
 change"). Candidates without model evidence get likeness 0 and say so in their explanation.
@@ -36,7 +38,7 @@ from engine.attributes.likeness import (
     with_similarity,
 )
 from engine.attributes.ranking import GalleryEvidence
-from engine.encoding.views import IMAGE_QUERY_VIEW
+from engine.encoding.views import APPEARANCE_VIEW, IMAGE_QUERY_VIEW
 from engine.gallery import evidence_table as store
 from engine.ontology import BIOMETRIC_KEYS, ONTOLOGY
 from engine.search.errors import QueryInputError
@@ -45,8 +47,13 @@ SOURCE = "model"
 RULE_NAME = "biometrics"
 #: λ: the likeness's weight against the embedding's cosine (see the module docstring).
 LIKENESS_WEIGHT = OUTFIT_CHANGE_WEIGHT
-#: The view whose cosine the score mixes in (the one λ was calibrated with).
-SIMILARITY_VIEW = IMAGE_QUERY_VIEW
+#: The views whose cosine the score mixes in, in order of preference (λ was calibrated with ``rgb``).
+SIMILARITY_VIEWS: tuple[str, ...] = (APPEARANCE_VIEW, IMAGE_QUERY_VIEW)
+
+
+def similarity_view(available) -> str:
+    """The first of ``SIMILARITY_VIEWS`` the gallery has (``GalleryMismatchError`` is the router's to raise)."""
+    return next((view for view in SIMILARITY_VIEWS if view in available), IMAGE_QUERY_VIEW)
 IR_MODALITY = "ir"
 #: Every (key, value) column of the biometric keys in the evidence table, key by key.
 _COLUMNS = [store.COLUMN_OF[(key, value)] for key in BIOMETRIC_KEYS for value in ONTOLOGY.attributes[key]]

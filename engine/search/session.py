@@ -49,7 +49,7 @@ from engine.metrics.progressive import DEFAULT_RHO
 from engine.ontology import LEVELS
 from engine.search.encoder import QueryEncoder
 from engine.search.errors import NoCandidatesError, QueryInputError, SessionStateError
-from engine.search.outfit_change import SIMILARITY_VIEW, BiometricTerm
+from engine.search.outfit_change import BiometricTerm, similarity_view
 from engine.search.query import StepQuery, load_image
 from engine.search.ranking import FinalRanking, final_ranking
 from engine.search.selection import keep_mask, members
@@ -189,7 +189,7 @@ class SearchSession:
                        available=self.gallery.views, outfit_changed=query.outfit_changed,
                        example_infrared=self._infrared_example(query))
         biometric = self._biometric_term(query) if target.encoding == "biometrics" else None
-        searched = SIMILARITY_VIEW if biometric is not None else target.view
+        searched = similarity_view(self.gallery.views) if biometric is not None else target.view
         vector = self._query_vector(query, searched, "example" if biometric is not None else target.encoding)
         candidates = self.candidates()
         count = len(self.gallery) if candidates is None else candidates.size
