@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -46,6 +45,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from engine.atomic import atomic_write_text
 from engine.detection.factory import make_detector
 from engine.detection.openvino_ssd import SSD_DETECTORS
 from engine.ingest.box_labels import LabelledBox, LabelledClip, Tally, load_box_labels, score_frame
@@ -406,9 +406,7 @@ def main(argv: list[str] | None = None) -> None:
     print(table(results))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        temporary = args.json.with_name(args.json.name + ".tmp")
-        temporary.write_text(json.dumps(results, indent=1), encoding="utf-8")
-        os.replace(temporary, args.json)
+        atomic_write_text(args.json, json.dumps(results, indent=1))
 
 
 if __name__ == "__main__":

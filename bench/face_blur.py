@@ -42,6 +42,7 @@ import cv2
 import numpy as np
 
 from app.report import blur
+from engine.atomic import atomic_write_text
 from engine.detection.faces import FaceDetector
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -314,9 +315,7 @@ def main(argv: list[str] | None = None) -> None:
     print(table(results))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        temporary = args.json.with_name(args.json.name + ".tmp")
-        temporary.write_text(json.dumps(results, indent=1), encoding="utf-8")
-        os.replace(temporary, args.json)
+        atomic_write_text(args.json, json.dumps(results, indent=1))
 
 
 if __name__ == "__main__":

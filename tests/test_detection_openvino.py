@@ -8,6 +8,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from footage_frames import FOOTAGE, real_frame
 from typer.testing import CliRunner
 
 from engine.boxes import iou_matrix
@@ -18,22 +19,9 @@ from engine.ingest import DetectorError
 from engine.ingest.box_labels import load_box_labels, score_frame
 from engine.pretrained.registry import shipped
 
-FOOTAGE = Path(__file__).parents[2] / "shared" / "data" / "footage"
 LABELS = Path(__file__).parent / "data" / "footage" / "boxes.json"
 WALKING = "face-demographics-walking.gif"
 NAMES = sorted(SSD_DETECTORS)
-
-
-def real_frame(name: str, index: int) -> np.ndarray:
-    path = FOOTAGE / name
-    if not path.is_file():
-        pytest.skip(f"real footage {path} is absent (shared/data/footage next to the repository)")
-    capture = cv2.VideoCapture(str(path))
-    for _ in range(index + 1):
-        ok, image = capture.read()
-        assert ok
-    capture.release()
-    return image
 
 
 def rows(*found: tuple) -> np.ndarray:

@@ -10,6 +10,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from footage_frames import FOOTAGE, real_frame
 from typer.testing import CliRunner
 
 from engine.cli import app
@@ -18,7 +19,6 @@ from engine.detection.yolox import YoloxDetector, decode_yolox, input_shape, let
 from engine.ingest import DetectorError, make_detector
 from engine.ingest.box_labels import load_box_labels, score_frame
 
-FOOTAGE = Path(__file__).parents[2] / "shared" / "data" / "footage"
 LABELS = Path(__file__).parent / "data" / "footage" / "boxes.json"
 WALKING = "face-demographics-walking.gif"
 
@@ -93,18 +93,6 @@ def test_a_person_split_across_two_tiles_becomes_one_box():
     merged = merge_passes(boxes, np.array([0.6, 0.7, 0.5, 0.4]), np.array([1, 2, 0, 1]),
                           np.array([True, True, False, False]), 0.45)
     assert sorted(map(tuple, merged.boxes.round().tolist())) == [(50, 50, 30, 80), (445, 98, 118, 125)]
-
-
-def real_frame(name: str, index: int) -> np.ndarray:
-    path = FOOTAGE / name
-    if not path.is_file():
-        pytest.skip(f"real footage {path} is absent (shared/data/footage next to the repository)")
-    capture = cv2.VideoCapture(str(path))
-    for _ in range(index + 1):
-        ok, image = capture.read()
-        assert ok
-    capture.release()
-    return image
 
 
 @pytest.mark.parametrize("name", ["yolox", "fast"])

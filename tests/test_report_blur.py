@@ -10,6 +10,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from footage_frames import real_frame
 from report_cases import person_crop, report_case
 
 from app.report import blur, export_report, read_manifest
@@ -22,7 +23,6 @@ from engine.pretrained.errors import PretrainedModelError
 
 pytestmark = pytest.mark.usefixtures("qapp")  # a QApplication, as in the app (not a bare QGuiApplication)
 
-FOOTAGE = Path(__file__).parents[2] / "shared" / "data" / "footage"
 FACES = Path(__file__).parent / "data" / "footage" / "faces.json"
 
 
@@ -136,15 +136,7 @@ def test_a_person_inside_a_loose_crop_has_their_own_face_blurred():
 
 
 def real_faces(clip: str, frame: int) -> tuple[np.ndarray, list[dict]]:
-    path = FOOTAGE / clip
-    if not path.is_file():
-        pytest.skip(f"real footage {path} is absent (shared/data/footage next to the repository)")
-    capture = cv2.VideoCapture(str(path))
-    for _ in range(frame + 1):
-        ok, image = capture.read()
-        assert ok
-    capture.release()
-    return image, json.loads(FACES.read_text(encoding="utf-8"))["clips"][clip][str(frame)]
+    return real_frame(clip, frame), json.loads(FACES.read_text(encoding="utf-8"))["clips"][clip][str(frame)]
 
 
 @pytest.mark.parametrize(("clip", "frame"), [("face-demographics-walking.gif", 30),

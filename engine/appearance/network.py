@@ -94,6 +94,14 @@ def read_layout(path: Path) -> InputLayout:
     return InputLayout(image.name, batch if isinstance(batch, int) else None, height, width)
 
 
+def check_crop(crop: object, index: int, what: str) -> None:
+    """``AppearanceModelError`` naming ``what`` and the crop unless it is a non-empty BGR uint8 image."""
+    if not isinstance(crop, np.ndarray) or crop.ndim != 3 or crop.shape[2] != 3 or crop.dtype != np.uint8 \
+            or 0 in crop.shape:
+        shape = getattr(crop, "shape", type(crop).__name__)
+        raise AppearanceModelError(f"{what}: crop {index} must be a non-empty BGR uint8 image [H, W, 3], got {shape}")
+
+
 def same_model(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
     """Whether two view fingerprints name the same file with the same normalisation and input size."""
     if a is None or b is None:
@@ -155,11 +163,7 @@ class AppearanceNetwork:
         norm = self.normalisation
         rows = np.empty((len(crops), height, width, 3), np.float32)
         for index, crop in enumerate(crops):
-            if not isinstance(crop, np.ndarray) or crop.ndim != 3 or crop.shape[2] != 3 or crop.dtype != np.uint8 \
-                    or 0 in crop.shape:
-                shape = getattr(crop, "shape", type(crop).__name__)
-                raise AppearanceModelError(f"appearance model {self.path}: crop {start + index} must be a "
-                                           f"non-empty BGR uint8 image [H, W, 3], got {shape}")
+            check_crop(crop, start + index, f"appearance model {self.path}")
             resized = crop if crop.shape[:2] == (height, width) else \
                 cv2.resize(crop, (width, height), interpolation=cv2.INTER_LINEAR)
             rows[index] = cv2.cvtColor(resized, cv2.COLOR_BGR2RGB) if norm.order == "rgb" else resized

@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 
 from engine.appearance.errors import AppearanceModelError
-from engine.appearance.network import AppearanceNetwork
+from engine.appearance.network import AppearanceNetwork, check_crop
 from engine.appearance.normalisation import Normalisation
 from engine.pretrained import PretrainedModelError, load_shipped
 from engine.pretrained.registry import APPEARANCE_PRESETS, REID, SHIPPED
@@ -33,11 +33,7 @@ def to_blob(crops: Sequence[np.ndarray], height: int, width: int, what: str) -> 
     """BGR uint8 crops → float32 ``[N, 3, height, width]`` (each resized; no normalisation)."""
     blob = np.empty((len(crops), 3, height, width), np.float32)
     for index, crop in enumerate(crops):
-        if not isinstance(crop, np.ndarray) or crop.ndim != 3 or crop.shape[2] != 3 or crop.dtype != np.uint8 \
-                or 0 in crop.shape:
-            shape = getattr(crop, "shape", type(crop).__name__)
-            raise AppearanceModelError(f"{what}: crop {index} must be a non-empty BGR uint8 image [H, W, 3], got "
-                                       f"{shape}")
+        check_crop(crop, index, what)
         resized = crop if crop.shape[:2] == (height, width) else \
             cv2.resize(crop, (width, height), interpolation=cv2.INTER_LINEAR)
         blob[index] = resized.transpose(2, 0, 1)

@@ -32,7 +32,6 @@ sleeves). Without a shipped calibration the raw outputs are used (a = 1, b = 0);
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -40,11 +39,11 @@ import cv2
 import numpy as np
 
 from engine.attributes.inputs import as_bgr
+from engine.attributes.reliability import footage_calibration
 from engine.gallery.evidence import AttributeEvidence
 from engine.ontology import ONTOLOGY
 from engine.pretrained import PretrainedModelError, load_shipped, shipped
 from engine.pretrained.registry import ATTRIBUTE_NETWORK
-from engine.resources import resource_path
 
 SOURCE = "pretrained"
 OUTPUTS: tuple[str, ...] = ("is_male", "has_bag", "has_backpack", "has_hat", "has_longsleeves", "has_longpants",
@@ -64,7 +63,6 @@ OTHER_TOPS = {"t_shirt": 0.3, "shirt": 0.2, "sweater": 0.15, "hoodie": 0.1, "blo
               "vest": 0.05}
 
 
-CALIBRATION = ("calibration", "footage_calibration.json")
 CALIBRATION_KEY = "attribute_network"
 #: What each output means in the labelled ontology (the truth Platt scaling fits against): key → values that
 #: make the output true.
@@ -104,13 +102,9 @@ def check_platt(data: object, where: str) -> dict[str, tuple[float, float]]:
 @lru_cache(maxsize=1)
 def shipped_platt() -> dict[str, tuple[float, float]]:
     """The shipped Platt scaling per output (empty when no calibration ships)."""
-    try:
-        path = resource_path(*CALIBRATION)
-    except FileNotFoundError:
-        return {}
-    data = json.loads(path.read_text(encoding="utf-8"))
-    part = data.get(CALIBRATION_KEY, {}) if isinstance(data, dict) else {}
-    return check_platt(part.get("platt", {}), str(path)) if isinstance(part, dict) else {}
+    where, data = footage_calibration()
+    part = data.get(CALIBRATION_KEY, {})
+    return check_platt(part.get("platt", {}), where) if isinstance(part, dict) else {}
 
 
 def calibrate(raw: np.ndarray, platt: dict[str, tuple[float, float]] | None = None) -> np.ndarray:

@@ -81,13 +81,24 @@ def check_table(data: Any, where: str) -> dict[str, dict[str, float]]:
 
 
 @lru_cache(maxsize=1)
-def footage_reliability() -> dict[str, dict[str, float]]:
-    """The shipped reliabilities for footage galleries (empty when none ship)."""
+def footage_calibration() -> tuple[str, dict[str, Any]]:
+    """(where, content) of the shipped footage calibration file (``CALIBRATION``; content {} when none
+    ships): the reliabilities here and the attribute network's Platt scaling (``engine.attributes.pretrained``)."""
     try:
         path = resource_path(*CALIBRATION)
     except FileNotFoundError:
-        return {}
-    return check_table(json.loads(path.read_text(encoding="utf-8")), str(path))
+        return "no calibration", {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: a calibration file holds one JSON object")
+    return str(path), data
+
+
+@lru_cache(maxsize=1)
+def footage_reliability() -> dict[str, dict[str, float]]:
+    """The shipped reliabilities for footage galleries (empty when none ship)."""
+    where, data = footage_calibration()
+    return check_table(data, where) if data else {}
 
 
 def for_domain(domain: str | None) -> dict[str, dict[str, float]]:

@@ -37,6 +37,8 @@ DEFAULT_DEVICE = "CPU"
 _LOCK = threading.Lock()
 _CORE: Any = None
 _CHECKED: dict[tuple[str, int, int], bool] = {}
+_LOADED: dict[tuple, IRModel] = {}
+_LOAD_LOCK = threading.Lock()
 
 
 def _opt_out_of_telemetry() -> None:
@@ -198,17 +200,26 @@ def verify_shipped(model: ShippedModel) -> Path:
 
 def load_shipped(name: str, *, threads: int | None = None, device: str = DEFAULT_DEVICE,
                  dynamic_batch: bool | None = None) -> tuple[ShippedModel, IRModel]:
-    """A shipped network by name (or appearance preset), checked and compiled."""
+    """A shipped network by name (or appearance preset), checked and compiled. Compiled once per process and
+    setting (compiling takes a second or two; an ``IRModel`` is safe to share between threads): later calls
+    check the files again (cheap while they are unchanged) and return the same network."""
     model = shipped(name)
     xml = verify_shipped(model)
     batch = model.task in ("reid", "attributes") if dynamic_batch is None else dynamic_batch
-    return model, IRModel(xml, expected_input=model.input, outputs=model.outputs, dynamic_batch=batch,
-                          threads=threads, device=device, label=model.name)
+    key = (model.name, threads, device, batch)
+    with _LOAD_LOCK:
+        network = _LOADED.get(key)
+        if network is None:
+            network = IRModel(xml, expected_input=model.input, outputs=model.outputs, dynamic_batch=batch,
+                              threads=threads, device=device, label=model.name)
+            _LOADED[key] = network
+    return model, network
 
 
 def device_of(requested: str | None) -> str:
     """The OpenVINO device for a torch-style ``--device`` value: ``CPU`` unless a GPU plugin is asked for by
-    name (``GPU``); CUDA devices run the torch model, these networks stay on the CPU."""
+    name (``GPU``) or set in ``LINEUP_OPENVINO_DEVICE``; CUDA devices run the torch model, these networks stay on
+    the CPU."""
     if requested and requested.upper().startswith("GPU"):
         return requested.upper()
     return os.environ.get("LINEUP_OPENVINO_DEVICE", DEFAULT_DEVICE)
