@@ -140,3 +140,20 @@ def test_an_existing_gallery_keeps_its_network(people, tmp_path):
     assert done["items"] == len(gallery) and Gallery.open(tmp_path / "h").views["appearance"] == 256
     with pytest.raises(AppearanceModelError, match="another model"):
         compute_appearance_view(Gallery.open(tmp_path / "h"), ShippedAppearanceNetwork("balanced"))
+
+
+def test_the_gallery_records_which_view_find_similar_searches(people, tmp_path):
+    from engine.attributes.ranking import DomainWeights
+    from engine.gallery.report import info_lines
+
+    folder, _ = people
+    weights = DomainWeights({"world": 0.5, "footage": 1.0}, {"world": "test", "footage": "test"})
+    ingest(folder, tmp_path / "g", SizeEncoder(), options=IngestOptions(crops=True, attributes=False),
+           weights=weights)
+    ranking = Gallery.open(tmp_path / "g").ranking
+    assert ranking["domain"] == "footage" and "person-reidentification-retail-0287" in ranking["appearance"]
+    assert any(line.startswith("  find similar: the appearance view") for line in
+               info_lines(Gallery.open(tmp_path / "g").info()))
+    ingest(folder, tmp_path / "h", SizeEncoder(), options=IngestOptions(crops=True, attributes=False,
+                                                                        appearance="none"), weights=weights)
+    assert "no appearance view" in Gallery.open(tmp_path / "h").ranking["appearance"]

@@ -54,6 +54,8 @@ def info_lines(info: dict[str, Any]) -> list[str]:
     lines.append(f"  domain: {ranking['domain']}, attribute weight {ranking['attribute_weight']:g} "
                  f"({ranking['origin']})" if ranking else "  domain: not recorded (searches use the checkpoint's "
                  "attribute weight)")
+    if ranking and ranking.get("appearance"):
+        lines.append(f"  find similar: {ranking['appearance']}")
     lines.append(f"  created {info.get('created') or '-'}, updated {info.get('updated') or '-'}")
     return lines
 

@@ -250,9 +250,10 @@ class Gallery(GalleryWrites):
         value = self._meta.get("ranking")
         return dict(value) if isinstance(value, dict) else None
 
-    def record_ranking(self, domain: str, attribute_weight: float, origin: str) -> None:
+    def record_ranking(self, domain: str, attribute_weight: float, origin: str, appearance: str | None = None) -> None:
         """Record the gallery's domain (``world`` or ``footage``) and the attribute weight its searches use by
-        default, with where that weight came from (one atomic rewrite of ``gallery.json``)."""
+        default, with where that weight came from, and (``appearance``) in words which view find-similar
+        searches and why (one atomic rewrite of ``gallery.json``)."""
         with self._writing():
             if domain not in GALLERY_DOMAINS:
                 raise GalleryInputError(f"gallery domain must be one of {list(GALLERY_DOMAINS)}, got {domain!r}")
@@ -262,6 +263,10 @@ class Gallery(GalleryWrites):
             if not isinstance(origin, str) or not origin.strip():
                 raise GalleryInputError("the attribute weight's origin must be a non-empty description")
             ranking = {"domain": domain, "attribute_weight": float(attribute_weight), "origin": origin.strip()}
+            if appearance is not None:
+                if not isinstance(appearance, str) or not appearance.strip():
+                    raise GalleryInputError("the appearance choice must be a non-empty description")
+                ranking["appearance"] = appearance.strip()
             self._meta = dict(self._meta, ranking=ranking, updated=now())
             atomic_write_json(self.root / GALLERY_FILE, self._meta, indent=1)
 

@@ -112,3 +112,13 @@ def with_default_appearance(encoder: Encoder, spec: str, root: str | Path, kinds
         return WithAppearance(encoder, network, grey=APPEARANCE_GREY_VIEW in gallery.views)
     name = auto_appearance(kinds) if spec == "auto" else (None if spec == "none" else spec)
     return encoder if name is None else WithAppearance(encoder, make_network(name))
+
+
+def appearance_choice(gallery) -> str:
+    """In words, which view find-similar searches in ``gallery`` and why (recorded with its ranking settings)."""
+    recorded = gallery.view_model(APPEARANCE_VIEW) if APPEARANCE_VIEW in gallery.views else None
+    if recorded is None:
+        return ("the checkpoint's own view: no appearance view (built worlds get none; on rendered people the "
+                "checkpoint finds the same person better, docs/pretrained-models.md)")
+    name = recorded.get("version") or recorded.get("file")
+    return f"the appearance view, made by {name}"

@@ -43,7 +43,7 @@ from engine.attributes.ranking import DomainWeights
 from engine.detection.detectors import PersonDetector
 from engine.gallery import Gallery
 from engine.gallery.writer_lock import is_empty_folder, writing
-from engine.ingest.appearance import check_view_models, with_default_appearance
+from engine.ingest.appearance import appearance_choice, check_view_models, with_default_appearance
 from engine.ingest.crops import (
     MIN_CROP_HEIGHT,
     MIN_CROP_WIDTH,
@@ -152,7 +152,7 @@ def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: 
             recorded = store.ranking
             domain = gallery_domain({s.kind for s in found.sources},
                                     None if recorded is None else recorded["domain"])
-            store.record_ranking(domain, *weights.for_domain(domain))
+            store.record_ranking(domain, *weights.for_domain(domain), appearance=appearance_choice(store))
     summary.seconds = time.monotonic() - started
     if options.crops and not any(s.status == "done before" or s.items_kept for s in summary.sources):
         reasons = "; ".join(f"{path}: {reason}" for path, reason in summary.skipped_files[:3])
