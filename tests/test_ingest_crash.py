@@ -135,8 +135,8 @@ def test_a_rerun_after_a_kill_before_the_index_save_repairs_the_indexes(video, c
     assert verify_cli(root) == 1
     summary = ingest(video, root, FakeEncoder(), ForegroundDetector(), OPTIONS)
     assert summary.totals()["items_added"] == 0
-    assert summary.repairs == ["wrote the indexes of views ['rgb', 'reid:AD-LT', 'appearance'], which lagged behind "
-                               "the committed vectors"]
+    assert summary.repairs == ["wrote the indexes of views ['rgb', 'reid:AD-LT', 'appearance', 'appearance:grey'], "
+                               "which lagged behind the committed vectors"]
     assert verify_cli(root) == 0
 
 

@@ -61,10 +61,11 @@ def test_video_with_hog_and_the_model_records_every_field(footage, tiny_encoder,
     assert 2 <= report.items_added <= 6 and report.items_present == 0
     assert seen[-1] == (16, 16) and all(done <= total for done, total in seen)
     gallery = Gallery.open(tmp_path / "g")
-    # footage gets the shipped re-identification network's view beside the checkpoint's (256-d)
-    assert len(gallery) == report.items_added and gallery.views == {**tiny_encoder.views, "appearance": 256}
+    # footage gets the shipped re-identification network's views beside the checkpoint's (256-d)
+    assert len(gallery) == report.items_added
+    assert gallery.views == {**tiny_encoder.views, "appearance": 256, "appearance:grey": 256}
     assert set(gallery.views) == {"text:UC", "text:C", "text:M", "text:F", "text:UF", "rgb", "reid:AD-LT",
-                                  "appearance"}
+                                  "appearance", "appearance:grey"}
     assert gallery.view_model("appearance")["name"] == "person-reidentification-retail-0287"
     for view in gallery.views:
         assert np.allclose(np.linalg.norm(gallery.vectors(view), axis=1), 1, atol=0.01)
@@ -294,7 +295,7 @@ def test_cli_ingest_with_a_checkpoint(footage, tmp_path):
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["totals"]["tracks"] == 2 and summary["totals"]["items_added"] == 2
     assert set(Gallery.open(tmp_path / "g").views) == {f"text:{lv}" for lv in ("UC", "C", "M", "F", "UF")} | \
-        {"rgb", "appearance"}
+        {"rgb", "appearance", "appearance:grey"}
     bad = CliRunner().invoke(app, ["ingest", str(video), "--gallery", str(tmp_path / "h"), "--checkpoint",
                                    str(checkpoint), "--reid", "XX"])
     assert bad.exit_code == 2 and "unknown re-identification" in bad.output
