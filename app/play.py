@@ -1,4 +1,4 @@
-"""Replaying a trainer demo script through the real window (issue 5, item 6): each action goes through the
+"""Replaying a trainer demo script through the real window: each action goes through the
 same widgets and signals an analyst's clicks and keys use (the query panel's search button, the grid's
 mark keys, the timeline's undo and branch), one at a time, waiting for each step's worker to finish and
 then ``pace_ms`` so a class can follow. ``finished(ok, message)`` ends the play; a failed step, an error

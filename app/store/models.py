@@ -47,7 +47,7 @@ NAMING_CONVENTION = {
 CASE_STATUSES = ("open", "closed")
 MARK_STATES = ("confirmed", "rejected")
 KEEP_RULES = ("rho", "k", "threshold")
-#: The ontology's granularity levels (../shared/ontology.json); the store stays free of engine imports, and a
+#: The ontology's granularity levels (resources/ontology.json); the store stays free of engine imports, and a
 #: test holds this copy equal to ``engine.ontology.LEVELS``.
 LEVELS = ("UC", "C", "M", "F", "UF")
 LEVEL_SOURCES = ("override", "encoder", "parser", "classifier", "default")
