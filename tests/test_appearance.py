@@ -9,6 +9,7 @@ import cv2
 import numpy as np
 import pytest
 import torch
+from size_encoder import SizeEncoder
 from torch import nn
 
 from engine.appearance import AppearanceModelError, AppearanceNetwork, Normalisation, parse_normalisation
@@ -20,6 +21,7 @@ from engine.search.query import StepQuery
 from engine.search.session import SearchSession
 
 COLOURS = {"red": (30, 30, 210), "green": (40, 200, 40), "blue": (210, 60, 30)}
+VIEWS = ("rgb", "reid:AD-LT")  # the checkpoint stand-in's views
 SIZES = [(128, 64), (96, 48), (64, 32)]  # (height, width): every colour at every size
 
 
@@ -108,18 +110,6 @@ def crops(tmp_path):
     return root
 
 
-class SizeEncoder:
-    """Test double of the checkpoint whose vectors depend on the crop's size only: through the model's own
-    view, crops of the same size (other colours) are the nearest."""
-
-    def __init__(self) -> None:
-        self.views = {"rgb": 3, "reid:AD-LT": 3}
-        self.fingerprint = "size-encoder"
-
-    def __call__(self, crops, modalities, resolutions):
-        rows = np.array([[c.shape[0], c.shape[1], 30.0] for c in crops], np.float32)
-        rows /= np.linalg.norm(rows, axis=1, keepdims=True)
-        return {"rgb": rows, "reid:AD-LT": rows.copy()}
 
 
 def colour_of(gallery: Gallery, item_id: str) -> str:
@@ -191,7 +181,7 @@ def test_normalisation_spelling():
 
 def test_find_similar_searches_the_appearance_view_and_ranks_same_colour_first(nets, crops, tmp_path):
     network = AppearanceNetwork(nets["colour"])
-    ingest(crops, tmp_path / "g", WithAppearance(SizeEncoder(), network),
+    ingest(crops, tmp_path / "g", WithAppearance(SizeEncoder(VIEWS), network),
            options=IngestOptions(crops=True, attributes=False))
     gallery = Gallery.open(tmp_path / "g")
     assert gallery.views["appearance"] == 6 and gallery.view_model("appearance")["file_sha256"] == network.sha256
@@ -210,7 +200,7 @@ def test_find_similar_searches_the_appearance_view_and_ranks_same_colour_first(n
 
 
 def test_rebuild_adds_the_view_and_refuses_another_file(nets, crops, tmp_path):
-    ingest(crops, tmp_path / "g", SizeEncoder(), options=IngestOptions(crops=True, attributes=False,
+    ingest(crops, tmp_path / "g", SizeEncoder(VIEWS), options=IngestOptions(crops=True, attributes=False,
                                                                        appearance="none"))
     gallery = Gallery.open(tmp_path / "g")
     assert SearchSession(gallery).step(StepQuery(example=gallery.ids[0])).view == "rgb"
@@ -236,14 +226,15 @@ def test_rebuild_adds_the_view_and_refuses_another_file(nets, crops, tmp_path):
 
 
 def test_ingest_checks_the_galleries_appearance_model(nets, crops, tmp_path):
-    ingest(crops, tmp_path / "g", WithAppearance(SizeEncoder(), AppearanceNetwork(nets["colour"])),
+    ingest(crops, tmp_path / "g", WithAppearance(SizeEncoder(VIEWS), AppearanceNetwork(nets["colour"])),
            options=IngestOptions(crops=True, attributes=False))
     with pytest.raises(AppearanceModelError, match="another model"):
-        ingest(crops, tmp_path / "g", WithAppearance(SizeEncoder(), AppearanceNetwork(nets["other"])),
+        ingest(crops, tmp_path / "g", WithAppearance(SizeEncoder(VIEWS), AppearanceNetwork(nets["other"])),
                options=IngestOptions(crops=True, attributes=False, force=True))
     with pytest.raises(IngestError, match=r"has an 'appearance' view made by .*colour\.onnx.*--appearance"):
-        ingest(crops, tmp_path / "g", SizeEncoder(), options=IngestOptions(crops=True, attributes=False, force=True))
-    again = ingest(crops, tmp_path / "g", WithAppearance(SizeEncoder(), AppearanceNetwork(nets["colour"])),
+        ingest(crops, tmp_path / "g", SizeEncoder(VIEWS),
+               options=IngestOptions(crops=True, attributes=False, force=True))
+    again = ingest(crops, tmp_path / "g", WithAppearance(SizeEncoder(VIEWS), AppearanceNetwork(nets["colour"])),
                    options=IngestOptions(crops=True, attributes=False, force=True))
     assert again.totals()["items_present"] == 9 and again.totals()["items_added"] == 0
 

@@ -8,6 +8,7 @@ import json
 import cv2
 import numpy as np
 import pytest
+from size_encoder import SizeEncoder
 
 from engine.appearance import AppearanceModelError, AppearanceNetwork, ShippedAppearanceNetwork, appearance_network
 from engine.appearance.gallery_view import compute_appearance_view
@@ -18,18 +19,6 @@ from engine.ingest.appearance import WithAppearance, auto_appearance, with_defau
 from engine.search.query import StepQuery
 from engine.search.session import SearchSession
 from engine.world.build import build_world
-
-
-class SizeEncoder:
-    """A checkpoint stand-in whose vectors depend on the crop's size only."""
-
-    def __init__(self) -> None:
-        self.views = {"rgb": 3}
-        self.fingerprint = "size-encoder"
-
-    def __call__(self, crops, modalities, resolutions):
-        rows = np.array([[c.shape[0], c.shape[1], 30.0] for c in crops], np.float32)
-        return {"rgb": rows / np.linalg.norm(rows, axis=1, keepdims=True)}
 
 
 @pytest.fixture(scope="module")

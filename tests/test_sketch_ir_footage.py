@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from fixed_query_encoder import FixedQueryEncoder
 from similarity_gallery import similarity_gallery
+from size_encoder import SizeEncoder
 
 from engine.appearance import AppearanceModelError, ShippedAppearanceNetwork
 from engine.appearance.gallery_view import compute_appearance_view
@@ -29,16 +30,6 @@ from engine.world.build import build_world
 TOL = 2e-3  # gallery vectors are float16
 
 
-class SizeEncoder:
-    """A checkpoint stand-in whose vectors depend on the crop's size only."""
-
-    def __init__(self) -> None:
-        self.views = {"rgb": 3}
-        self.fingerprint = "size-encoder"
-
-    def __call__(self, crops, modalities, resolutions):
-        rows = np.array([[c.shape[0], c.shape[1], 30.0] for c in crops], np.float32)
-        return {"rgb": rows / np.linalg.norm(rows, axis=1, keepdims=True)}
 
 
 class RecordingEncoder(FixedQueryEncoder):
