@@ -224,12 +224,15 @@ def test_ingest_records_the_gallery_domain_and_its_weight(footage, tmp_path):
     world = tmp_path / "world"
     build_world(world, identities=1, images_per_identity=3, seed=4, workers=1)
     ingest(world, tmp_path / "g", FakeEncoder(), ForegroundDetector(), weights=weights)
-    assert Gallery.open(tmp_path / "g").ranking == {"domain": "world", "attribute_weight": 0.5, "origin": "synthetic"}
+    ranking = Gallery.open(tmp_path / "g").ranking
+    assert ranking.pop("appearance").startswith("the checkpoint's own view: no appearance view")  # a built world
+    assert ranking == {"domain": "world", "attribute_weight": 0.5, "origin": "synthetic"}
     ingest(footage[0], tmp_path / "g", FakeEncoder(), ForegroundDetector(), weights=weights)
     assert Gallery.open(tmp_path / "g").ranking["domain"] == "footage"
     ingest(world, tmp_path / "g", FakeEncoder(), ForegroundDetector(), weights=weights)  # footage stays footage
-    assert Gallery.open(tmp_path / "g").ranking == {"domain": "footage", "attribute_weight": 2.0,
-                                                    "origin": "real people"}
+    ranking = Gallery.open(tmp_path / "g").ranking
+    assert ranking.pop("appearance").startswith("the checkpoint's own view")  # the gallery keeps what it had
+    assert ranking == {"domain": "footage", "attribute_weight": 2.0, "origin": "real people"}
 
 
 def test_image_folder_with_sidecar_is_one_tracked_sequence(footage, tmp_path):
