@@ -172,7 +172,6 @@ class AttributeNetwork:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         self.model, self.net = load_shipped(ATTRIBUTE_NETWORK, threads=threads, device=device)
         self.batch_size = batch_size
-        self.fingerprint = f"{self.model.name}:{self.model.bin_sha256[:16]}"
 
     @staticmethod
     def describe() -> dict[str, str]:

@@ -30,7 +30,7 @@ from engine.gallery import Gallery
 from engine.gallery.writer_lock import is_empty_folder
 from engine.ingest.encoder import Encoder
 from engine.ingest.errors import IngestError
-from engine.pretrained.registry import APPEARANCE_PRESETS, DEFAULT_APPEARANCE
+from engine.pretrained.registry import APPEARANCE_PRESETS, DEFAULT_APPEARANCE, shipped
 
 APPEARANCE_CHOICES: tuple[str, ...] = ("auto", "none", *APPEARANCE_PRESETS)
 #: The network ``auto`` gives a new gallery, by kind of source (None: no appearance view). A gallery with any
@@ -88,14 +88,13 @@ def with_default_appearance(encoder: Encoder, spec: str, root: str | Path, kinds
     carries a network (a user's ONNX file) is returned as it is, less the grey view when an existing gallery
     has only ``appearance``."""
     root = Path(root)
-    if isinstance(encoder, WithAppearance) and APPEARANCE_GREY_VIEW in encoder.views and not is_empty_folder(root):
-        views = Gallery.open(root, check_indexes=False).views
-        if APPEARANCE_VIEW in views and APPEARANCE_GREY_VIEW not in views:
-            return WithAppearance(encoder.encoder, encoder.network, grey=False)
+    gallery = None if is_empty_folder(root) else Gallery.open(root, check_indexes=False)
+    if isinstance(encoder, WithAppearance) and APPEARANCE_GREY_VIEW in encoder.views and gallery is not None \
+            and APPEARANCE_VIEW in gallery.views and APPEARANCE_GREY_VIEW not in gallery.views:
+        return WithAppearance(encoder.encoder, encoder.network, grey=False)
     if getattr(encoder, "network", None) is not None or APPEARANCE_VIEW in encoder.views:
         return encoder
-    if not is_empty_folder(root):
-        gallery = Gallery.open(root, check_indexes=False)
+    if gallery is not None:
         if APPEARANCE_VIEW not in gallery.views:
             if spec not in ("auto", "none"):
                 raise IngestError(f"the gallery {root} has no {APPEARANCE_VIEW!r} view; add it with `lineup gallery "
@@ -105,7 +104,7 @@ def with_default_appearance(encoder: Encoder, spec: str, root: str | Path, kinds
         network = network_of_record(recorded)
         if network is None:  # a user's ONNX file made the view: check_view_models names it
             return encoder
-        if spec not in ("auto", "none") and make_network(spec).fingerprint["file_sha256"] != network.sha256:
+        if spec not in ("auto", "none") and shipped(spec).bin_sha256 != network.sha256:
             raise IngestError(f"the gallery {root} holds an {APPEARANCE_VIEW!r} view made by {recorded.get('name')}; "
                               f"--appearance {spec} names another network (recompute the view with `lineup gallery "
                               "rebuild --appearance ... --replace-appearance`)")

@@ -115,6 +115,3 @@ def shipped(name: str) -> ShippedModel:
                                    f"appearance presets: {sorted(APPEARANCE_PRESETS)}")
     return found
 
-
-def by_task(task: str) -> tuple[ShippedModel, ...]:
-    return tuple(model for model in _MODELS if model.task == task)

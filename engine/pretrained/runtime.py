@@ -139,7 +139,6 @@ class IRModel:
         except Exception as exc:  # noqa: BLE001
             raise PretrainedModelError(f"network {xml} cannot be compiled for {device}: {_short(exc)}") from None
         self._request_lock = threading.Lock()
-        self.device = device
 
     def infer(self, batch: np.ndarray) -> dict[str, np.ndarray]:
         """Outputs by name for a float32 batch ``[N, 3, H, W]`` (BGR, 0–255)."""
