@@ -178,6 +178,31 @@ def test_marks_are_stored_and_shape_the_next_step(qtbot, state, store):
     assert "not in the open gallery" in state.test_errors[-1]
 
 
+def test_a_mark_records_the_step_score_rank_and_examiner_it_was_made_at(qtbot, state, store):
+    first = search(qtbot, state, "person p1")
+    second = search(qtbot, state, "person p2", kind="k", value=10)
+    state.select_step(first)
+    kept = store.load_case(state.case_id).step(first)
+    assert state.confirm(kept.kept_ids[4])
+    [mark] = store.load_case(state.case_id).marks
+    assert (mark.step_id, mark.rank, mark.actor) == (first, 5, "tester")
+    assert mark.score == pytest.approx(kept.kept_scores[4])
+    state.select_step(second)
+    outside = next(i for i in kept.kept_ids if i not in store.load_case(state.case_id).step(second).kept_ids)
+    assert state.reject(outside)
+    rejected = next(m for m in store.load_case(state.case_id).marks if m.item_id == outside)
+    assert (rejected.step_id, rejected.rank, rejected.score) == (second, None, None)
+
+
+def test_a_note_edit_is_stored_and_audited(qtbot, state, store):
+    note = state.add_note("red jcket")
+    assert state.edit_note(note, "red jacket, gate 3")
+    [kept] = store.load_case(state.case_id).notes
+    assert kept.text == "red jacket, gate 3" and kept.edited_at is not None
+    assert not state.edit_note(note, "")
+    assert state.test_errors and "Note text" in state.test_errors[-1]
+
+
 def test_a_reopened_case_reruns_its_path_with_the_marks_of_the_time(qtbot, world, state, store, pool):
     gallery, centres = world
     first = search(qtbot, state, "person p1")

@@ -335,8 +335,12 @@ class AppState(StepActions, QObject):
         except ActionRefused as exc:
             self._report(exc)
             return 0
+        shown_id = self.selected_step_id if self.selected_step_id is not None else self.head_step_id
+        shown = None if shown_id is None else self.step_state(shown_id)
+        if shown is not None and shown.gallery_id != self.gallery_id:
+            shown = None
         done, changed, failure = record_marks(self.store, self.case_id, self.gallery_id, self.session, item_ids,
-                                              state, note)
+                                              state, note, shown)
         if failure is not None:
             self._report(failure)
         if changed:
@@ -359,6 +363,10 @@ class AppState(StepActions, QObject):
             return None
         self._reload_case()
         return note_id
+
+    def edit_note(self, note_id: int, text: str) -> bool:
+        """Replace a note's text (audited; the earlier text stays in the audit trail)."""
+        return self._write(lambda store, case_id: store.edit_note(case_id, note_id, text))
 
     # ------------------------------------------------------------------------------------------ jobs
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.state.case_session import ActionRefused
-from app.store import CaseStore
+from app.store import CaseStore, StepState
 from engine.gallery import Gallery
 from engine.search import SearchSession
 
@@ -27,14 +27,29 @@ def check_items(gallery: Gallery | None, gallery_id: int | None, item_ids: Seque
         raise ActionRefused(f"Item {unknown[0]!r} is not in the open gallery")
 
 
+def mark_context(step: StepState | None, item_id: str) -> dict[str, float | int | None]:
+    """Where an item is being marked: the step on screen and the item's score and rank (1 = best) among the
+    items it kept; rank and score stay None when the step did not keep the item, all None without a step."""
+    if step is None:
+        return {"step_id": None, "score": None, "rank": None}
+    try:
+        index = step.kept_ids.index(item_id)
+    except ValueError:
+        return {"step_id": step.id, "score": None, "rank": None}
+    return {"step_id": step.id, "score": float(step.kept_scores[index]), "rank": index + 1}
+
+
 def record_marks(store: CaseStore, case_id: int, gallery_id: int, session: SearchSession | None,
-                 item_ids: Sequence[str], state: str, note: str | None) -> tuple[int, bool, ValueError | None]:
-    """Store each mark, then apply it to ``session``. Returns (how many were processed before the first
-    failure, whether any changed the case, that failure or None)."""
+                 item_ids: Sequence[str], state: str, note: str | None,
+                 step: StepState | None = None) -> tuple[int, bool, ValueError | None]:
+    """Store each mark (a confirmation or rejection with its ``mark_context`` in ``step``), then apply it to
+    ``session``. Returns (how many were processed before the first failure, whether any changed the case, that
+    failure or None)."""
     done, changed = 0, False
     for item_id in item_ids:
+        context = {} if state == "cleared" else mark_context(step, item_id)
         try:
-            changed |= store.mark(case_id, gallery_id, item_id, state, note)
+            changed |= store.mark(case_id, gallery_id, item_id, state, note, **context)
         except ValueError as exc:
             return done, changed, exc
         if session is not None:

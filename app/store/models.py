@@ -1,10 +1,11 @@
 """The case store's tables as SQLAlchemy 2 typed ORM classes (the schema at the newest migration).
 
-cases ─┬─ case_galleries        galleries a case searched (path, fingerprints, item count)
+cases ─┬─ case_galleries        galleries a case searched (path, fingerprints, item count, version)
        ├─ evidence              query images copied into the case's evidence folder, by SHA-256
        ├─ steps                 one row per search step; ``parent_id`` links the branch tree; never deleted
-       ├─ marks                 current confirm/reject state per (gallery, item); clearing deletes the row
-       ├─ notes                 free text, optionally about an item or a step
+       ├─ marks                 current confirm/reject state per (gallery, item), with the step, score, rank
+       │                        and examiner that set it; clearing deletes the row
+       ├─ notes                 free text, optionally about an item or a step; editable, each edit audited
        └─ audit_entries         append-only, hash-chained log of every action (``app.store.audit``)
 
 The migrations in ``migrations/versions`` create exactly these tables (a test compares them); change both
@@ -124,6 +125,8 @@ class Case(Base):
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
     #: the step the analyst stands on (end of the active path); None before the first step or after undoing all
     head_step_id: Mapped[int | None] = mapped_column(ForeignKey("steps.id", use_alter=True))
+    #: the case's search controls (filters, level, keep rule, query images); not audited, see migration 0003
+    working_state: Mapped[dict[str, Any] | None] = mapped_column(CanonicalJson)
 
 
 class CaseGallery(Base):
@@ -137,6 +140,8 @@ class CaseGallery(Base):
     model_fingerprint: Mapped[str] = mapped_column(String(200))
     item_count: Mapped[int] = mapped_column(Integer)
     added_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    #: the gallery version searched (None: recorded before versions were kept)
+    version: Mapped[int | None] = mapped_column(Integer)
 
 
 class Evidence(Base):
@@ -209,6 +214,12 @@ class Mark(Base):
     state: Mapped[str] = mapped_column(String(16))
     note: Mapped[str | None] = mapped_column(Text)
     at: Mapped[datetime] = mapped_column(UtcDateTime)
+    #: the step at which the item was marked, its score and rank there (None: marked outside a step, or
+    #: before these were kept) and who marked it
+    step_id: Mapped[int | None] = mapped_column(ForeignKey("steps.id"))
+    score: Mapped[float | None] = mapped_column(Float)
+    rank: Mapped[int | None] = mapped_column(Integer)
+    actor: Mapped[str | None] = mapped_column(String(200))
 
 
 class Note(Base):
@@ -221,6 +232,7 @@ class Note(Base):
     gallery_id: Mapped[int | None] = mapped_column(ForeignKey("case_galleries.id"))
     step_id: Mapped[int | None] = mapped_column(ForeignKey("steps.id"))
     at: Mapped[datetime] = mapped_column(UtcDateTime)
+    edited_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
 
 
 class AuditEntry(Base):

@@ -10,7 +10,7 @@ import zlib
 from typing import Any
 
 from app.store.codec import sha256_hex
-from app.store.models import CaseGallery, Evidence, Note, Step, canonical_json
+from app.store.models import CaseGallery, Evidence, Mark, Note, Step, canonical_json, utc_text
 from engine.step_schema import step_values
 
 
@@ -38,16 +38,33 @@ def step_payload(step: Step, sketch: Evidence | None, ir: Evidence | None) -> di
     }
 
 
+def _present(**values: Any) -> dict[str, Any]:
+    """The values that are set: keys added by a later schema stay out of payloads that never had them, so
+    entries written before them still verify."""
+    return {key: value for key, value in values.items() if value is not None}
+
+
 def gallery_payload(gallery: CaseGallery) -> dict[str, Any]:
     return {"gallery": gallery.id, "path": gallery.path, "gallery_fingerprint": gallery.gallery_fingerprint,
-            "model_fingerprint": gallery.model_fingerprint, "item_count": gallery.item_count}
+            "model_fingerprint": gallery.model_fingerprint, "item_count": gallery.item_count,
+            **_present(version=gallery.version)}
 
 
 def note_payload(note: Note) -> dict[str, Any]:
+    """A note's text and subject; ``edited_at`` once the note was edited."""
+    edited = None if note.edited_at is None else utc_text(note.edited_at)
     return {"note": note.id, "text": note.text, "item": note.item_id, "gallery": note.gallery_id,
-            "step": note.step_id}
+            "step": note.step_id, **_present(edited_at=edited)}
 
 
-def mark_payload(gallery_id: int, item_id: str, state: str, note: str | None) -> dict[str, Any]:
-    """``state`` is "confirmed", "rejected" or "cleared"."""
-    return {"gallery": gallery_id, "item": item_id, "state": state, "note": note}
+def mark_payload(gallery_id: int, item_id: str, state: str, note: str | None, *, step: int | None = None,
+                 score: float | None = None, rank: int | None = None, by: str | None = None) -> dict[str, Any]:
+    """``state`` is "confirmed", "rejected" or "cleared"; ``step``/``score``/``rank``: where the item was marked,
+    ``by``: the examiner (each only when known)."""
+    return {"gallery": gallery_id, "item": item_id, "state": state, "note": note,
+            **_present(step=step, score=score, rank=rank, by=by)}
+
+
+def mark_row_payload(mark: Mark) -> dict[str, Any]:
+    return mark_payload(mark.gallery_id, mark.item_id, mark.state, mark.note, step=mark.step_id,
+                        score=mark.score, rank=mark.rank, by=mark.actor)

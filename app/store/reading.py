@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from app.store import codec
 from app.store.evidence import case_folder
 from app.store.models import AuditEntry, Case, CaseGallery, Evidence, Mark, Note, Step, utc_text
-from app.store.payloads import mark_payload, note_payload, step_payload
+from app.store.payloads import mark_row_payload, note_payload, step_payload
 from app.store.state import CaseState, CaseSummary, EvidenceFile, GalleryUse, MarkState, NoteState, StepState
 from engine.step_schema import step_values
 
@@ -34,7 +34,8 @@ def step_state(step: Step, evidence: dict[int, EvidenceFile]) -> StepState:
 
 def read_case(session: Session, case: Case, evidence_root: Path) -> CaseState:
     """The whole state of ``case``, read with ``session``."""
-    galleries = tuple(GalleryUse(g.id, g.path, g.gallery_fingerprint, g.model_fingerprint, g.item_count, g.added_at)
+    galleries = tuple(GalleryUse(g.id, g.path, g.gallery_fingerprint, g.model_fingerprint, g.item_count, g.added_at,
+                                 g.version)
                       for g in session.scalars(select(CaseGallery).where(CaseGallery.case_id == case.id)
                                                .order_by(CaseGallery.id)))
     folder = case_folder(evidence_root, case.id)
@@ -42,10 +43,10 @@ def read_case(session: Session, case: Case, evidence_root: Path) -> CaseState:
                 for e in session.scalars(select(Evidence).where(Evidence.case_id == case.id).order_by(Evidence.id))}
     steps = tuple(step_state(s, evidence)
                   for s in session.scalars(select(Step).where(Step.case_id == case.id).order_by(Step.seq)))
-    marks = tuple(MarkState(m.gallery_id, m.item_id, m.state, m.note, m.at)
+    marks = tuple(MarkState(m.gallery_id, m.item_id, m.state, m.note, m.at, m.step_id, m.score, m.rank, m.actor)
                   for m in session.scalars(select(Mark).where(Mark.case_id == case.id)
                                            .order_by(Mark.gallery_id, Mark.item_id)))
-    notes = tuple(NoteState(n.id, n.text, n.item_id, n.gallery_id, n.step_id, n.at)
+    notes = tuple(NoteState(n.id, n.text, n.item_id, n.gallery_id, n.step_id, n.at, n.edited_at)
                   for n in session.scalars(select(Note).where(Note.case_id == case.id).order_by(Note.id)))
     audit_head = session.scalar(select(AuditEntry.hash).where(AuditEntry.case_id == case.id)
                                 .order_by(AuditEntry.seq.desc()).limit(1))
@@ -56,7 +57,7 @@ def read_case(session: Session, case: Case, evidence_root: Path) -> CaseState:
         path.append(node)
         node = parents[node]
     return CaseState(case_summary(case, len(steps)), galleries, steps, tuple(reversed(path)), marks, notes,
-                     tuple(evidence.values()), audit_head or "")
+                     tuple(evidence.values()), audit_head or "", case.working_state)
 
 
 def content_records(session: Session, case_id: int) -> tuple[str, dict[str, dict[str, dict[str, Any]]]]:
@@ -68,8 +69,7 @@ def content_records(session: Session, case_id: int) -> tuple[str, dict[str, dict
     steps = {str(s.id): {**step_payload(s, evidence.get(s.sketch_evidence_id), evidence.get(s.ir_evidence_id)),
                          "at": utc_text(s.created_at)}
              for s in session.scalars(select(Step).where(Step.case_id == case_id))}
-    marks = {f"{m.gallery_id}:{m.item_id}": {**mark_payload(m.gallery_id, m.item_id, m.state, m.note),
-                                              "at": utc_text(m.at)}
+    marks = {f"{m.gallery_id}:{m.item_id}": {**mark_row_payload(m), "at": utc_text(m.at)}
              for m in session.scalars(select(Mark).where(Mark.case_id == case_id))}
     notes = {str(n.id): {**note_payload(n), "at": utc_text(n.at)}
              for n in session.scalars(select(Note).where(Note.case_id == case_id))}

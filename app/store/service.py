@@ -33,8 +33,8 @@ from app.store.database import (
 )
 from app.store.errors import CaseNotFoundError, CaseStateError, StoreInputError
 from app.store.evidence import EvidenceSource, evidence_root, store_evidence
-from app.store.models import CASE_STATUSES, MARK_STATES, Case, CaseGallery, Evidence, Mark, Note, Step
-from app.store.payloads import gallery_payload, mark_payload, note_payload, step_payload
+from app.store.models import CASE_STATUSES, MARK_STATES, Case, CaseGallery, Evidence, Mark, Note, Step, canonical_json
+from app.store.payloads import gallery_payload, mark_payload, mark_row_payload, note_payload, step_payload
 from app.store.reading import case_summary, content_records, read_case
 from app.store.state import CaseState, CaseSummary, StepInput
 from app.store.verify import ChainReport, verify_case
@@ -206,12 +206,14 @@ class CaseStore:
                 self._log(session, case, at, "case.status", {"status": status})
 
     def add_gallery(self, case_id: int, path: str | Path, gallery_fingerprint: str, model_fingerprint: str,
-                    item_count: int) -> int:
-        """Record that the case searches this gallery; the same (path, fingerprint) returns its existing id."""
+                    item_count: int, *, version: int | None = None) -> int:
+        """Record that the case searches this gallery (``version``: the gallery version, when the gallery keeps
+        versions); the same (path, fingerprint) returns its existing id."""
         path_text = checks.text(str(path) if isinstance(path, Path) else path, "gallery path")
         gallery_fingerprint = checks.text(gallery_fingerprint, "gallery_fingerprint", limit=64)
         model_fingerprint = checks.text(model_fingerprint, "model_fingerprint", limit=200)
         item_count = checks.count(item_count, "item_count")
+        version = None if version is None else checks.count(version, "gallery version")
         with self._write() as session:
             case = self._case(session, case_id)
             existing = session.scalar(select(CaseGallery).where(
@@ -221,7 +223,8 @@ class CaseStore:
                 return existing.id
             at = _now()
             gallery = CaseGallery(case_id=case.id, path=path_text, gallery_fingerprint=gallery_fingerprint,
-                                  model_fingerprint=model_fingerprint, item_count=item_count, added_at=at)
+                                  model_fingerprint=model_fingerprint, item_count=item_count, added_at=at,
+                                  version=version)
             session.add(gallery)
             session.flush()
             self._log(session, case, at, "gallery.add", gallery_payload(gallery))
@@ -318,17 +321,28 @@ class CaseStore:
 
     # -------------------------------------------------------------------------------------- marks and notes
 
-    def mark(self, case_id: int, gallery_id: int, item_id: str, state: str, note: str | None = None) -> bool:
-        """Set an item's mark: "confirmed", "rejected" or "cleared". Returns False when nothing changed."""
+    def mark(self, case_id: int, gallery_id: int, item_id: str, state: str, note: str | None = None, *,
+             step_id: int | None = None, score: float | None = None, rank: int | None = None) -> bool:
+        """Set an item's mark: "confirmed", "rejected" or "cleared". ``step_id``/``score``/``rank``: the step at
+        which the examiner marked it and the item's score and rank (1 = best) there; the store's actor is kept
+        as the examiner. Returns False when nothing changed."""
         if state not in MARK_ACTIONS:
             raise StoreInputError(f"mark state must be one of {list(MARK_ACTIONS)}, got {state!r}")
         item_id = checks.text(item_id, "item_id")
         note = checks.text(note, "mark note", optional=True)
         if state == "cleared" and note is not None:
             raise StoreInputError("a cleared mark takes no note")
+        if state == "cleared" and (step_id, score, rank) != (None, None, None):
+            raise StoreInputError("a cleared mark takes no step, score or rank")
+        score = None if score is None else checks.finite(score, "mark score")
+        rank = None if rank is None else checks.count(rank, "mark rank")
+        if rank == 0:
+            raise StoreInputError("a mark's rank counts from 1")
         with self._write() as session:
             case = self._case(session, case_id)
             self._gallery(session, case.id, gallery_id)
+            if step_id is not None:
+                self._step(session, case.id, step_id)
             row = session.scalar(select(Mark).where(Mark.case_id == case.id, Mark.gallery_id == gallery_id,
                                                     Mark.item_id == item_id))
             at = _now()
@@ -337,13 +351,17 @@ class CaseStore:
                     return False
                 session.delete(row)
             elif row is None:
-                session.add(Mark(case_id=case.id, gallery_id=gallery_id, item_id=item_id, state=state, note=note,
-                                 at=at))
+                row = Mark(case_id=case.id, gallery_id=gallery_id, item_id=item_id, state=state, note=note, at=at,
+                           step_id=step_id, score=score, rank=rank, actor=self.actor)
+                session.add(row)
             elif (row.state, row.note) == (state, note):
                 return False
             else:
                 row.state, row.note, row.at = state, note, at
-            self._log(session, case, at, "mark", mark_payload(int(gallery_id), item_id, state, note))
+                row.step_id, row.score, row.rank, row.actor = step_id, score, rank, self.actor
+            payload = (mark_payload(int(gallery_id), item_id, state, note) if state == "cleared"
+                       else mark_row_payload(row))
+            self._log(session, case, at, "mark", payload)
             return True
 
     def add_note(self, case_id: int, text: str, *, item_id: str | None = None, gallery_id: int | None = None,
@@ -365,6 +383,37 @@ class CaseStore:
             session.flush()
             self._log(session, case, at, "note.add", note_payload(note))
             return note.id
+
+    def edit_note(self, case_id: int, note_id: int, text: str) -> bool:
+        """Replace a note's text; the edit is audited with the new text (the old one stays in the audit
+        trail). Returns False when the text is unchanged."""
+        text = checks.text(text, "note text")
+        note_id = checks.row_id(note_id, "note id")
+        with self._write() as session:
+            case = self._case(session, case_id)
+            note = session.get(Note, note_id)
+            if note is None or note.case_id != case.id:
+                raise CaseNotFoundError(f"case {case_id} has no note {note_id}")
+            if note.text == text:
+                return False
+            at = _now()
+            note.text, note.edited_at = text, at
+            self._log(session, case, at, "note.edit", note_payload(note))
+            return True
+
+    def save_working_state(self, case_id: int, state: dict[str, Any]) -> None:
+        """Keep the case's search controls (filters, level, keep rule, query images) so the case reopens with
+        them. Not audited and not evidence: each step records what it searched. Allowed on a closed case."""
+        if not isinstance(state, dict):
+            raise StoreInputError(f"a working state must be a JSON object, got {type(state).__name__}")
+        try:
+            canonical_json(state)
+        except (TypeError, ValueError) as exc:
+            raise StoreInputError(f"a working state must be plain JSON: {exc}") from None
+        with self._write() as session:
+            case = self._case(session, case_id, writable=False)
+            if case.working_state != state:
+                case.working_state = state
 
     # -------------------------------------------------------------------------------------- reading
 

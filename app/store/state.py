@@ -34,6 +34,7 @@ class GalleryUse:
     model_fingerprint: str
     item_count: int
     added_at: datetime
+    version: int | None = None  # the gallery version searched (None: recorded before versions were kept)
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,10 @@ class MarkState:
     state: str  # "confirmed" or "rejected"
     note: str | None
     at: datetime
+    step_id: int | None = None  # the step at which it was marked, with the item's score and rank there
+    score: float | None = None
+    rank: int | None = None  # 1 = best
+    actor: str | None = None  # the examiner who marked it
 
 
 @dataclass(frozen=True)
@@ -115,6 +120,7 @@ class NoteState:
     gallery_id: int | None
     step_id: int | None
     at: datetime
+    edited_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -129,6 +135,7 @@ class CaseState:
     notes: tuple[NoteState, ...]  # creation order
     evidence: tuple[EvidenceFile, ...]
     audit_head: str  # hash of the newest audit entry
+    working_state: dict[str, Any] | None = None  # the case's search controls as last saved (not audited)
 
     def step(self, step_id: int) -> StepState:
         for step in self.steps:

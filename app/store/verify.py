@@ -23,7 +23,7 @@ from app.store.audit import AuditRecord, chain_problems, read_entries
 from app.store.errors import CorruptCaseError
 from app.store.evidence import case_folder, sha256_file
 from app.store.models import Case, CaseGallery, Evidence, Mark, Note, Step, utc_text
-from app.store.payloads import gallery_payload, mark_payload, note_payload, step_payload
+from app.store.payloads import gallery_payload, mark_payload, mark_row_payload, note_payload, step_payload
 
 
 @dataclass(frozen=True)
@@ -85,9 +85,18 @@ def _replay(entries: list[AuditRecord]) -> dict[str, Any]:
             if payload.get("state") == "cleared":
                 state["marks"].pop(key, None)
             else:
-                state["marks"][key] = (mark_payload(*key, payload.get("state"), payload.get("note")), entry.at)
+                context = {name: payload.get(name) for name in ("step", "score", "rank", "by")}
+                state["marks"][key] = (mark_payload(*key, payload.get("state"), payload.get("note"), **context),
+                                       entry.at)
         elif action == "note.add":
             state["notes"][payload.get("note")] = (payload, entry.at)
+        elif action == "note.edit":
+            added = state["notes"].get(payload.get("note"))
+            if added is None:
+                state.setdefault("unknown", []).append(f"entry seq {entry.seq}: edits note {payload.get('note')} "
+                                                       "that was never added")
+            else:
+                state["notes"][payload.get("note")] = (payload, added[1])
         else:
             state.setdefault("unknown", []).append(f"entry seq {entry.seq}: unknown action {action!r}")
     return state
@@ -138,8 +147,7 @@ def _problems(session: Session, case_id: int, entries: list[AuditRecord], eviden
         problems.append(f"undone steps {sorted(undone)} differ from the audit trail's {sorted(replay['undone'])}")
 
     marks = session.scalars(select(Mark).where(Mark.case_id == case_id))
-    actual_marks = {(m.gallery_id, m.item_id): (mark_payload(m.gallery_id, m.item_id, m.state, m.note),
-                                                utc_text(m.at)) for m in marks}
+    actual_marks = {(m.gallery_id, m.item_id): (mark_row_payload(m), utc_text(m.at)) for m in marks}
     if actual_marks != replay["marks"]:
         changed = sorted(str(k) for k in actual_marks.keys() | replay["marks"].keys()
                          if actual_marks.get(k) != replay["marks"].get(k))
