@@ -10,7 +10,6 @@ use it, each with its own file names and error.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from engine import jsonio
 from engine.atomic import atomic_write_json
 
 _depth = threading.local()  # per thread: (folder, lock file) → how many nested holds
@@ -43,7 +43,7 @@ def holder(root: str | Path, holder_file: str) -> dict | None:
     """What the holder file says about the writer (``pid``, ``started``), or None when it is absent or
     unreadable. It may describe a writer that has died: only the lock tells whether anyone writes now."""
     try:
-        record = json.loads((Path(root) / holder_file).read_text(encoding="utf-8"))
+        record = jsonio.read(Path(root) / holder_file)
     except (OSError, ValueError):
         return None
     return record if isinstance(record, dict) else None

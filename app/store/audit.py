@@ -10,7 +10,6 @@ only rewriting the newest entries wholesale escapes it, which the head hash prin
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -19,6 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.store.models import AuditEntry, canonical_json, utc_text
+from engine import jsonio
 
 GENESIS_HASH = "0" * 64
 
@@ -63,7 +63,7 @@ def read_entries(session: Session, case_id: int) -> list[AuditRecord]:
     records = []
     for row in rows:
         try:
-            payload = json.loads(row.payload)
+            payload = jsonio.loads(row.payload, f"audit entry {row.seq} of case {case_id}", expect=dict)
         except ValueError:
             payload = {"unreadable": row.payload}
         records.append(AuditRecord(row.seq, row.at, row.actor, row.action, payload, row.prev_hash, row.hash))

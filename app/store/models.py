@@ -34,6 +34,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
 from app.store.errors import CorruptCaseError
+from engine import jsonio
 from engine.step_schema import STEP_FIELDS, StepField
 
 #: constraint names are fixed so that batch migrations on SQLite can find and drop them
@@ -100,9 +101,9 @@ class CanonicalJson(TypeDecorator[Any]):
         if value is None:
             return None
         try:
-            return json.loads(value)
-        except (TypeError, ValueError):
-            raise CorruptCaseError(f"stored JSON value {str(value)[:60]!r} cannot be parsed") from None
+            return jsonio.loads(value, f"stored JSON value {str(value)[:40]!r}")
+        except (TypeError, ValueError) as exc:
+            raise CorruptCaseError(f"{exc}; the case database holds a damaged row") from None
 
 
 def _in(column: str, values: tuple[str, ...]) -> str:

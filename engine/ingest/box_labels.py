@@ -16,12 +16,12 @@ detection is a false positive; an unpaired label that is not ``ignore`` is a mis
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from engine import jsonio
 from engine.detection.detectors import iou_matrix
 
 
@@ -75,11 +75,11 @@ def load_box_labels(path: str | Path) -> dict[str, LabelledClip]:
     """Clips by file name, checked: boxes inside their frame with positive size, person ids present."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = jsonio.read(path)
     except OSError as exc:
         raise LabelsError(f"labels file {path} cannot be read: {exc.strerror or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise LabelsError(f"labels file {path} is not JSON: {exc}") from None
+    except jsonio.JsonInputError as exc:
+        raise LabelsError(f"labels file {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("clips"), dict):
         raise LabelsError(f"labels file {path} needs a 'clips' object")
     return {name: _clip(path, name, entry) for name, entry in data["clips"].items()}

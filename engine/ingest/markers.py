@@ -4,10 +4,10 @@ read again from the start and its items already in the gallery (same determinist
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from engine import jsonio
 from engine.atomic import atomic_write_json
 
 MARKER_FOLDER = ("ingest", "sources")
@@ -21,7 +21,7 @@ def read_marker(gallery_root: Path, key: str) -> dict[str, Any] | None:
     """The marker of source ``key``, or None when the source is not done (an unreadable marker counts as none)."""
     path = marker_path(gallery_root, key)
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = jsonio.read(path)
     except (OSError, ValueError):
         return None
     return record if isinstance(record, dict) else None

@@ -14,12 +14,12 @@ describe its images; ``<video>.json`` beside a video (``{"camera": ..., "start":
 from __future__ import annotations
 
 import csv
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine import jsonio
 from engine.ingest.errors import IngestError
 from engine.timefmt import TimeInputError
 from engine.timefmt import parse_time as read_time
@@ -96,7 +96,7 @@ def _read_csv(path: Path) -> dict[str, Stamp]:
 
 def _read_json(path: Path) -> dict[str, Stamp]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = jsonio.read(path)
     except (OSError, ValueError) as exc:
         raise IngestError(f"sidecar {path} is unreadable: {exc}") from None
     if isinstance(data, dict):
@@ -120,7 +120,7 @@ def read_video_sidecar(video: Path) -> Stamp:
     if not path.is_file():
         return Stamp()
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = jsonio.read(path)
     except (OSError, ValueError) as exc:
         raise IngestError(f"video sidecar {path} is unreadable: {exc}") from None
     if not isinstance(data, dict):

@@ -26,6 +26,7 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
+from engine import jsonio
 from engine.models.config import ModelConfig, load_config
 from engine.models.device import choose_device
 from engine.models.model import PersonSearchModel
@@ -121,11 +122,9 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
 
 def _read_json(file: Path) -> Any:
     try:
-        return json.loads(file.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise CheckpointError(f"{file} is corrupt: not UTF-8 text ({exc.reason})") from None
-    except json.JSONDecodeError as exc:
-        raise CheckpointError(f"{file} is corrupt: invalid JSON ({exc.msg}, line {exc.lineno})") from None
+        return jsonio.read(file)
+    except jsonio.JsonInputError as exc:
+        raise CheckpointError(f"checkpoint file {exc}") from None
 
 
 def read_weights(weights_file: Path) -> dict[str, torch.Tensor]:

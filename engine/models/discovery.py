@@ -3,10 +3,10 @@ its model loaded for inference."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from engine import jsonio
 from engine.models.checkpoint import load
 from engine.resources import resource_path
 
@@ -45,7 +45,7 @@ def checkpoint_metadata(checkpoint: str | Path | None) -> tuple[Path | None, dic
             return None, {}
     path = Path(checkpoint) / "metadata.json"
     try:
-        metadata = json.loads(path.read_text(encoding="utf-8"))
+        metadata = jsonio.read(path)
     except (OSError, ValueError):
         return path, {}
     return path, metadata if isinstance(metadata, dict) else {}

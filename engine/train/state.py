@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pickle
 import random
 import shutil
 import tempfile
@@ -197,16 +198,29 @@ class RunFolder:
             raise
 
     def load_state(self) -> dict[str, Any]:
+        """The saved training state, read with ``weights_only=True``: tensors, numbers, strings and containers
+        only, so a planted file cannot run code. A state that needs anything else is refused by name."""
         try:
-            return torch.load(self.state_file, map_location="cpu", weights_only=False)
+            return torch.load(self.state_file, map_location="cpu", weights_only=True)
         except FileNotFoundError:
             raise RunFolderError(f"cannot resume: {self.state_file} is missing") from None
-        except (RuntimeError, EOFError, OSError) as exc:
+        except pickle.UnpicklingError as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise RunFolderError(
+                f"refusing the training state {self.state_file}: it holds objects other than tensors, numbers "
+                f"and containers ({first}); such a file can run code when read. A state written by an older "
+                f"Lineup cannot be resumed: start a new run with --init {self.model_dir}") from None
+        except (RuntimeError, EOFError, OSError, ValueError) as exc:
             raise RunFolderError(f"cannot read the training state {self.state_file}: {exc}") from None
 
 
 def capture_rng() -> dict[str, Any]:
-    state = {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()}
+    """Every random generator's state as tensors, numbers and tuples (what ``weights_only`` loading reads)."""
+    name, keys, position, has_gauss, cached = np.random.get_state()
+    state = {"torch": torch.get_rng_state(),
+             "numpy": {"name": str(name), "keys": torch.from_numpy(np.asarray(keys, dtype=np.int64)),
+                       "position": int(position), "has_gauss": int(has_gauss), "cached_gaussian": float(cached)},
+             "python": random.getstate()}
     if torch.cuda.is_available():
         state["cuda"] = torch.cuda.get_rng_state_all()
     return state
@@ -214,7 +228,9 @@ def capture_rng() -> dict[str, Any]:
 
 def restore_rng(state: dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
-    np.random.set_state(state["numpy"])
+    saved = state["numpy"]
+    np.random.set_state((saved["name"], saved["keys"].numpy().astype(np.uint32), saved["position"],
+                         saved["has_gauss"], saved["cached_gaussian"]))
     random.setstate(state["python"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
