@@ -75,14 +75,15 @@ def report_export(
 def report_verify(
     report_file: Path = typer.Argument(..., metavar="REPORT", help="Report file (its manifest lies beside it)."),
     db: Path = typer.Option(..., "--db", help="Case database the report was made from."),
-    trust: str = typer.Option(None, "--trust", help="Fingerprint of the key that must have signed the report "
-                                                    "(default: this installation's key)."),
+    trust: list[str] = typer.Option(None, "--trust", help="Also trust this signer for this check: a public key file "
+                                    "(`lineup key export`) or its fingerprint. Repeatable. Always trusted: this "
+                                    "installation's key and the keys in its trusted-keys folder (`lineup key trust`)."),
 ) -> None:
     """Check a report's signature, file, evidence and content against its manifest and the case's audit trail
-    (exit 1 if not)."""
+    (exit 1 if not, and if a key this installation does not trust signed it)."""
     report = _report_module()
     try:
-        result = report.verify_report(report_file, db, trusted_fingerprint=trust)
+        result = report.verify_report(report_file, db, trust=trust or ())
     except (ValueError, OSError) as exc:
         _fail(str(exc))
     for note in result.notes:
@@ -94,3 +95,53 @@ def report_verify(
     for problem in result.problems:
         typer.echo(f"  - {problem}")
     raise typer.Exit(code=1)
+
+
+key_app = typer.Typer(no_args_is_help=True, help="Report-signing keys: export this installation's public key, trust "
+                      "another examiner's.")
+app.add_typer(key_app, name="key")
+
+
+def _signing_module():
+    try:
+        from app.report import signing
+    except ImportError as exc:
+        _fail(f"report keys need Lineup's app dependencies: {exc}")
+    return signing
+
+
+@key_app.command("export")
+def key_export(out: Path = typer.Option(..., "--out", help="File to write the public key to (PEM).")) -> None:
+    """Write this installation's public report-signing key (made on first use) for others to trust."""
+    signing = _signing_module()
+    try:
+        path, digest = signing.export_public_key(out)
+    except (ValueError, OSError) as exc:
+        _fail(str(exc))
+    typer.echo(f"wrote {path}")
+    typer.echo(f"fingerprint {signing.grouped(digest)}  (read it to whoever will trust this key)")
+
+
+@key_app.command("trust")
+def key_trust(key_file: Path = typer.Argument(..., metavar="KEY.pub", help="Another examiner's public key.")) -> None:
+    """Trust reports signed by this key from now on (compare its fingerprint with its owner's first)."""
+    signing = _signing_module()
+    try:
+        digest = signing.trust_key(key_file)
+    except (ValueError, OSError) as exc:
+        _fail(str(exc))
+    typer.echo(f"trusted key {signing.grouped(digest)} (in {signing.trusted_keys_dir()})")
+
+
+@key_app.command("list")
+def key_list() -> None:
+    """The keys whose reports this installation accepts."""
+    signing = _signing_module()
+    try:
+        trusted = signing.trusted_keys()
+    except (ValueError, OSError) as exc:
+        _fail(str(exc))
+    if not trusted:
+        typer.echo("no trusted keys yet: `lineup key export` makes this installation's key")
+    for digest, why in trusted.items():
+        typer.echo(f"{signing.grouped(digest)}  {why}")

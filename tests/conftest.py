@@ -11,9 +11,12 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 @pytest.fixture(autouse=True, scope="session")
 def _signing_key_outside_the_user_folder(tmp_path_factory):
-    """Reports sign with a key made for the test session, never the user's own (``app.report.signing``)."""
+    """Reports sign with a key made for the test session, never the user's own, and trust keys from a folder of
+    the test session (``app.report.signing``)."""
     if "LINEUP_SIGNING_KEY" not in os.environ:
         os.environ["LINEUP_SIGNING_KEY"] = str(tmp_path_factory.mktemp("signing") / "report-signing-key.pem")
+    if "LINEUP_TRUSTED_KEYS" not in os.environ:
+        os.environ["LINEUP_TRUSTED_KEYS"] = str(tmp_path_factory.mktemp("trusted") / "trusted-keys")
     yield
 
 

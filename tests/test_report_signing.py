@@ -138,12 +138,13 @@ def test_a_manifest_re_signed_with_another_key_fails(exported, tmp_path, monkeyp
 
     forged = replace(manifest, report_sha256=sha256_file(result.report_path)).signed_with(forger)
     result.manifest_path.write_text(json.dumps(forged.to_json()))
-    found = verify_report(result.report_path, built.db, trusted_fingerprint=own.fingerprint).problems
-    assert has(found, "manifest: signed by key", grouped(forger.fingerprint), "not by the trusted key")
+    monkeypatch.setenv(KEY_VARIABLE, str(own.path))
+    found = verify_report(result.report_path, built.db, trust=[own.fingerprint]).problems
+    assert has(found, "manifest: signed by key", grouped(forger.fingerprint), "which this installation does not trust")
     monkeypatch.setenv(KEY_VARIABLE, str(own.path))
     runner = CliRunner()
     failed = runner.invoke(app, ["report", "verify", str(result.report_path), "--db", str(built.db)])
-    assert failed.exit_code == 1 and "not by the trusted key" in failed.output
+    assert failed.exit_code == 1 and "does not trust" in failed.output
     wrong = runner.invoke(app, ["report", "verify", str(result.report_path), "--db", str(built.db),
                                 "--trust", grouped(forger.fingerprint)])
     assert wrong.exit_code == 0, wrong.output  # trusting the forger's key: the forged manifest is consistent
@@ -159,3 +160,66 @@ def test_the_key_is_made_once_owner_only_and_a_damaged_key_is_a_named_error(tmp_
     path.write_text("-----BEGIN PRIVATE KEY-----\ngarbage\n-----END PRIVATE KEY-----\n")
     with pytest.raises(ReportError, match=r"k\.pem is damaged or not a PEM private key"):
         installation_key()
+
+
+def _rewrite_note_and_reexport(built, tmp_path, monkeypatch):
+    """A forger edits a note in the database, recomputes the audit chain and exports the case again from
+    another installation (its own key)."""
+    connection = sqlite3.connect(built.db, isolation_level=None)
+    note_id, text = connection.execute("SELECT id, text FROM notes ORDER BY id LIMIT 1").fetchone()
+    connection.execute("UPDATE notes SET text = 'Rewritten by the forger.' WHERE id = ?", (note_id,))
+    connection.close()
+    _rehash_chain(built.db, built.case_id,
+                  lambda data: {**data, "text": "Rewritten by the forger."} if data.get("text") == text else data)
+    monkeypatch.setenv(KEY_VARIABLE, str(tmp_path / "forger" / "key.pem"))
+    forged = export_report(built.db, built.case_id, tmp_path / "forged.html")
+    forger = installation_key(create=False)
+    return forged, forger
+
+
+def test_a_rehashed_case_re_exported_elsewhere_is_refused_where_no_key_or_only_the_original_is_trusted(
+        exported, tmp_path, monkeypatch):
+    built, original = exported
+    own = installation_key(create=False)
+    public = tmp_path / "examiner.pub"
+    public.write_bytes(own.public_pem())
+    forged, forger = _rewrite_note_and_reexport(built, tmp_path, monkeypatch)
+    assert forger.fingerprint != own.fingerprint
+    runner = CliRunner()
+    # a third machine: neither key, nothing trusted
+    monkeypatch.setenv(KEY_VARIABLE, str(tmp_path / "third" / "key.pem"))
+    monkeypatch.setenv("LINEUP_TRUSTED_KEYS", str(tmp_path / "third" / "trusted"))
+    plain = runner.invoke(app, ["report", "verify", str(forged.report_path), "--db", str(built.db)])
+    assert plain.exit_code == 1 and "OK" not in plain.output, plain.output
+    assert "which this installation does not trust (it trusts no key yet)" in plain.output
+    # the same machine after trusting only the original examiner's key
+    trusted = runner.invoke(app, ["key", "trust", str(public)])
+    assert trusted.exit_code == 0 and grouped(own.fingerprint) in trusted.output
+    again = runner.invoke(app, ["report", "verify", str(forged.report_path), "--db", str(built.db)])
+    assert again.exit_code == 1 and "does not trust" in again.output
+    # the original report, checked there, names the rewritten note
+    first = verify_report(original.report_path, built.db)
+    assert not first.ok and has(first.problems, "content differs from the database: note")
+    assert any("trusted key" in note for note in first.notes)
+
+
+def test_keys_export_trust_and_list(tmp_path, monkeypatch):
+    monkeypatch.setenv(KEY_VARIABLE, str(tmp_path / "a" / "key.pem"))
+    monkeypatch.setenv("LINEUP_TRUSTED_KEYS", str(tmp_path / "trusted"))
+    runner = CliRunner()
+    exported_key = runner.invoke(app, ["key", "export", "--out", str(tmp_path / "a.pub")])
+    assert exported_key.exit_code == 0, exported_key.output
+    mine = installation_key(create=False)
+    assert grouped(mine.fingerprint) in exported_key.output
+    assert (tmp_path / "a.pub").read_bytes().startswith(b"-----BEGIN PUBLIC KEY-----")
+    monkeypatch.setenv(KEY_VARIABLE, str(tmp_path / "b" / "key.pem"))
+    assert runner.invoke(app, ["key", "trust", str(tmp_path / "a.pub")]).exit_code == 0
+    assert runner.invoke(app, ["key", "trust", str(tmp_path / "a.pub")]).exit_code == 0  # twice: no change
+    listed = runner.invoke(app, ["key", "list"])
+    assert grouped(mine.fingerprint) in listed.output and "trusted key" in listed.output
+    (tmp_path / "junk.pub").write_text("not a key")
+    refused = runner.invoke(app, ["key", "trust", str(tmp_path / "junk.pub")])
+    assert refused.exit_code != 0 and "junk.pub holds neither a PEM public key" in refused.output
+    assert "Traceback" not in refused.output
+    with pytest.raises(ReportError, match="neither a public key file nor a 64-hex-digit"):
+        verify_report(tmp_path / "absent.html", tmp_path / "absent.db", trust=["abc"])

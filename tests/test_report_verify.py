@@ -15,6 +15,7 @@ from audit_edits import edit_audit
 from report_cases import report_case
 
 from app.report import export_report, manifest_path, verify_report
+from app.report.signing import grouped, installation_key
 from app.store import CaseStore
 from app.store.audit import entry_hash
 from app.store.models import canonical_json
@@ -43,7 +44,8 @@ def has(problems, *words) -> bool:
 def test_a_fresh_report_verifies(exported):
     built, result = exported
     check = verify_report(result.report_path, built.db)
-    assert check.ok and check.problems == () and check.notes == ()
+    assert check.ok and check.problems == () and check.notes == (
+        f"signed by key {grouped(installation_key(create=False).fingerprint)} (this installation's own key)",)
     pdf = export_report(built.db, built.case_id, result.report_path.with_suffix(".pdf"))
     assert verify_report(pdf.report_path, built.db).ok
 
@@ -123,7 +125,7 @@ def test_later_entries_are_a_note_and_a_changed_gallery_a_problem(exported):
     with CaseStore.open(built.db) as store:
         store.add_note(built.case_id, "Follow-up: checked the platform camera.")
     check = verify_report(result.report_path, built.db)
-    assert check.ok and len(check.notes) == 1 and "1 audit entry was added after the report" in check.notes[0]
+    assert check.ok and len(check.notes) == 2 and "1 audit entry was added after the report" in check.notes[1]
     gallery = Gallery.open(built.gallery_root)
     gallery.add([{"id": "late", "source": "late.mp4"}], {"rgb": np.eye(1, 8, dtype=np.float32)})
     assert has(problems_of(result.report_path, built.db), "gallery", "has changed since the report was made")

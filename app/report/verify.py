@@ -3,7 +3,9 @@
 Each problem names what changed, and who is to blame:
 
 - the manifest: its signature does not verify (the manifest was edited after signing, or its signature or key
-  replaced), or it is signed by another key than the one trusted (this installation's, or one given);
+  replaced), or it is signed by a key the verifier does not trust (``app.report.signing.trusted_keys``: its
+  own key, its trusted-keys folder, keys given for the check) — a valid signature by an unknown key proves
+  nothing, so it is never OK;
 - the report file: its SHA-256 differs from the one the signed manifest records;
 - the case database: its audit chain does not verify (``CaseStore.verify_chain``); the audit entry that was
   newest when the report was made is gone or has another hash; a step, mark or note differs from the
@@ -18,13 +20,14 @@ database is opened read-only.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from app.report.errors import ReportError
 from app.report.galleries import GalleryLookup
 from app.report.manifest import CONTENT_KINDS, Manifest, content_digests, manifest_path, read_manifest
-from app.report.signing import grouped, installation_key, public_fingerprint, signature_valid
+from app.report.signing import grouped, public_fingerprint, signature_valid, trusted_keys
 from app.store import CaseNotFoundError, CaseStore
 from engine.hashing import sha256_file
 
@@ -47,8 +50,9 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _check_signature(manifest: Manifest, trusted: str | None, problems: list[str], notes: list[str]) -> bool:
-    """Whether the manifest is signed, intact, and by the trusted key (problems name what is wrong)."""
+def _check_signature(manifest: Manifest, trusted: dict[str, str], problems: list[str], notes: list[str]) -> bool:
+    """Whether the manifest is signed, intact, and by a key the verifier trusts (problems name what is wrong).
+    A valid signature by a key nobody here trusts proves nothing about who made the report: it is a problem."""
     named = public_fingerprint(manifest.signer_public_key)
     if named is None:
         problems.append("manifest: its signer's public key is missing or malformed: the manifest cannot be trusted")
@@ -61,14 +65,18 @@ def _check_signature(manifest: Manifest, trusted: str | None, problems: list[str
         problems.append(f"manifest: the fingerprint it states ({manifest.signer_fingerprint}) is not that of the "
                         f"key it carries ({named})")
         intact = False
-    if trusted is None:
-        notes.append(f"no trusted key to compare with: the manifest is signed by key {grouped(named)} (pass the "
-                     "fingerprint printed in the report to check who signed it)")
-    elif named != trusted:
-        problems.append(f"manifest: signed by key {grouped(named)}, not by the trusted key {grouped(trusted)}: the "
-                        "report was not issued by this installation")
-        intact = False
-    return intact
+    if named in trusted:
+        notes.append(f"signed by key {grouped(named)} ({trusted[named]})")
+        return intact
+    if trusted:
+        known = "; ".join(f"{grouped(key)[:19]}… ({why})" for key, why in trusted.items())
+        problems.append(f"manifest: signed by key {grouped(named)}, which this installation does not trust "
+                        f"(trusted: {known}): the report was not issued by a trusted examiner")
+    else:
+        problems.append(f"manifest: signed by key {grouped(named)}, which this installation does not trust (it "
+                        "trusts no key yet): compare this fingerprint with the examiner's by another channel, then "
+                        "`lineup key trust THEIR_KEY.pub` or pass --trust")
+    return False
 
 
 def _check_content(manifest: Manifest, records, later_entries: bool, problems: list[str],
@@ -159,10 +167,11 @@ def _check_evidence(manifest: Manifest, problems: list[str]) -> None:
 
 
 def verify_report(report_path: str | Path, db_path: str | Path, *,
-                  trusted_fingerprint: str | None = None) -> ReportVerification:
+                  trust: Iterable[str] = ()) -> ReportVerification:
     """Check the report at ``report_path`` against its manifest, its evidence files and the case in ``db_path``.
-    The manifest must be signed by the key with ``trusted_fingerprint`` (hex SHA-256 of the public key, spaces
-    allowed), by default this installation's key when it has one."""
+    The manifest must be signed by a key the verifier trusts (``app.report.signing.trusted_keys``: its own,
+    its trusted-keys folder, and ``trust``: public key files or fingerprints)."""
+    trusted = trusted_keys(trust)
     report = Path(report_path).expanduser().absolute()
     db = Path(db_path).expanduser().absolute()
     problems: list[str] = []
@@ -173,11 +182,6 @@ def verify_report(report_path: str | Path, db_path: str | Path, *,
         manifest = read_manifest(manifest_path(report))
     except ReportError as exc:
         return ReportVerification(report, (*problems, str(exc)), ())
-    if trusted_fingerprint is not None:
-        trusted = "".join(trusted_fingerprint.split()).lower()
-    else:
-        own = installation_key(create=False)
-        trusted = None if own is None else own.fingerprint
     trusted_manifest = _check_signature(manifest, trusted, problems, notes)
     if report.is_file():
         digest = sha256_file(report)
