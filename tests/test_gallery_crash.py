@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
+from engine.cli import app
 from engine.gallery import Gallery, journal, store, vector_file
+from engine.gallery.errors import GalleryCorruptError, GalleryPendingChangeError
 
 DIM = 8
 VIEWS = {"text:UC": DIM, "rgb": DIM}
@@ -84,7 +88,8 @@ def test_killed_add_is_invisible_and_trimmed_by_the_next_writer(tmp_path, data):
     np.testing.assert_allclose(final.vectors("rgb"), vectors["rgb"], atol=1e-3)
 
 
-def test_remove_interrupted_after_its_journal_is_finished_on_open(tmp_path, data, monkeypatch):
+def test_remove_interrupted_after_its_journal_is_finished_by_the_next_writer_never_a_reader(tmp_path, data,
+                                                                                            monkeypatch):
     records, vectors = data
     g = Gallery.create(tmp_path / "g", VIEWS, "ckpt")
     g.add(records[:30], {v: a[:30] for v, a in vectors.items()})
@@ -102,15 +107,45 @@ def test_remove_interrupted_after_its_journal_is_finished_on_open(tmp_path, data
     snapshot = tmp_path / "copy"
     shutil.copytree(g.root, snapshot)
 
-    reopened = Gallery.open(g.root)
+    before = {p.name: p.read_bytes() for p in g.root.rglob("*") if p.is_file()}
+    with pytest.raises(GalleryPendingChangeError, match="unfinished remove or rebuild that no writer is applying"):
+        Gallery.open(g.root)  # a reader changes nothing
+    assert {p.name: p.read_bytes() for p in g.root.rglob("*") if p.is_file()} == before
+    reopened = Gallery.open(g.root, finish_changes=True)
     assert len(reopened) == 28 and "i2" not in reopened
     assert not (g.root / journal.JOURNAL_FILE).exists()
     assert reopened.verify() == []
     # a second crash in the middle of applying the journal: some files already moved
     pending = sorted(snapshot.rglob("*" + journal.PENDING_SUFFIX))
     pending[0].replace(pending[0].with_name(pending[0].name[: -len(journal.PENDING_SUFFIX)]))
-    again = Gallery.open(snapshot)
+    again = Gallery.open(snapshot, finish_changes=True)
     assert len(again) == 28 and again.verify() == []
+
+
+def test_a_planted_journal_is_never_applied(tmp_path, data):
+    records, vectors = data
+    g = Gallery.create(tmp_path / "g", VIEWS, "ckpt")
+    g.add(records[:10], {v: a[:10] for v, a in vectors.items()})
+    meta = json.loads((g.root / "gallery.json").read_text())
+    items = g.root / "items.jsonl"
+    planted = {"moves": [], "gallery": meta, "delete": ["items.jsonl"]}
+    (g.root / journal.JOURNAL_FILE).write_text(json.dumps(planted))
+    runner = CliRunner()
+    for command in (["gallery", "verify", str(g.root)], ["gallery", "info", str(g.root)]):
+        result = runner.invoke(app, command)
+        assert result.exit_code != 0 and "no writer is applying" in result.output, result.output
+        assert items.is_file()
+    with pytest.raises(GalleryCorruptError, match="not written for this gallery"):
+        Gallery.open(g.root, finish_changes=True)  # untagged
+    planted["gallery_id"] = meta["id"]
+    (g.root / journal.JOURNAL_FILE).write_text(json.dumps(planted))
+    with pytest.raises(GalleryCorruptError, match="would delete items.jsonl, which is not a crop"):
+        Gallery.open(g.root, finish_changes=True)
+    planted.update(delete=[], moves=[["vectors/rgb.f16.npy", "items.jsonl"]])
+    (g.root / journal.JOURNAL_FILE).write_text(json.dumps(planted))
+    with pytest.raises(GalleryCorruptError, match="not a pending file onto its own name"):
+        Gallery.open(g.root, finish_changes=True)
+    assert items.is_file() and len(g) == 10
 
 
 def test_failed_remove_before_its_journal_changes_nothing(tmp_path, data, monkeypatch):

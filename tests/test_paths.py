@@ -117,9 +117,10 @@ def test_a_journal_that_moves_files_out_of_the_gallery_is_refused(tmp_path):
     root = _gallery(tmp_path)
     victim = _image(tmp_path / "victim.png")
     meta = json.loads((root / "gallery.json").read_text())
-    (root / JOURNAL_FILE).write_text(json.dumps({"moves": [], "gallery": meta, "delete": ["../victim.png"]}))
+    (root / JOURNAL_FILE).write_text(json.dumps({"moves": [], "gallery": meta, "delete": ["../victim.png"],
+                                                 "gallery_id": meta["id"]}))
     with pytest.raises(GalleryCorruptError, match="journal deletion '../victim.png'.*outside"):
-        Gallery.open(root)
+        Gallery.open(root, finish_changes=True)
     assert victim.is_file()
 
 

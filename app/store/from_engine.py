@@ -6,13 +6,11 @@ step schema the store builds on.
 
 from __future__ import annotations
 
-import hashlib
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from app.store.evidence import EvidenceSource
-from app.store.models import canonical_json
 from app.store.state import StepInput
 from engine.step_schema import step_values
 
@@ -23,18 +21,17 @@ if TYPE_CHECKING:
 
 def gallery_fingerprint(gallery: Gallery) -> str:
     """SHA-256 over the model fingerprint, the views and every item id in row order: equal for the same items
-    embedded by the same model, different after any add or remove."""
-    digest = hashlib.sha256(canonical_json({"model": gallery.model_fingerprint, "views": gallery.views})
-                            .encode("utf-8"))
-    for item_id in gallery.ids:
-        digest.update(b"\n" + item_id.encode("utf-8"))
-    return digest.hexdigest()
+    embedded by the same model, different after any add or remove (the current version's fingerprint,
+    ``engine.gallery.versions``)."""
+    return gallery.fingerprint()
 
 
 def gallery_identity(gallery: Gallery) -> dict[str, Any]:
-    """Keyword arguments for ``CaseStore.add_gallery`` (after ``case_id``)."""
-    return {"path": str(gallery.root.resolve()), "gallery_fingerprint": gallery_fingerprint(gallery),
-            "model_fingerprint": gallery.model_fingerprint, "item_count": len(gallery)}
+    """Keyword arguments for ``CaseStore.add_gallery`` (after ``case_id``): the gallery's current version."""
+    version = gallery.version
+    return {"path": str(gallery.root.resolve()), "gallery_fingerprint": version.fingerprint,
+            "model_fingerprint": gallery.model_fingerprint, "item_count": version.items,
+            "version": version.version}
 
 
 def _image(value: Any, what: str) -> Any:

@@ -7,16 +7,18 @@ from pathlib import Path
 
 import typer
 
+from engine.cli.output import Failed
 from engine.cli.output import fail as _fail
 
 gallery_app = typer.Typer(no_args_is_help=True, help="Gallery folders: look, check, repair.")
 
 
-def _open_gallery(folder: Path, check_indexes: bool = True):
+def _open_gallery(folder: Path, check_indexes: bool = True, *, writer: bool = False):
+    """The gallery in ``folder``; only a ``writer`` (holding the write lock) finishes an unfinished change."""
     from engine.gallery import Gallery
 
     try:
-        return Gallery.open(folder, check_indexes=check_indexes)
+        return Gallery.open(folder, check_indexes=check_indexes, finish_changes=writer)
     except (ValueError, OSError) as exc:
         _fail(str(exc))
 
@@ -96,7 +98,7 @@ def gallery_rebuild(
     try:
         if folder.is_dir():  # held from before the gallery is read until every change is written
             lock.enter_context(writing(folder))
-        store = _open_gallery(folder, check_indexes=False)
+        store = _open_gallery(folder, check_indexes=False, writer=True)
         if appearance is not None:
             from engine.appearance import appearance_network, parse_normalisation
             from engine.appearance.gallery_view import check_view_model, compute_appearance_view
@@ -121,6 +123,8 @@ def gallery_rebuild(
                 model = load(checkpoint, device=device)
             with cli_progress("attribute evidence") as report:
                 evidence = refresh_evidence(store, model, progress=report)
+    except Failed:
+        raise
     except (ValueError, OSError, RuntimeError) as exc:
         _fail(str(exc))
     finally:

@@ -34,3 +34,8 @@ class GalleryInputError(GalleryError):
 
 class GalleryBusyError(GalleryError):
     """Another process (or thread) holds the gallery's write lock; nothing was written."""
+
+
+class GalleryPendingChangeError(GalleryCorruptError):
+    """A read-only command found an unfinished change (``journal.json``) that no writer is applying; readers
+    never apply one. ``lineup gallery rebuild`` (a writer) checks it and finishes it."""

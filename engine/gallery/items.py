@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from engine import jsonio
 from engine.gallery.errors import GalleryCorruptError, GalleryInputError
 from engine.ontology import ONTOLOGY
 
@@ -241,9 +242,9 @@ def read_columns(path, committed_bytes: int, expected_rows: int) -> ItemColumns:
     records = []
     for number, line in enumerate(lines, start=1):
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise GalleryCorruptError(f"{path} line {number} is not valid JSON: {exc}") from None
+            record = jsonio.loads(line, f"{path} line {number}")
+        except jsonio.JsonInputError as exc:  # not UTF-8, not JSON, nested too deep: the file and line named
+            raise GalleryCorruptError(str(exc)) from None
         if not isinstance(record, dict) or not isinstance(record.get("id"), str):
             raise GalleryCorruptError(f"{path} line {number} is not an item object with an 'id'")
         records.append(record)

@@ -57,6 +57,23 @@ def info_lines(info: dict[str, Any]) -> list[str]:
     if ranking and ranking.get("appearance"):
         lines.append(f"  find similar: {ranking['appearance']}")
     lines.append(f"  created {info.get('created') or '-'}, updated {info.get('updated') or '-'}")
+    lines.extend(version_lines(info.get("versions") or []))
+    return lines
+
+
+def version_lines(versions: Sequence[dict[str, Any]]) -> list[str]:
+    """The gallery's versions (``engine.gallery.versions``), oldest first: number, items, when, sources."""
+    if not versions:
+        return []
+    lines = [f"  versions ({len(versions)}):"]
+    for entry in versions:
+        sources = ", ".join(entry.get("sources") or []) or "-"
+        state = " (not yet recorded: items added outside an ingest, or before versions were kept)" \
+            if not entry.get("recorded", True) else ""
+        if entry.get("retired"):
+            state += f" (retired: {entry['retired']})"
+        lines.append(f"    v{entry['version']:<3} {entry['items']:>9,} items  {entry.get('added_at') or '-'}  "
+                     f"fingerprint {entry['fingerprint'][:12]}…  sources: {sources}{state}")
     return lines
 
 

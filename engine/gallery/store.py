@@ -29,6 +29,7 @@ import contextlib
 import json
 import math
 import time
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ import numpy as np
 
 from engine.atomic import atomic_write_json
 from engine.gallery import indexes, journal, vector_file
+from engine.gallery import versions as gallery_versions
 from engine.gallery.errors import (
     GalleryCorruptError,
     GalleryError,
@@ -58,6 +60,7 @@ from engine.gallery.layout import (
 )
 from engine.gallery.scoring import inner_products, to_float32
 from engine.gallery.verify import Problem, verify_gallery
+from engine.gallery.versions import GalleryVersion
 from engine.gallery.writer_lock import is_empty_folder, writing
 from engine.gallery.writes import GalleryWrites
 from engine.paths import PathEscapeError, contained
@@ -134,13 +137,16 @@ class Gallery(GalleryWrites):
             "view_models": foreign,
             "created": now(),
             "updated": now(),
+            "id": uuid.uuid4().hex,
         }
         atomic_write_json(root / GALLERY_FILE, meta, indent=1)
 
     @classmethod
-    def open(cls, root: str | Path, *, check_indexes: bool = True) -> Gallery:
-        """Open an existing gallery at its last commit. Finishes an interrupted remove/rebuild; ignores an
-        interrupted add's tail.
+    def open(cls, root: str | Path, *, check_indexes: bool = True, finish_changes: bool = False) -> Gallery:
+        """Open an existing gallery at its last commit; ignores an interrupted add's tail. An interrupted
+        remove/rebuild (``journal.json``) is finished only with ``finish_changes`` (a writer: it takes the write
+        lock to do so); a reader waits for the live writer applying one and otherwise refuses it
+        (``engine.gallery.journal.await_pending``), so opening to read changes nothing.
 
         With ``check_indexes`` every index is loaded (memory-mapped) and checked against ``gallery.json``;
         ``check_indexes=False`` lets ``rebuild`` open a gallery whose indexes are broken. Takes no lock: when a
@@ -152,7 +158,10 @@ class Gallery(GalleryWrites):
         if not meta_path.is_file() and not (root / journal.JOURNAL_FILE).exists():
             raise GalleryNotFoundError(f"{root} is not a gallery: {GALLERY_FILE} is missing")
         for attempt in range(OPEN_ATTEMPTS):
-            journal.finish_pending(root)
+            if finish_changes:
+                journal.finish_pending(root)
+            else:
+                journal.await_pending(root)
             stamp = _stamp(meta_path)
             try:
                 return cls._open_once(root, check_indexes)
@@ -269,6 +278,44 @@ class Gallery(GalleryWrites):
                 ranking["appearance"] = appearance.strip()
             self._meta = dict(self._meta, ranking=ranking, updated=now())
             atomic_write_json(self.root / GALLERY_FILE, self._meta, indent=1)
+
+    # ------------------------------------------------------------------------------------------------ versions
+
+    def versions(self) -> tuple[GalleryVersion, ...]:
+        """Every version, oldest first; the last is the current one (``engine.gallery.versions``). Kept until
+        the next commit (every write replaces the metadata object)."""
+        cached = self.__dict__.get("_versions_of")
+        if cached is None or cached[0] is not self._meta:
+            cached = (self._meta, gallery_versions.listed(self._meta, self.ids))
+            self.__dict__["_versions_of"] = cached
+        return cached[1]
+
+    @property
+    def version(self) -> GalleryVersion:
+        """The current version (every committed item)."""
+        return self.versions()[-1]
+
+    def fingerprint(self, items: int | None = None) -> str:
+        """The fingerprint of the first ``items`` items (all when None): model, views and item ids."""
+        if items is None or items == len(self):
+            return self.version.fingerprint
+        return gallery_versions.meta_fingerprint(self._meta, self.ids, items)
+
+    def find_version(self, fingerprint: str, items: int | None = None,
+                     version: int | None = None) -> GalleryVersion | None:
+        """The version with ``fingerprint`` (a case's record: its item count and number help), or None when the
+        gallery no longer has it (see ``engine.gallery.versions.find``)."""
+        return gallery_versions.find(self._meta, self.ids, fingerprint, items, version)
+
+    def record_version(self, sources: Sequence[str] = ()) -> GalleryVersion:
+        """Record the committed items as a new version made from ``sources`` (names of the footage, crop folders
+        or worlds) unless the last recorded version already is this state; returns the current version."""
+        with self._writing():
+            meta = gallery_versions.with_current(self._meta, self.ids, sources, now())
+            if meta is not self._meta:
+                self._meta = dict(meta, updated=now())
+                atomic_write_json(self.root / GALLERY_FILE, self._meta, indent=1)
+            return self.version
 
     @property
     def views(self) -> dict[str, int]:
@@ -479,6 +526,7 @@ class Gallery(GalleryWrites):
             "bytes_per_item_without_crops": without_crops / count if count else math.nan,
             "raw_float32_bytes_per_item": raw,
             "ranking": self.ranking,
+            "versions": [dict(v.to_dict(), recorded=v.recorded) for v in self.versions()],
             "created": self._meta.get("created"),
             "updated": self._meta.get("updated"),
         }

@@ -16,6 +16,7 @@ import numpy as np
 
 from engine.atomic import atomic_write_json
 from engine.gallery import indexes, journal, vector_file
+from engine.gallery import versions as gallery_versions
 from engine.gallery.crops import put_crop
 from engine.gallery.errors import (
     GalleryInputError,
@@ -220,8 +221,13 @@ class GalleryWrites:
             remaining_crops = {json.loads(line).get("crop") for line in lines}
             removed_crops = sorted({c for c in (json.loads(x).get("crop") for x in self._raw_lines(drop.tolist()))
                                     if c is not None and c not in remaining_crops})
-            meta = dict(self._meta, count=int(keep.size), items_bytes=sum(map(len, lines)), indexes=index_meta,
-                        updated=now())
+            at = now()
+            before = gallery_versions.with_current(self._meta, self.ids, (), at)  # the state removed from, recorded
+            before = gallery_versions.retire_after(before, int(drop.min()), f"{drop.size} items removed {at}")
+            meta = dict(before, count=int(keep.size), items_bytes=sum(map(len, lines)), indexes=index_meta,
+                        updated=at)
+            kept_ids = [self.ids[row] for row in keep.tolist()]
+            meta = gallery_versions.with_current(meta, kept_ids, [f"{drop.size} items removed"], at)
             journal.commit(self.root, moves, meta, removed_crops)
             self._reload()
             return int(drop.size)
@@ -250,8 +256,11 @@ class GalleryWrites:
             index, spec = indexes.build(half, indexes.choose_kind(len(self), self._meta["ivf_threshold"]),
                                         self._meta.get("recall_target", 0.95))
             indexes.save(index, journal.pending_name(index_path))
-            meta = dict(self._meta, views=view_meta, view_models=check_view_models(foreign, view_meta),
-                        indexes={**self._meta["indexes"], view: spec.to_dict()}, updated=now())
+            at = now()
+            before = gallery_versions.with_current(self._meta, self.ids, (), at)  # the state before, recorded
+            meta = dict(before, views=view_meta, view_models=check_view_models(foreign, view_meta),
+                        indexes={**self._meta["indexes"], view: spec.to_dict()}, updated=at)
+            meta = gallery_versions.with_current(meta, self.ids, [f"view {view} set"], at)
             journal.commit(self.root, [(journal.pending_name(vector_path), vector_path),
                                        (journal.pending_name(index_path), index_path)], meta)
             self._reload()

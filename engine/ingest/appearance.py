@@ -88,7 +88,7 @@ def with_default_appearance(encoder: Encoder, spec: str, root: str | Path, kinds
     carries a network (a user's ONNX file) is returned as it is, less the grey view when an existing gallery
     has only ``appearance``."""
     root = Path(root)
-    gallery = None if is_empty_folder(root) else Gallery.open(root, check_indexes=False)
+    gallery = None if is_empty_folder(root) else Gallery.open(root, check_indexes=False, finish_changes=True)
     if isinstance(encoder, WithAppearance) and APPEARANCE_GREY_VIEW in encoder.views and gallery is not None \
             and APPEARANCE_VIEW in gallery.views and APPEARANCE_GREY_VIEW not in gallery.views:
         return WithAppearance(encoder.encoder, encoder.network, grey=False)

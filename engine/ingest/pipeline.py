@@ -30,6 +30,7 @@ evidence came first) get it from their stored crops (``engine.attributes.gallery
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 import time
@@ -41,7 +42,7 @@ from engine.attributes.gallery import add_evidence, fill_missing_evidence
 from engine.attributes.pretrained import AttributeNetwork
 from engine.attributes.ranking import DomainWeights
 from engine.detection.detectors import PersonDetector
-from engine.gallery import Gallery
+from engine.gallery import Gallery, GalleryError
 from engine.gallery.writer_lock import is_empty_folder, writing
 from engine.ingest.appearance import appearance_choice, check_view_models, with_default_appearance
 from engine.ingest.crops import (
@@ -68,7 +69,7 @@ def open_gallery(root: str | Path, encoder: Encoder) -> Gallery:
     if is_empty_folder(root):
         return Gallery.create(root, encoder.views, encoder.fingerprint,
                               view_models=getattr(encoder, "view_models", None))
-    gallery = Gallery.open(root)
+    gallery = Gallery.open(root, finish_changes=True)
     check_view_models(gallery, encoder)
     gallery.check_model(encoder.fingerprint, encoder.views)
     if set(gallery.views) != set(encoder.views):
@@ -147,12 +148,19 @@ def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: 
         summary = IngestSummary(str(store.root))
         summary.skipped_files.extend(found.skipped)
         _finish_interrupted(store, encoder, options, summary, network)
-        _consume(found, store, encoder, detector, options, progress, summary, network)
+        store.record_version()  # what was there before (a gallery made before versions, a killed ingest's part)
+        try:
+            _consume(found, store, encoder, detector, options, progress, summary, network)
+        except BaseException:
+            with contextlib.suppress(GalleryError):  # the batches committed before the stop are a version too
+                store.record_version([f"{Path(source).resolve()} (stopped before its end)"])
+            raise
         if weights is not None:
             recorded = store.ranking
             domain = gallery_domain({s.kind for s in found.sources},
                                     None if recorded is None else recorded["domain"])
             store.record_ranking(domain, *weights.for_domain(domain), appearance=appearance_choice(store))
+        summary.version = store.record_version([str(Path(source).resolve())]).version
     summary.seconds = time.monotonic() - started
     if options.crops and not any(s.status == "done before" or s.items_kept for s in summary.sources):
         reasons = "; ".join(f"{path}: {reason}" for path, reason in summary.skipped_files[:3])

@@ -42,6 +42,7 @@ class IngestSummary:
     skipped_files: list[tuple[str, str]] = field(default_factory=list)  # (path, reason) inside readable sources
     seconds: float = 0.0
     repairs: list[str] = field(default_factory=list)  # what an interrupted earlier ingest left and this one finished
+    version: int | None = None  # the gallery version the ingest left (``engine.gallery.versions``)
 
     def totals(self) -> dict[str, int]:
         out = {name: sum(getattr(s, name) for s in self.sources) for name in COUNTS}
@@ -60,13 +61,15 @@ class IngestSummary:
             "sources": [dict(asdict(s), items_kept=s.items_kept, seconds=round(s.seconds, 3)) for s in self.sources],
             "skipped_files": [{"path": p, "reason": r} for p, r in self.skipped_files],
             "repairs": list(self.repairs),
+            "version": self.version,
         }
 
     def lines(self) -> list[str]:
         """A plain-text rendering for the command line."""
         t = self.totals()
+        version = "" if self.version is None else f", now version {self.version}"
         out = [f"gallery {self.gallery}: {t['items_added']} items added, {t['items_present']} already there "
-               f"({self.seconds:.1f} s)",
+               f"({self.seconds:.1f} s{version})",
                f"sources: {t['sources_read']} read, {t['sources_done_before']} done before, "
                f"{t['sources_skipped']} skipped; frames {t['frames']}, detections {t['detections']} "
                f"({t['small']} too small), tracks {t['tracks']}, items kept {t['items_kept']}"]

@@ -33,8 +33,9 @@ def query_encoder(model, checkpoint: Path | str | None, *, level_rule: str = "pa
 
 def open_search(gallery: Gallery, encoder: QueryEncoder | None, *, attribute_weight: float | None = None,
                 rho: float = DEFAULT_RHO, target_identity: str | None = None,
-                relevance: RelevanceFn | None = None) -> SearchSession:
+                relevance: RelevanceFn | None = None, item_limit: int | None = None) -> SearchSession:
     """A step-less search session on ``gallery`` with ``encoder`` (None: find-similar only); ``attribute_weight``
-    is the session's w (None: the gallery's, else the checkpoint's, else the default)."""
+    is the session's w (None: the gallery's, else the checkpoint's, else the default); ``item_limit``: search
+    only the first items (a gallery version, ``engine.gallery.versions``)."""
     return SearchSession(gallery, encoder, rho, relevance=relevance, target_identity=target_identity,
-                         attribute_weight=attribute_weight)
+                         attribute_weight=attribute_weight, item_limit=item_limit)

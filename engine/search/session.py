@@ -84,7 +84,14 @@ class SearchSession:
         attribute_weight: float | None = None,
         attribute_sources: tuple[str, ...] = DEFAULT_SOURCES,
         require_ratio: float = REQUIRE_RATIO,
+        item_limit: int | None = None,
     ) -> None:
+        """``item_limit``: search only the gallery's first ``item_limit`` items (a gallery version a case
+        searched, ``engine.gallery.versions``: items are only ever appended); None searches every item."""
+        if item_limit is not None and (isinstance(item_limit, bool) or not isinstance(item_limit, int | np.integer)
+                                       or not 0 < item_limit <= len(gallery)):
+            raise QueryInputError(f"item_limit must be a whole number in 1..{len(gallery)} (the gallery's items), "
+                                  f"got {item_limit!r}")
         if isinstance(rho, bool) or not isinstance(rho, int | float) or not 0 < rho <= 1:
             raise QueryInputError(f"rho must lie in (0, 1], got {rho!r}")
         try:
@@ -102,6 +109,7 @@ class SearchSession:
         self.rho = float(rho)
         self.relevance = relevance
         self.target_identity = target_identity
+        self.item_limit = None if item_limit is None or item_limit == len(gallery) else int(item_limit)
         self._steps: tuple[StepResult, ...] = ()
         self._rejected: dict[str, None] = {}
         self._confirmed: dict[str, None] = {}
@@ -155,18 +163,25 @@ class SearchSession:
         other._confirmed = dict(self._confirmed)
         return other
 
+    @property
+    def size(self) -> int:
+        """How many items the session searches: the gallery's, or its first ``item_limit``."""
+        return len(self.gallery) if self.item_limit is None else self.item_limit
+
     def _mark_rows(self, marks: dict[str, None]) -> np.ndarray:
+        """Rows of marked items within the items searched (a mark on a later item of the gallery is ignored)."""
         if not marks:
             return np.zeros(0, dtype=np.int64)
-        return np.unique(np.asarray([self.gallery.row(i) for i in marks], dtype=np.int64))
+        rows = np.unique(np.asarray([self.gallery.row(i) for i in marks], dtype=np.int64))
+        return rows if self.item_limit is None else rows[rows < self.item_limit]
 
     def candidates(self) -> np.ndarray | None:
         """Rows the next step will score (ascending), or None for the whole gallery."""
         rejected = self._mark_rows(self._rejected)
         if not self._steps:
-            if rejected.size == 0:
+            if rejected.size == 0 and self.item_limit is None:
                 return None
-            rows = np.arange(len(self.gallery), dtype=np.int64)
+            rows = np.arange(self.size, dtype=np.int64)
         else:
             rows = self._steps[-1].kept
             confirmed = self._mark_rows(self._confirmed)
@@ -381,4 +396,4 @@ class SearchSession:
         """All gallery items in the order of docs/methods.md §1.3 (see ``engine.search.ranking``)."""
         if not self._steps:
             raise SessionStateError("the session has no steps yet")
-        return final_ranking(self._steps, len(self.gallery), self._mark_rows(self._confirmed), self.gallery.ids)
+        return final_ranking(self._steps, self.size, self._mark_rows(self._confirmed), self.gallery.ids)
