@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePath
 from typing import Any
 
+from engine.attributes.wording import SOURCE_LABELS as WORDED_SOURCES
 from engine.encoding.views import (
     APPEARANCE_GREY_VIEW,
     APPEARANCE_VIEW,
@@ -30,13 +31,8 @@ from engine.encoding.views import (
 from engine.gallery.evidence_table import META_FILE, SOURCES, folder_of
 from engine.pretrained.registry import ATTRIBUTE_NETWORK, RELEASE, SHIPPED, shipped
 
-#: Each evidence source as the app and the report label it.
-SOURCE_LABELS: dict[str, str] = {
-    "pixels": "pixels",
-    "model": "model heads",
-    "objects": "carried objects",
-    "pretrained": "attribute network",
-}
+#: Each evidence source as the app and the report label it (worded once, engine side, for the console too).
+SOURCE_LABELS: dict[str, str] = WORDED_SOURCES
 #: What each source is, for a legend.
 SOURCE_NOTES: dict[str, str] = {
     "pixels": "colours measured in the crop",

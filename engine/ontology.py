@@ -1,4 +1,5 @@
-"""The canonical 18-attribute ontology (``resources/ontology.json``) and the level rule.
+"""The canonical 18-attribute ontology (``resources/ontology.json``), the level rule, and how the product words
+keys and values for people (``resources/ontology_labels.json``: ``key_label``, ``value_label``).
 
 A description's granularity is the number of distinct attributes it states (docs/methods.md §1.1):
 UC 1–5, C 6–8, M 9–11, F 12–14, UF 15–18; no attribute → no level.
@@ -127,3 +128,62 @@ BIOMETRIC_KEYS: tuple[str, ...] = ONTOLOGY.groups["global_biometrics"] + ("hairs
 
 def level_of(count: int) -> str | None:
     return ONTOLOGY.level_of(count)
+
+
+LABELS_FILE = "ontology_labels.json"
+
+
+@dataclass(frozen=True)
+class OntologyLabels:
+    """Words for the ontology: ``keys`` one phrase per attribute key ("colour of the top"), ``values`` a value's
+    words wherever it occurs ("gray" → "grey"), ``values_by_key`` a value's words for one key only (hat_type
+    "none" → "no headwear"). A value named in neither reads as itself with underscores as spaces."""
+
+    keys: Mapping[str, str]
+    values: Mapping[str, str]
+    values_by_key: Mapping[str, Mapping[str, str]]
+
+    def key(self, key: str) -> str:
+        return self.keys.get(key, key.replace("_", " "))
+
+    def value(self, key: str, value: str) -> str:
+        by_key = self.values_by_key.get(key, {})
+        if value in by_key:
+            return by_key[value]
+        return self.values.get(value, value.replace("_", " "))
+
+
+def parse_labels(data: dict, ontology: Ontology) -> OntologyLabels:
+    """Check a label table against ``ontology``: every key worded, only its keys and values named."""
+    try:
+        keys = {str(k): str(v) for k, v in data["keys"].items()}
+        values = {str(k): str(v) for k, v in data.get("values", {}).items()}
+        by_key = {str(k): {str(a): str(b) for a, b in v.items()} for k, v in data.get("values_by_key", {}).items()}
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"malformed ontology labels: {exc!r}") from exc
+    missing, extra = sorted(set(ontology.attributes) - set(keys)), sorted(set(keys) - set(ontology.attributes))
+    if missing or extra:
+        raise ValueError(f"ontology labels must word every key: missing {missing}, unknown {extra}")
+    known = {v for vs in ontology.attributes.values() for v in vs}
+    unknown = sorted(set(values) - known)
+    unknown += [f"{k}={v}" for k, vs in by_key.items() for v in vs if not ontology.is_valid(k, v)]
+    if unknown:
+        raise ValueError(f"ontology labels name values outside the ontology: {unknown}")
+    return OntologyLabels(keys, values, by_key)
+
+
+@lru_cache(maxsize=1)
+def labels() -> OntologyLabels:
+    """The shipped label table (``LABELS_FILE``), checked against the shipped ontology."""
+    with open(resource_path(LABELS_FILE), encoding="utf-8") as fh:
+        return parse_labels(json.load(fh), ONTOLOGY)
+
+
+def key_label(key: str) -> str:
+    """An attribute key in words ("top_color" → "colour of the top")."""
+    return labels().key(key)
+
+
+def value_label(key: str, value: str) -> str:
+    """A value of ``key`` in words ("gray" → "grey", hat_type "none" → "no headwear")."""
+    return labels().value(key, value)

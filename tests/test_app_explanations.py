@@ -53,13 +53,13 @@ def pane(qtbot):
 def test_explanation_html_names_the_parts_and_each_attribute(step):
     _, result = step
     html = explanation_html(result.explain("i0"))
-    assert "<b>Score" in html and "similarity 0.6" in html and "0.5 × attributes" in html
+    assert "<b>Score" in html and "similarity 0.6" in html and "0.5 × agreement with the description" in html
     assert f"(view {result.view})" in html
-    assert "✓</span> top_color = red" in html and "pixels p 0.90 (confidence 1.00, best red)" in html
-    assert "? gender = male" in html and "no evidence" in html
+    assert "✓</span> colour of the top: red by the pixels (0.90); the description says red" in html
+    assert "? gender: not read for this item; the description says male" in html
+    assert "top_color" not in html and "gender =" not in html
     mismatch = explanation_html(result.explain("i1"))
-    assert "✗</span> top_color = red" in mismatch and "best green" in mismatch
-    assert "no evidence for this item" not in mismatch
+    assert "✗</span> colour of the top: green by the pixels (0.90); the description says red" in mismatch
     assert "Attribute evidence: none for this item." in explanation_html(result.explain("i2"))
 
 
@@ -71,7 +71,7 @@ def test_detail_pane_shows_and_clears_the_explanation(qtbot, pane, step):
     explained = result.explain("i0")
     pane.set_explanation(explained)
     assert pane.explanation() == explained and pane.why.isVisible()
-    assert "top_color = red" in pane.why.text()
+    assert "colour of the top: red by the pixels" in pane.why.text()
     with qtbot.waitSignal(pane.loaded, timeout=WAIT):
         pane.set_gallery_item(gallery, "i1")  # another item: the old explanation goes
     assert pane.explanation() is None
@@ -123,7 +123,7 @@ def test_main_window_explains_results_in_tooltips_and_the_detail_pane(qtbot, tmp
     assert model.rowCount() > 0
     index = model.index(0)
     tip = index.data(Qt.ItemDataRole.ToolTipRole)
-    assert "<hr>sim " in tip and "top_color=red" in tip
+    assert "<hr>score " in tip and "colour of the top" in tip and "top_color" not in tip
     item_id = index.data(ResultsModel.IdRole)
     assert window.results.select_item(item_id)
     qtbot.waitUntil(lambda: window.detail.item_id() == item_id, timeout=WAIT)
@@ -150,10 +150,11 @@ def test_carried_objects_evidence_is_explained_with_its_source(qtbot, pane, tmp_
     store.append(gallery.root, ["i0", "i1"], [{"objects": t.evidence().to_dict()} for t in tallies])
     result = SearchSession(gallery, Encoder(), attribute_weight=0.5).step(StepQuery(text="a man with a backpack"))
     html = explanation_html(result.explain("i0"))
-    assert "✓</span> carrying_type = backpack" in html and "objects p 1.00 (confidence 0.83, best backpack)" in html
-    assert "objects p 0.00 (confidence 0.21, best none)" in explanation_html(result.explain("i1"))
-    assert "carrying_type=backpack ✓ (objects p=1.00)" in explanation_line(result.explain("i0"))
+    assert "✓</span> carried item: backpack by the carried objects (1.00); the description says backpack" in html
+    assert "✗</span> carried item: nothing carried by the carried objects (1.00); the description says backpack" in \
+        explanation_html(result.explain("i1"))
+    assert "✓ carried item: backpack by the carried objects (1.00)" in explanation_line(result.explain("i0"))
     with qtbot.waitSignal(pane.loaded, timeout=WAIT):
         pane.set_gallery_item(gallery, "i0", score=float(result.scores[0]))
     pane.set_explanation(result.explain("i0"))
-    assert "objects p 1.00" in pane.why.text()
+    assert "backpack by the carried objects (1.00)" in pane.why.text()

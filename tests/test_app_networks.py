@@ -99,16 +99,16 @@ def test_attribute_readings_name_the_attribute_network(tmp_path):
                               sources=("pixels", "model", "objects", "pretrained"))
     step = SearchSession(gallery, FixedQueryEncoder(), attribute_weight=0.5).step(StepQuery(text="a man in a red top"))
     html = explanation_html(step.explain("i0"))
-    assert "top_color = red" in html
-    assert "pixels p 0.90 (confidence 0.90, best red)" in html
-    assert "model heads p 0.90" in html and "carried objects p 0.90" in html
-    assert "attribute network p 0.90 (confidence 0.90, best red)" in html
+    assert "colour of the top: red by the pixels (0.90); red by the model heads (0.90); red by the carried " \
+        "objects (0.90); red by the attribute network (0.90); the description says red" in html
     assert html.endswith(f"<i>attribute network</i>: {ATTRIBUTES}")
     alone = footage_gallery(tmp_path / "network-only", None, sources=("pretrained",))
     step = SearchSession(alone, FixedQueryEncoder(), attribute_weight=0.5).step(StepQuery(text="a red top"))
     # the results grid's tooltip line, as the window asks for it
-    assert "top_color=red ✓ (attribute network p=0.90)" in explanation_line(step.explain("i0"), labels=SOURCE_LABELS)
-    assert "top_color=red ✓ (pretrained p=0.90)" in explanation_line(step.explain("i0"))  # the CLI's words
+    assert "✓ colour of the top: red by the attribute network (0.90)" in \
+        explanation_line(step.explain("i0"), labels=SOURCE_LABELS)
+    # the CLI's words are the same (engine.attributes.wording): no internal source or key names
+    assert "✓ colour of the top: red by the attribute network (0.90)" in explanation_line(step.explain("i0"))
     without = footage_gallery(tmp_path / "pixels-only", None, sources=("pixels",))
     plain = SearchSession(without, FixedQueryEncoder(), attribute_weight=0.5).step(StepQuery(text="a red top"))
     assert "attribute network" not in explanation_html(plain.explain("i0"))

@@ -208,7 +208,8 @@ def test_explanations_name_the_objects_source(gallery):
     assert set(entry["sources"]) == {"objects"}
     assert entry["sources"]["objects"]["best"] == "backpack"
     assert entry["sources"]["objects"]["probability"] == pytest.approx(0.75, abs=1e-3)
-    assert "carrying_type=backpack ✓ (objects p=0.75)" in explanation_line(explained)
+    assert "✓ carried item: backpack by the carried objects (0.75); the description says backpack" in \
+        explanation_line(explained)
     other = result.explain("bag")
     entry = next(a for a in other["attributes"] if a["key"] == "carrying_type")
     assert entry["status"] == "mismatch" and entry["sources"]["objects"]["best"] == "handbag"
@@ -356,7 +357,7 @@ def test_cli_search_explains_and_rebuild_keeps_the_objects_evidence(tmp_path):
     entry = next(a for a in top["p0"]["attributes"] if a["key"] == "carrying_type")
     assert entry["status"] == "match" and entry["sources"]["objects"]["best"] == "backpack"
     text = runner.invoke(app, base)
-    assert text.exit_code == 0 and "carrying_type=backpack ✓ (objects p=0.75)" in text.stdout
+    assert text.exit_code == 0 and "✓ carried item: backpack by the carried objects (0.75)" in text.stdout
 
     rebuilt = runner.invoke(app, ["gallery", "rebuild", str(gallery.root), "--attributes"])
     assert rebuilt.exit_code == 0, rebuilt.output

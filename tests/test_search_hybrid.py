@@ -190,7 +190,8 @@ def test_explanation_splits_the_score(gallery):
     assert list(by_key) == ["gender", "top_type", "top_color"]
     assert by_key["top_color"]["status"] == "match" and by_key["top_color"]["counted"]
     assert by_key["top_color"]["sources"] == {"pixels": {"probability": 1.0, "confidence": 1.0, "best": "red",
-                                                         "best_probability": 1.0}}
+                                                         "best_probability": 1.0, "verdict": "agrees",
+                                                         "reads": "red", "reads_probability": 1.0}}
     assert by_key["gender"]["status"] == "no evidence" and by_key["gender"]["counted"]
     assert by_key["top_type"]["status"] == "no evidence" and not by_key["top_type"]["counted"]
     assert explained["matched"] == ["top_color=red"] and explained["mismatched"] == []
@@ -199,8 +200,10 @@ def test_explanation_splits_the_score(gallery):
     assert mixed["matched"] == ["gender=male"] and mixed["mismatched"] == ["top_color=red"]
     assert result.explain("i2")["evidence"] == "none for this item"
     line = explanation_line(explained)
-    assert line.startswith("sim +0.800 + 0.3×attr +0.50 = +0.950")
-    assert "top_color=red ✓ (pixels p=1.00)" in line and "gender=male ?" in line
+    assert line.startswith("score 0.950 = similarity 0.800 + 0.3 × agreement with the description +0.50")
+    assert "✓ colour of the top: red by the pixels (1.00); the description says red" in line
+    assert "? gender: not read for this item; the description says male" in line
+    assert "top_color" not in line and "=" not in line.split("·", 1)[1]
     with pytest.raises(QueryInputError, match="not in the gallery"):
         result.explain("nobody")
 

@@ -184,10 +184,11 @@ def test_the_explanation_reads_as_biometrics_in_the_prompt_and_the_detail_pane(g
     step = SearchSession(gallery, rho=1.0).step(StepQuery(example="i0", outfit_changed=True))
     explanation = step.explain("i1")
     line = explanation_line(explanation)
-    assert line.startswith(f"(sim +0.950 + {LIKENESS_WEIGHT:g}×biometrics") and "gender=male ✗" in line
+    assert line.startswith(f"score {explanation['score']:.3f} = (similarity 0.950 + {LIKENESS_WEIGHT:g} × likeness")
+    assert "✗ gender: female by the model heads (0.90); the example says male" in line
     html = explanation_html({**explanation, "view": step.view})
-    assert "biometric likeness" in html and "clothing not compared" in html
-    assert "gender = male" in html and "best female" in html
+    assert "likeness of what a change of clothes leaves" in html and "clothing not compared" in html
+    assert "gender: female by the model heads (0.90); the example says male" in html
 
 
 def test_the_similarity_mixed_in_is_the_appearance_view_when_the_gallery_has_one():

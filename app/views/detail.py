@@ -2,7 +2,11 @@
 resolution, SHA-256) and the source frame with the box drawn — plus confirm / reject / find similar, and why
 the item ranked where it did (``set_explanation``: similarity vs attribute contribution, the network behind the
 similarity, and each attribute the query states with what each evidence source says, networks and sources named
-by ``app.provenance``; ``engine.search.StepResult.explain``).
+by ``app.provenance``; ``engine.search.StepResult.explain``), in words (``engine.attributes.wording``), with
+how far the ranking sources are trusted on the item's gallery (``engine.search.trust``).
+
+Laid out for a narrow side column (about 230 pixels at 1366 × 768): the actions and the facts first, the full
+pane width for the facts, the crop beside its source frame below; a short pane scrolls, never sideways.
 
 Crop and source frame are read off the UI thread (a video is opened with OpenCV and sought to the item's
 frame); when the source cannot be read the pane says why instead of showing a frame."""
@@ -44,14 +48,19 @@ from app.views.results_model import (
     format_score,
     format_time,
 )
+from engine.attributes.readings import MATCH, MISMATCH
+from engine.attributes.wording import STATUS_MARKS, STATUS_WORDS, attribute_sentence, score_sentence, stated_by
+from engine.search.trust import RankingTrust, explanation_trust
 
 
 class DetailInputError(ValueError):
     """The detail pane received an unusable item."""
 
 
-_STATUS_MARKS = {"match": ("✓", CONFIRMED), "mismatch": ("✗", REJECTED), "unsure": ("~", None),
-                 "no evidence": ("?", None)}
+#: The statuses whose mark takes the colour of a confirm or a reject.
+_MARK_KINDS = {MATCH: CONFIRMED, MISMATCH: REJECTED}
+#: The colour of the warning that scores on real footage are weak.
+WARNING_COLOR = "#b45309"
 
 
 def _html(text: object) -> str:
@@ -59,26 +68,29 @@ def _html(text: object) -> str:
 
 
 #: The explanation's share of the pane (pixels); more scrolls.
-EXPLANATION_MAX_HEIGHT = 130
+EXPLANATION_MAX_HEIGHT = 170
+#: The crop's and the source frame's smallest size, and the crop's widest (pixels): small enough that the
+#: pane fits the side column of a 1366 × 768 window, where it is about 230 pixels wide.
+CROP_MIN_SIZE = (60, 150)
+CROP_MAX_WIDTH = 140
+IMAGE_MAX_HEIGHT = 320
 
-def explanation_html(explanation: dict, ranked_by: str | None = None) -> str:
-    """Rich text for an explanation: the score's parts, which network the similarity comes from (``ranked_by``,
-    ``app.provenance.similarity_line``), then one line per stated attribute with its status mark, agreement and
-    each source's probability, confidence and most probable value (sources named by ``app.provenance``)."""
-    weight = explanation["attribute_weight"]
-    view = f" (view {_html(explanation['view'])})" if explanation.get("view") else ""
+def explanation_html(explanation: dict, ranked_by: str | None = None, trust: RankingTrust | None = None) -> str:
+    """Rich text for an explanation, in words (``engine.attributes.wording``): the score's parts, which network
+    the similarity comes from (``ranked_by``, ``app.provenance.similarity_line``), how far the ranking sources
+    are trusted on the gallery (``trust``: ``engine.search.trust``; its warning stands out), then one line per
+    stated attribute with its mark, what each source read and what the description (or the example) says."""
+    lines = [f"<b>{_html(_capital(score_sentence(explanation)))}</b>" + (
+        f" (view {_html(explanation['view'])})" if explanation.get("view") else "")]
     if explanation.get("rule") == "biometrics":
-        weight = explanation["likeness_weight"]
-        lines = [f"<b>Score {explanation['score']:.3f}</b> = (similarity {explanation['similarity']:.3f} + "
-                 f"{weight:g} × biometric likeness {explanation['likeness']:.2f}) / {1 + weight:g}. The likeness "
-                 "compares what a change of clothes leaves (clothing not compared), as the model's attribute heads "
-                 "read both images. Each line: the example's value, how likely this item shows it, and the item's "
-                 "own reading."]
-    else:
-        lines = [f"<b>Score {explanation['score']:.3f}</b> = similarity {explanation['similarity']:.3f}{view} "
-                 f"+ {weight:g} × attributes {explanation['agreement']:+.2f}"]
+        lines.append("The likeness compares what a change of clothes leaves (clothing not compared), as the model's "
+                     "attribute heads read both images.")
     if ranked_by:
         lines.append(_html(ranked_by))
+    if trust is not None:
+        lines.append(_html(trust.sentence))
+        if trust.warning:
+            lines.append(f"<b style='color:{WARNING_COLOR}'>{_html(trust.warning)}</b>")
     if explanation.get("filtered"):
         lines.append("<i>Removed by this step's filters.</i>")
     if not explanation["attributes"]:
@@ -86,23 +98,22 @@ def explanation_html(explanation: dict, ranked_by: str | None = None) -> str:
     elif explanation.get("evidence") != "stored":
         lines.append(f"Attribute evidence: {_html(explanation.get('evidence', 'none'))}.")
     named = []
+    who = stated_by(explanation)
     for entry in explanation["attributes"]:
-        mark, kind = _STATUS_MARKS[entry["status"]]
+        kind = _MARK_KINDS.get(entry["status"])
+        mark, sentence = attribute_sentence(entry, who).split(" ", 1)
         colored = f"<span style='color:{MARK_COLORS[kind].name()}'>{mark}</span>" if kind else mark
-        readings = []
-        for source, reading in entry["sources"].items():
-            best = f", best {_html(reading['best'])}" if reading.get("best") else ""
-            readings.append(f"{_html(source_label(source))} p {reading['probability']:.2f} "
-                            f"(confidence {reading['confidence']:.2f}{best})")
-            named.append(source)
-        agreement = "" if entry["agreement"] is None else f" {entry['agreement']:+.2f}"
-        required = " <i>required</i>" + (" — failed" if entry["failed_requirement"] else "") \
-            if entry["required"] else ""
-        detail = "; ".join(readings) if readings else "no evidence"
-        lines.append(f"{colored} {_html(entry['key'])} = {_html(entry['value'])}{agreement}{required}: {detail}")
+        lines.append(f"{colored} {_html(sentence)}")
+        named.extend(entry["sources"])
+    if explanation["attributes"]:
+        lines.append("<i>" + _html(" · ".join(f"{STATUS_MARKS[s]} {STATUS_WORDS[s]}" for s in STATUS_MARKS)) + "</i>")
     if "pretrained" in named:  # the one source that is a separate network: say which
         lines.append(f"<i>{_html(source_label('pretrained'))}</i>: {_html(SOURCE_NOTES['pretrained'])}")
     return "<br>".join(lines)
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 class ImageView(QWidget):
@@ -173,9 +184,14 @@ class ElidedLabel(QLabel):
                                                            max(40, self.width())))
 
 
+HASH_GROUP = 8
+
+
 def split_hash(digest: str) -> str:
-    """A 64-digit hash on two lines of 32 (fits a side pane; copying keeps every digit)."""
-    return digest if len(digest) != 64 else f"{digest[:32]}\n{digest[32:]}"
+    """A 64-digit hash in groups of eight that wrap to the pane's width (copying keeps every digit)."""
+    if len(digest) != 64:
+        return digest
+    return " ".join(digest[i:i + HASH_GROUP] for i in range(0, 64, HASH_GROUP))
 
 
 class DetailPane(QWidget):
@@ -214,10 +230,11 @@ class DetailPane(QWidget):
         self.mark_chip.setContentsMargins(8, 2, 8, 2)
 
         self.crop_view = ImageView("No crop", self)
-        self.crop_view.setMinimumSize(130, 260)
-        self.crop_view.setMaximumWidth(170)
+        self.crop_view.setMinimumSize(CROP_MIN_SIZE[0], CROP_MIN_SIZE[1])
+        self.crop_view.setMaximumSize(CROP_MAX_WIDTH, IMAGE_MAX_HEIGHT)
         self.frame_view = ImageView("", self, max_zoom=2.0)
-        self.frame_view.setMinimumHeight(180)
+        self.frame_view.setMinimumSize(CROP_MIN_SIZE[0], CROP_MIN_SIZE[1])
+        self.frame_view.setMaximumHeight(IMAGE_MAX_HEIGHT)
         self.frame_status = QLabel(self)
         self.frame_status.setWordWrap(True)
         self.frame_status.setForegroundRole(QPalette.ColorRole.PlaceholderText)
@@ -227,25 +244,35 @@ class DetailPane(QWidget):
         self.why.setTextFormat(Qt.TextFormat.RichText)
         self.why.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._explanation: dict | None = None
+        self._gallery = None  # the item's gallery, when it came with one: its domain decides the trust shown
+        self._trust: RankingTrust | None = None
 
         self.values: dict[str, QLabel] = {}
+        self.captions: dict[str, QLabel] = {}
         form = QFormLayout()
         form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
-        form.setHorizontalSpacing(10)
-        form.setVerticalSpacing(4)
+        form.setHorizontalSpacing(8)
+        form.setVerticalSpacing(3)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         mono = QFont("DejaVu Sans Mono")
         mono.setStyleHint(QFont.StyleHint.Monospace)
         for name in self.FIELDS:
             value = QLabel(self) if "SHA" in name else ElidedLabel(self)  # hashes wrap; the rest elide to fit
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             value.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-            if "SHA" in name:
-                mono.setPointSizeF(value.font().pointSizeF() - 1)
-                value.setFont(mono)
             caption = QLabel(name, self)
             caption.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-            form.addRow(caption, value)
+            if "SHA" in name:  # a hash under its caption, across the pane, in groups that wrap
+                mono.setPointSizeF(value.font().pointSizeF() - 1)
+                value.setFont(mono)
+                value.setWordWrap(True)
+                value.setContentsMargins(12, 0, 0, 0)
+                form.addRow(caption)
+                form.addRow(value)
+            else:
+                form.addRow(caption, value)
             self.values[name] = value
+            self.captions[name] = caption
 
         self.confirm_button = QPushButton("Confirm  (C)", self)
         self.reject_button = QPushButton("Reject  (R)", self)
@@ -270,39 +297,32 @@ class DetailPane(QWidget):
         header = QHBoxLayout()
         header.addWidget(self.title, 1)
         header.addWidget(self.mark_chip)
-        top = QHBoxLayout()
-        top.setSpacing(12)
-        top.addWidget(self.crop_view)
-        facts = QVBoxLayout()
-        facts.addLayout(form)
-        facts.addStretch(1)
-        top.addLayout(facts, 1)
-        buttons = FlowLayout(spacing=6)  # wraps in a narrow pane: "Clear mark" never leaves the screen
+        buttons = FlowLayout(spacing=6)  # wraps in a narrow pane: every button stays on screen
         for button in self.action_buttons:
             buttons.addWidget(button)
-        rule = QFrame(self)
-        rule.setFrameShape(QFrame.Shape.HLine)
-        rule.setFrameShadow(QFrame.Shadow.Sunken)
-        source_title = QLabel("Source frame", self)
-        source_title.setFont(QFont(self.title.font().family(), -1, QFont.Weight.Bold))
+        images = QHBoxLayout()  # the crop beside its source frame: the facts get the pane's whole width
+        images.setSpacing(8)
+        images.addWidget(self.crop_view, 1)
+        images.addWidget(self.frame_view, 2)
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(10, 8, 10, 8)
-        layout.addLayout(header)
-        layout.addLayout(top)
-        layout.addLayout(buttons)
-        self.why_scroll = QScrollArea(self)  # a long explanation scrolls instead of squeezing the plot below
+        self.why_scroll = QScrollArea(self)  # a long explanation scrolls instead of pushing the facts away
         self.why_scroll.setWidget(self.why)
         self.why_scroll.setWidgetResizable(True)
         self.why_scroll.setFrameShape(QFrame.Shape.NoFrame)
         self.why_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.why_scroll.setMaximumHeight(EXPLANATION_MAX_HEIGHT)
         self.why_scroll.setVisible(False)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 6, 8, 6)
+        layout.setSpacing(6)
+        layout.addLayout(header)  # the actions and the facts first: a short pane scrolls to the pictures
+        layout.addLayout(buttons)
+        layout.addLayout(form)
         layout.addWidget(self.why_scroll)
-        layout.addWidget(rule)
-        layout.addWidget(source_title)
-        layout.addWidget(self.frame_view, 1)
+        layout.addLayout(images)
         layout.addWidget(self.frame_status)
+        layout.addStretch(1)
         self.clear()
 
     # ---------------------------------------------------------------------------------------- setters
@@ -317,6 +337,7 @@ class DetailPane(QWidget):
         for name in ("id", "source", "box"):
             if not hasattr(item, name):
                 raise DetailInputError(f"set_item needs a GalleryItem, got {type(item).__name__} without {name!r}")
+        self._gallery = None
         self.set_explanation(None)
         self._item = item
         self._crop_path = None if crop_path is None else Path(crop_path)
@@ -337,6 +358,7 @@ class DetailPane(QWidget):
         """``set_item`` for an item of an ``engine.gallery.Gallery`` (crop path resolved in its folder)."""
         item = gallery.item(item_id)
         self.set_item(item, None if item.crop is None else Path(gallery.root) / item.crop, score=score, mark=mark)
+        self._gallery = gallery
 
     def set_mark(self, mark: str | None) -> None:
         """Show the item's mark (CONFIRMED, REJECTED, or None/CLEAR for none); emits nothing."""
@@ -352,13 +374,18 @@ class DetailPane(QWidget):
 
     def set_explanation(self, explanation: dict | None, ranked_by: str | None = None) -> None:
         """Show why the item ranked where it did (``StepResult.explain``), or nothing (None); ``ranked_by``: the
-        sentence naming the network behind the similarity (``app.provenance.similarity_line``)."""
+        sentence naming the network behind the similarity (``app.provenance.similarity_line``). For an item of
+        a gallery (``set_gallery_item``) it also says how far its ranking sources are trusted on that gallery
+        (``engine.search.trust.explanation_trust``: reads the small shipped calibration once)."""
         self._explanation = explanation
-        self.why.setText("" if explanation is None else explanation_html(explanation, ranked_by))
+        self._trust = None if explanation is None or self._gallery is None else \
+            explanation_trust(explanation, self._gallery)
+        self.why.setText("" if explanation is None else explanation_html(explanation, ranked_by, self._trust))
         self.why.setVisible(explanation is not None)
         self.why_scroll.setVisible(explanation is not None)
 
     def clear(self) -> None:
+        self._gallery = None
         self.set_explanation(None)
         self._item = None
         self._crop_path = None
@@ -385,12 +412,17 @@ class DetailPane(QWidget):
     def explanation(self) -> dict | None:
         return self._explanation
 
+    def trust(self) -> RankingTrust | None:
+        """How far the shown explanation's sources are trusted on the item's gallery (None: not known)."""
+        return self._trust
+
     def mark(self) -> str | None:
         return self._mark
 
     def metadata(self) -> dict[str, str]:
         """Field name -> the full text shown (hashes without their line break)."""
-        return {name: label.full_text() if isinstance(label, ElidedLabel) else label.text().replace("\n", "")
+        return {name: label.full_text() if isinstance(label, ElidedLabel) else
+                (label.text().replace(" ", "") if "SHA" in name and label.text() != "—" else label.text())
                 for name, label in self.values.items()}
 
     def source_image(self) -> QImage | None:

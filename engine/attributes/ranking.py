@@ -28,7 +28,9 @@ from typing import Any
 import numpy as np
 
 from engine.attributes import agreement as agree
+from engine.attributes import readings as grade
 from engine.attributes.reliability import Reliabilities, scale_confidence
+from engine.attributes.wording import explanation_line  # noqa: F401 - the explanation in words, importable here
 from engine.gallery import evidence_table as store
 from engine.ontology import COLOR_KEYS, ONTOLOGY
 
@@ -246,11 +248,30 @@ class AttributeTerm:
         agreement, status and each source's probability, confidence and most probable value."""
         return self.explain_rows(np.asarray([row]), np.asarray([score]), best=True)[0]
 
+    def distributions(self, rows: np.ndarray) -> list[np.ndarray]:
+        """Per stated attribute: float32 [len(rows), sources, |V_k|], each source's reading of every value of the
+        key (NaN where it has none; what ``readings`` grades the stated value against)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        out = []
+        for key, _ in self.attributes:
+            values = ONTOLOGY.attributes[key]
+            block = np.full((rows.shape[0], len(self.sources), len(values)), np.nan, dtype=np.float32)
+            if self.evidence is not None:
+                evidence_rows = self.evidence.evidence_row[rows]
+                columns = [store.COLUMN_OF[(key, value)] for value in values]
+                for s, source in enumerate(self.sources):
+                    if source in self.evidence.table.sources:
+                        block[:, s] = self.evidence.table.gather(source, evidence_rows, columns)
+            out.append(block)
+        return out
+
     def explain_rows(self, rows: np.ndarray, scores: np.ndarray, *, best: bool = False) -> list[dict[str, Any]]:
         """``explain`` for several rows at once (one gather); ``best`` adds each source's most probable value,
-        read from the item's whole evidence row."""
+        read from the item's whole evidence row. Each source's reading is graded against the stated value
+        (``engine.attributes.readings``: ``verdict``, ``reads``), and so is the attribute's ``status``."""
         rows = np.asarray(rows, dtype=np.int64)
         a, t, p, c = self.per_key(rows)
+        dists = self.distributions(rows)
         totals = agree.agreement(a, self.covered)
         covered = self.covered
         out = []
@@ -266,6 +287,7 @@ class AttributeTerm:
                         continue
                     reading: dict[str, Any] = {"probability": round(float(p[i, j, s]), 4),
                                                "confidence": round(float(c[i, j, s]), 4)}
+                    reading.update(grade.grade_reading(source, key, value, dists[j][i, s], float(c[i, j, s])))
                     found = records.get(source)
                     if found is not None and key in found.probabilities:
                         top = found.best(key)
@@ -276,7 +298,8 @@ class AttributeTerm:
                     t[i, j:j + 1], len(ONTOLOGY.attributes[key]), self.require_ratio)[0])
                 attributes.append({"key": key, "value": value,
                                    "agreement": None if value_a is None else round(value_a, 4),
-                                   "status": agree.status(value_a), "counted": bool(covered[j]),
+                                   "status": grade.overall_status({s: r["verdict"] for s, r in sources.items()}),
+                                   "counted": bool(covered[j]),
                                    "required": key in self.required, "failed_requirement": failed,
                                    "sources": sources})
             contribution = self.weight * float(totals[i])
@@ -287,36 +310,11 @@ class AttributeTerm:
                 "agreement": round(float(totals[i]), 6),
                 "attribute_contribution": round(contribution, 6),
                 "attributes": attributes,
-                "matched": [f"{x['key']}={x['value']}" for x in attributes if x["status"] == "match"],
-                "mismatched": [f"{x['key']}={x['value']}" for x in attributes if x["status"] == "mismatch"],
-                "no_evidence": [f"{x['key']}={x['value']}" for x in attributes if x["status"] == "no evidence"],
+                "matched": [f"{x['key']}={x['value']}" for x in attributes if x["status"] == grade.MATCH],
+                "mismatched": [f"{x['key']}={x['value']}" for x in attributes if x["status"] == grade.MISMATCH],
+                "no_evidence": [f"{x['key']}={x['value']}" for x in attributes if x["status"] == grade.NO_EVIDENCE],
+                "not_read": [f"{x['key']}={x['value']}" for x in attributes if x["status"] == grade.NOT_READ],
                 "evidence": "none in this gallery" if self.evidence is None
                 else ("none for this item" if evidence_row < 0 else "stored"),
             })
         return out
-
-
-_MARK = {"match": "✓", "mismatch": "✗", "unsure": "~", "no evidence": "?"}
-
-
-def explanation_line(explanation: Mapping[str, Any], limit: int = 4, labels: Mapping[str, str] | None = None) -> str:
-    """One line: similarity + w×agreement = score, then up to ``limit`` attributes with ✓ ✗ ~ ? and the
-    strongest source's probability (the source by its name, or as ``labels`` words it)."""
-    if explanation.get("rule") == "biometrics":  # find similar across an outfit change (engine.search.outfit_change)
-        weight = explanation["likeness_weight"]
-        head = (f"(sim {explanation['similarity']:+.3f} + {weight:g}×biometrics {explanation['likeness']:.2f}) "
-                f"/ {1 + weight:g} = {explanation['score']:+.3f}")
-    else:
-        head = (f"sim {explanation['similarity']:+.3f} + {explanation['attribute_weight']:g}×attr "
-                f"{explanation['agreement']:+.2f} = {explanation['score']:+.3f}")
-    parts = []
-    for entry in explanation["attributes"][:limit]:
-        text = f"{entry['key']}={entry['value']} {_MARK[entry['status']]}"
-        if entry["sources"]:
-            source, reading = max(entry["sources"].items(), key=lambda kv: kv[1]["confidence"])
-            text += f" ({(labels or {}).get(source, source)} p={reading['probability']:.2f})"
-        parts.append(text)
-    hidden = len(explanation["attributes"]) - limit
-    if hidden > 0:
-        parts.append(f"+{hidden} more")
-    return head if not parts else f"{head} · " + ", ".join(parts)

@@ -116,3 +116,29 @@ def scale_confidence(confidence: np.ndarray, attributes, sources, reliability: R
         for j, (key, _) in enumerate(attributes):
             factors[0, j, s] = keys.get(key, 1.0)
     return confidence * factors
+
+
+def footage_measurements() -> dict[str, dict[str, dict[str, float]]]:
+    """What the shipped calibration measured per source and key on the labelled real crops: source → key →
+    {"accuracy", "majority" (always guessing the commonest true value), "samples", "r" (the reliability the
+    ranking applies)}; keys measured without an accuracy are left out (empty when no calibration ships)."""
+    where, data = footage_calibration()
+    table = check_table(data, where) if data else {}
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for source, keys in (data.get("reliability") or {}).items():
+        for key, entry in keys.items():
+            if not isinstance(entry, dict) or not all(isinstance(entry.get(f), int | float) and
+                                                      not isinstance(entry.get(f), bool)
+                                                      for f in ("accuracy", "majority", "n")):
+                continue
+            out.setdefault(source, {})[key] = {"accuracy": float(entry["accuracy"]),
+                                               "majority": float(entry["majority"]), "samples": int(entry["n"]),
+                                               "r": table[source][key]}
+    return out
+
+
+def measured_on() -> dict[str, Any]:
+    """The shipped calibration's ``measured_on`` part (labelled crops, people, command; {} when none ships)."""
+    _, data = footage_calibration()
+    found = data.get("measured_on") if data else None
+    return dict(found) if isinstance(found, dict) else {}

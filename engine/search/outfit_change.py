@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from engine.attributes import agreement as agree
+from engine.attributes import readings as grade
 from engine.attributes.likeness import (
     OUTFIT_CHANGE_WEIGHT,
     consecutive_columns,
@@ -135,8 +136,8 @@ class BiometricTerm:
     def explain_rows(self, rows: np.ndarray, scores: np.ndarray, *, best: bool = True) -> list[dict[str, Any]]:
         """Per row: its score split into similarity and likeness, and per biometric key the example's most
         probable value, the candidate's probability of it and its own most probable value, and the key's
-        status from ``key_agreement`` of a_k (0: what two uninformed readings give), as the attribute term grades
-        a key. ``best`` is the attribute term's switch; the most probable values are
+        status graded against the candidate's own reading (``engine.attributes.readings``), as the attribute
+        term grades a key. ``best`` is the attribute term's switch; the most probable values are
         always given here."""
         rows = np.asarray(rows, dtype=np.int64)
         a, used, theirs, mine = self.per_key(rows)
@@ -154,14 +155,18 @@ class BiometricTerm:
                 sources = {}
                 if not np.isnan(candidate_p).all() and shown is not None:
                     top = int(np.argmax(candidate_p))
+                    confidence = float(theirs[i, width + k])
                     sources[SOURCE] = {"probability": round(float(candidate_p[values.index(shown)]), 4),
-                                       "confidence": round(float(theirs[i, width + k]), 4),
-                                       "best": values[top], "best_probability": round(float(candidate_p[top]), 4)}
+                                       "confidence": round(confidence, 4),
+                                       "best": values[top], "best_probability": round(float(candidate_p[top]), 4),
+                                       **grade.grade_reading(SOURCE, key, shown, candidate_p, confidence)}
                 value_a = None if math.isnan(a[i, k]) or not used[i, k] else \
                     float(agree.key_agreement(a[i, k], 1.0, len(values)))
+                status = grade.overall_status({s: r["verdict"] for s, r in sources.items()})
                 attributes.append({"key": key, "value": shown or "unknown",
                                    "agreement": None if value_a is None else round(value_a, 4),
-                                   "status": agree.status(value_a), "counted": bool(used[i, k]),
+                                   "status": status if value_a is not None else grade.NO_EVIDENCE,
+                                   "counted": bool(used[i, k]),
                                    "required": False, "failed_requirement": False, "sources": sources})
             has_evidence = not np.isnan(theirs[i, :width]).all()
             out.append({
