@@ -11,8 +11,10 @@ delivers its result even when a cancel came late (it had passed its last cancell
 committing to the case store); ``handle.is_cancelled`` tells the receiver.
 
 Exceptions never reach the user as tracebacks: ``describe_error`` turns them into one readable sentence
-(the engine's and the store's errors already name the input and the problem) and the traceback goes to the
-``lineup.app`` log.
+(the engine's and the store's errors already name the input and the problem). A user's mistake (``USER_ERRORS``:
+a missing file, a folder that is no gallery, a bad value) is logged to the ``lineup.app`` log as that one
+sentence (its traceback only at debug level), so nothing prints a traceback on stderr; any other exception is
+a fault of the app and is logged as an error with its traceback.
 """
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ LOG = logging.getLogger("lineup.app")
 #: Minimum seconds between two relayed progress reports: at most ~10 a second reach the UI thread, each a
 #: progress bar repaint (the first, the last and a new message always go through).
 PROGRESS_INTERVAL = 0.1
+
+
+#: Exceptions that mean the input was wrong (the engine's and the store's input errors derive from these),
+#: not that the app is: logged as one line, never with a traceback on stderr.
+USER_ERRORS = (ValueError, OSError)
 
 
 class Cancelled(Exception):  # noqa: N818 - reads as "the job was cancelled"
@@ -173,6 +180,10 @@ class _Runnable(QRunnable):
             value = self._fn(handle._job())
         except Cancelled:
             outcome, value = "cancelled", None
+        except USER_ERRORS as exc:  # the input was wrong: the UI says so; one line in the log
+            LOG.info("job %r stopped: %s", handle.name, describe_error(exc))
+            LOG.debug("job %r stopped", handle.name, exc_info=exc)
+            outcome, value = "error", exc
         except BaseException as exc:  # noqa: BLE001 - relayed to the UI as a message, logged in full
             LOG.error("job %r failed", handle.name, exc_info=exc)
             outcome, value = "error", exc

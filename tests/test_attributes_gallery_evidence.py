@@ -169,7 +169,7 @@ def test_cli_rebuild_attributes_then_hybrid_search(built):
 
     plain = run(*base, "--top", "2")
     assert plain.exit_code == 0, plain.output
-    assert "top_color=red ✓" in plain.stdout and "sim " in plain.stdout
+    assert "colour of the top: red by the pixels" in plain.stdout and "= similarity " in plain.stdout
 
     bad = run(*base, "--require", "hair_color")
     assert bad.exit_code == 2 and "no step's text states it" in bad.output

@@ -39,8 +39,10 @@ def gallery(tmp_path):
 def test_a_gallery_without_a_list_has_one_implied_version(gallery):
     (only,) = gallery.versions()
     assert (only.version, only.items, only.recorded) == (1, 10, False)
-    assert only.fingerprint == fingerprint("ckpt", {"rgb": DIM}, [f"i{k:03d}" for k in range(10)])
-    assert only.fingerprint == gallery.fingerprint()
+    head = json.loads((gallery.root / "gallery.json").read_text())["content_head"]
+    assert only.content_head == head
+    assert only.fingerprint == fingerprint("ckpt", {"rgb": DIM}, [f"i{k:03d}" for k in range(10)], head)
+    assert only.fingerprint == gallery.fingerprint() == gallery.fingerprint(from_files=True)
 
 
 def test_recorded_versions_grow_and_keep_their_first_items(gallery):

@@ -131,6 +131,31 @@ def test_later_entries_are_a_note_and_a_changed_gallery_a_problem(exported):
     assert has(problems_of(result.report_path, built.db), "gallery", "has changed since the report was made")
 
 
+def test_a_gallery_whose_items_swapped_vectors_or_crops_fails(exported):
+    """Same items, same ids, same count: only two items' stored vectors (then their crops) exchanged."""
+    built, result = exported
+    assert verify_report(result.report_path, built.db).ok
+    gallery = Gallery.open(built.gallery_root)
+    path = built.gallery_root / "vectors" / "rgb.f16.npy"
+    rows = np.memmap(path, dtype="<f2", mode="r+", offset=128, shape=(len(gallery), 8))
+    rows[[0, 3]] = rows[[3, 0]]
+    rows.flush()
+    del rows
+    gallery.rebuild()  # the index follows the swapped vectors: the two items trade ranks
+    assert has(problems_of(result.report_path, built.db), "gallery", "has changed since the report was made")
+    rows = np.memmap(path, dtype="<f2", mode="r+", offset=128, shape=(len(gallery), 8))
+    rows[[0, 3]] = rows[[3, 0]]  # back as they were
+    rows.flush()
+    del rows
+    assert verify_report(result.report_path, built.db).ok
+    items = built.gallery_root / "items.jsonl"
+    records = [json.loads(line) for line in items.read_text(encoding="utf-8").splitlines()]
+    for key in ("crop", "crop_sha256"):  # each crop still matches the hash beside it
+        records[1][key], records[2][key] = records[2][key], records[1][key]
+    items.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records), encoding="utf-8")
+    assert has(problems_of(result.report_path, built.db), "gallery", "has changed since the report was made")
+
+
 def test_a_garbled_manifest_is_a_problem_not_a_crash(exported):
     built, result = exported
     result.manifest_path.write_text("{not json")

@@ -33,12 +33,17 @@ class GalleryLookup:
         return self._problems.get(path, "")
 
     def fingerprint(self, path: str) -> str | None:
-        """The gallery's fingerprint now (``app.store.from_engine.gallery_fingerprint``), None if unopenable."""
+        """The gallery's fingerprint now, bound to its items' content as stored now
+        (``app.store.from_engine.gallery_fingerprint``), None if unopenable."""
         gallery = self.gallery(path)
         if gallery is None:
             return None
         if path not in self._fingerprints:
-            self._fingerprints[path] = gallery_fingerprint(gallery)
+            try:
+                self._fingerprints[path] = gallery_fingerprint(gallery)
+            except (ValueError, OSError) as exc:  # its items or vectors cannot be read to digest them
+                self._problems[path] = str(exc)
+                return None
         return self._fingerprints[path]
 
     def item(self, path: str, item_id: str) -> tuple[GalleryItem | None, str]:

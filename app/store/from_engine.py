@@ -20,10 +20,12 @@ if TYPE_CHECKING:
 
 
 def gallery_fingerprint(gallery: Gallery) -> str:
-    """SHA-256 over the model fingerprint, the views and every item id in row order: equal for the same items
-    embedded by the same model, different after any add or remove (the current version's fingerprint,
-    ``engine.gallery.versions``)."""
-    return gallery.fingerprint()
+    """SHA-256 over the model fingerprint, the views, every item id in row order and the content chain head of
+    the items computed now from their stored records and vectors (``Gallery.fingerprint(from_files=True)``):
+    equal to the current version's recorded fingerprint (``engine.gallery.versions``) while nothing changed,
+    different after any add or remove and after any item's record or vectors changed behind the gallery's back
+    (docs/hardening.md, "Content-bound gallery fingerprints")."""
+    return gallery.fingerprint(from_files=True)
 
 
 def gallery_identity(gallery: Gallery) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import typer
 
 from engine.cli.checkpoint import checkpoint_app
 from engine.cli.gallery import gallery_app
+from engine.cli.output import Failed
 from engine.cli.output import fail as _fail
 from engine.cli.world import world_app
 
@@ -122,6 +123,8 @@ def evaluate_command(
             report = evaluate(model, source, protocol, level=level, rho=rho, batch_size=batch, progress=progress,
                               texts=texts, text_rewrite=text_rewrite,
                               attribute_weight=checkpoint_attribute_weight(checkpoint, "footage"))
+    except Failed:
+        raise
     except (ValueError, OSError, RuntimeError) as exc:
         _fail(str(exc))
     if data is not None:
@@ -217,6 +220,8 @@ def ablate_command(
         with cli_progress(f"ablation {loaded.name}") as report:
             table = run_ablation(loaded, data, world, out, seed=seed, init=init, device=device, only=only or None,
                                  seeds=seed_list, threads=threads, echo=typer.echo, progress=report)
+    except Failed:
+        raise
     except (ValueError, OSError, RuntimeError) as exc:
         _fail(str(exc))
     typer.echo(render_markdown(table))
@@ -325,31 +330,33 @@ def ingest_command(
     from engine.progress import cli_progress
 
     try:
-        lock = ExitStack()
-        if gallery.is_dir():  # another writer is refused before the model is loaded
-            lock.enter_context(writing(gallery))
-        user_network = appearance.lower().endswith(".onnx")
-        person_detector = None  # auto: ingest picks per source (YOLOX-Nano, with a background model for videos)
-        if detector != "auto" or min_score is not None:
-            person_detector = _person_detector(detector, onnx_layout, onnx_size, person_class, min_score,
-                                               min_person_height, hog_threshold, tiles)
-        elif tiles is not None:
-            parse_tiles(tiles)
-        options = IngestOptions(stride=stride, samples_per_track=samples_per_track, track=track,
-                                min_box_height=min_box_height, camera=camera,
-                                start=None if start is None else parse_time(start, "--start"),
-                                modality=modality, batch_size=batch, force=force, crops=crops,
-                                tiles=None if person_detector is not None else tiles,
-                                appearance="auto" if user_network else appearance)
-        encoder = ModelEncoder(load_model(checkpoint, device=device), reid_scenarios=parse_scenarios(reid))
-        if user_network:
-            from engine.appearance import appearance_network, parse_normalisation
-            from engine.ingest.appearance import WithAppearance
+        with ExitStack() as lock:
+            if gallery.is_dir():  # a second writer is refused at once, before the model loads
+                lock.enter_context(writing(gallery))
+            user_network = appearance.lower().endswith(".onnx")
+            person_detector = None  # auto: ingest picks per source (YOLOX-Nano, with a background model for videos)
+            if detector != "auto" or min_score is not None:
+                person_detector = _person_detector(detector, onnx_layout, onnx_size, person_class, min_score,
+                                                   min_person_height, hog_threshold, tiles)
+            elif tiles is not None:
+                parse_tiles(tiles)
+            options = IngestOptions(stride=stride, samples_per_track=samples_per_track, track=track,
+                                    min_box_height=min_box_height, camera=camera,
+                                    start=None if start is None else parse_time(start, "--start"),
+                                    modality=modality, batch_size=batch, force=force, crops=crops,
+                                    tiles=None if person_detector is not None else tiles,
+                                    appearance="auto" if user_network else appearance)
+            encoder = ModelEncoder(load_model(checkpoint, device=device), reid_scenarios=parse_scenarios(reid))
+            if user_network:
+                from engine.appearance import appearance_network, parse_normalisation
+                from engine.ingest.appearance import WithAppearance
 
-            encoder = WithAppearance(encoder, appearance_network(appearance, parse_normalisation(appearance_norm)))
-        with lock, cli_progress("ingesting frames") as report:
-            summary = ingest(source, gallery, encoder, person_detector, options, progress=report,
-                             weights=DomainWeights.of_checkpoint(checkpoint))
+                encoder = WithAppearance(encoder, appearance_network(appearance, parse_normalisation(appearance_norm)))
+            with cli_progress("ingesting frames") as report:
+                summary = ingest(source, gallery, encoder, person_detector, options, progress=report,
+                                 weights=DomainWeights.of_checkpoint(checkpoint))
+    except Failed:
+        raise
     except (ValueError, OSError, RuntimeError) as exc:
         _fail(str(exc))
     if as_json:
@@ -391,6 +398,8 @@ def detect_command(
                     carried = f"; carried {[o['kind'] for o in record['objects']]}" if record["objects"] else ""
                     where = f"{record['file']} " if record["file"] else ""
                     typer.echo(f"frame {record['frame']} {where}{len(record['boxes'])} people {found}{carried}")
+    except Failed:
+        raise
     except (ValueError, OSError, RuntimeError) as exc:
         _fail(str(exc))
     if as_json:
@@ -446,6 +455,8 @@ def search_command(
         search = prepare(options)
         if not interactive:
             report = run_planned(search)
+    except Failed:
+        raise
     except (ValueError, OSError, RuntimeError) as exc:
         _fail(str(exc))
     if interactive:

@@ -42,10 +42,12 @@ def gallery_verify(
     sources: bool = typer.Option(False, "--sources", help="Also check source files against their SHA-256."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Re-read every file of a gallery; exit 1 when anything is wrong (nothing is changed)."""
+    """Re-read every file of a gallery, and digest every item's record and vectors again against the digests
+    recorded when it was added (naming the items that changed); exit 1 when anything is wrong (nothing is
+    changed)."""
     from dataclasses import asdict
 
-    from engine.gallery.report import problem_lines
+    from engine.gallery.report import problem_lines, uncovered_line
 
     store = _open_gallery(folder, check_indexes=False)
     try:
@@ -53,9 +55,11 @@ def gallery_verify(
     except (ValueError, OSError) as exc:
         _fail(str(exc))
     if as_json:
-        typer.echo(json.dumps({"path": str(store.root), "problems": [asdict(p) for p in problems]}))
+        typer.echo(json.dumps({"path": str(store.root), "content_covered": store.content_covered,
+                               "problems": [asdict(p) for p in problems]}))
     else:
-        typer.echo("\n".join(problem_lines(problems, str(store.root))))
+        lines = problem_lines(problems, str(store.root))
+        typer.echo("\n".join(lines if store.content_covered else [*lines, uncovered_line(str(store.root))]))
     if problems:
         raise typer.Exit(code=1)
 

@@ -77,6 +77,8 @@ _META_FIELDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
                                                                                      for e in v.values())),
     "versions": ("a list of objects", lambda v: isinstance(v, list) and all(isinstance(e, dict) for e in v)),
     "id": ("a non-empty string", lambda v: isinstance(v, str) and 0 < len(v) <= 64),
+    "content_head": ("64 lowercase hex digits", lambda v: isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v)
+                     is not None),
     "recall_target": ("a number in (0, 1]", lambda v: isinstance(v, int | float) and not isinstance(v, bool)
                       and 0 < v <= 1),
 }

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from engine.gallery.store import Problem
+from engine.gallery.verify import CONTENT_KINDS
 from engine.timefmt import export_time
 
 
@@ -84,7 +85,37 @@ def problem_lines(problems: Sequence[Problem], root: str) -> list[str]:
     kinds = Counter(p.kind for p in problems)
     lines = [f"gallery {root}: {len(problems)} problem{'s' if len(problems) != 1 else ''} "
              f"({', '.join(f'{kind} {n}' for kind, n in kinds.items())})"]
+    lines.extend(content_lines(problems))
     lines.extend(f"  {problem}" for problem in problems)
     if any(p.kind.startswith("index") or p.kind == "vectors_header" for p in problems):
         lines.append("index problems are repaired by `lineup gallery rebuild`")
     return lines
+
+
+def _named(ids: Sequence[str]) -> str:
+    shown = [repr(i) for i in ids[:10]]
+    more = f" and {len(ids) - 10:,} more" if len(ids) > 10 else ""
+    if len(shown) == 1:
+        return f"item {shown[0]}"
+    return f"items {', '.join(shown[:-1])} and {shown[-1]}{more}" if not more else f"items {', '.join(shown)}{more}"
+
+
+def content_lines(problems: Sequence[Problem]) -> list[str]:
+    """One line per kind of content change naming its items: "items 'i2' and 'i5': stored vectors differ from
+    the content digests recorded when they were added; …" (``engine.gallery.verify``)."""
+    lines = []
+    for kind, (one, many) in CONTENT_KINDS.items():
+        ids = list(dict.fromkeys(p.subject for p in problems if p.kind == kind))
+        if ids:
+            said = one if len(ids) == 1 else many
+            lines.append(f"  {_named(ids)}: {said.split(' ', 1)[1]} from the content digest"
+                         f"{'' if len(ids) == 1 else 's'} recorded when {'it was' if len(ids) == 1 else 'they were'} "
+                         f"added; the gallery's fingerprint no longer matches what cases and reports recorded")
+    return lines
+
+
+def uncovered_line(root: str) -> str:
+    """What ``lineup gallery verify`` says of a gallery without content digests."""
+    return (f"gallery {root}: records no content digests (made before they were kept): its fingerprint covers "
+            "item ids only, so a changed item record or stored vector goes unnoticed until `lineup gallery "
+            "rebuild` records them")

@@ -6,6 +6,8 @@ Layout::
                             per view made by another network than the checkpoint its fingerprint, and the
                             hybrid ranking's domain and default attribute weight (``ranking``)
     items.jsonl             one item per line; line i = vector row i
+    content.sha256          per item: SHA-256 of its record and of its vector in each view; row i = item row i
+                            (``engine.gallery.content``; their chain head is ``content_head`` in gallery.json)
     crops/                  crop images (content-addressed)
     vectors/<view>.f16.npy  float16 rows, appended in place
     index/<view>.faiss      FAISS index (flat or IVF, see ``engine.gallery.indexes``)
@@ -38,7 +40,7 @@ import faiss
 import numpy as np
 
 from engine.atomic import atomic_write_json
-from engine.gallery import indexes, journal, vector_file
+from engine.gallery import content, indexes, journal, vector_file
 from engine.gallery import versions as gallery_versions
 from engine.gallery.errors import (
     GalleryCorruptError,
@@ -122,6 +124,7 @@ class Gallery(GalleryWrites):
         for folder in (root, root / "vectors", root / "index", root / "crops"):
             folder.mkdir(parents=True, exist_ok=True)
         (root / ITEMS_FILE).touch()
+        content.path_of(root).touch()
         for entry in view_meta.values():
             vector_file.create(root / "vectors" / f"{entry['file']}.f16.npy", entry["dim"])
             indexes.save(indexes.empty_flat(entry["dim"]), root / "index" / f"{entry['file']}.faiss")
@@ -135,6 +138,7 @@ class Gallery(GalleryWrites):
             "recall_target": float(recall_target),
             "indexes": {name: indexes.IndexSpec("flat", 0).to_dict() for name in view_meta},
             "view_models": foreign,
+            content.HEAD_KEY: content.ZERO_HEAD,
             "created": now(),
             "updated": now(),
             "id": uuid.uuid4().hex,
@@ -286,7 +290,7 @@ class Gallery(GalleryWrites):
         the next commit (every write replaces the metadata object)."""
         cached = self.__dict__.get("_versions_of")
         if cached is None or cached[0] is not self._meta:
-            cached = (self._meta, gallery_versions.listed(self._meta, self.ids))
+            cached = (self._meta, gallery_versions.listed(self._meta, self.ids))  # current: content_head recorded
             self.__dict__["_versions_of"] = cached
         return cached[1]
 
@@ -295,17 +299,45 @@ class Gallery(GalleryWrites):
         """The current version (every committed item)."""
         return self.versions()[-1]
 
-    def fingerprint(self, items: int | None = None) -> str:
-        """The fingerprint of the first ``items`` items (all when None): model, views and item ids."""
+    def fingerprint(self, items: int | None = None, *, from_files: bool = False) -> str:
+        """The fingerprint of the first ``items`` items (all when None): model, views, item ids and the content
+        chain head of those items (``engine.gallery.versions``). The head is the one recorded when the items
+        were added; ``from_files`` computes it now from ``items.jsonl`` and the stored vectors instead, so the
+        fingerprint changes when an item's record or vectors changed behind the gallery's back (what a report's
+        check compares). A gallery without content digests has the ids-only fingerprint either way."""
+        if from_files and self.content_covered:
+            count = len(self) if items is None else items
+            head = content.chain(self._computed_parts(count), content.row_width(self.views))
+            return gallery_versions.fingerprint(self.model_fingerprint, self.views, self.ids[:count], head)
         if items is None or items == len(self):
             return self.version.fingerprint
-        return gallery_versions.meta_fingerprint(self._meta, self.ids, items)
+        return gallery_versions.meta_fingerprint(self._meta, self.ids, items, self._content_head)
 
     def find_version(self, fingerprint: str, items: int | None = None,
                      version: int | None = None) -> GalleryVersion | None:
         """The version with ``fingerprint`` (a case's record: its item count and number help), or None when the
         gallery no longer has it (see ``engine.gallery.versions.find``)."""
-        return gallery_versions.find(self._meta, self.ids, fingerprint, items, version)
+        return gallery_versions.find(self._meta, self.ids, fingerprint, items, version, self._content_head)
+
+    @property
+    def content_covered(self) -> bool:
+        """Whether the gallery records content digests (galleries made before they were kept do not, until a
+        write or ``lineup gallery rebuild`` records them)."""
+        return self._meta.get(content.HEAD_KEY) is not None
+
+    def _content_head(self, items: int) -> str | None:
+        """The recorded content chain head of the first ``items`` items (None without content digests)."""
+        head = self._meta.get(content.HEAD_KEY)
+        if head is None or items == len(self):
+            return head
+        width = content.row_width(self.views)
+        return content.chain(content.read_parts(self.root, items, width), width)
+
+    def _computed_parts(self, items: int | None = None) -> bytes:
+        """Digest rows of the first ``items`` items (all when None) computed now from the stored files."""
+        count = len(self) if items is None else items
+        return content.compute(self.root / ITEMS_FILE, self._meta["items_bytes"],
+                               {view: self.stored_vectors(view) for view in self.views}, count)
 
     def record_version(self, sources: Sequence[str] = ()) -> GalleryVersion:
         """Record the committed items as a new version made from ``sources`` (names of the footage, crop folders

@@ -4,7 +4,9 @@ Checks: item records parse and validate; crop files exist and match their SHA-25
 match theirs; each vectors file has the committed rows, a matching header, finite unit rows; each index file
 loads, has the view's dimension, holds exactly the committed rows, and a sample of its stored codes equals the
 vectors file; when the gallery has attribute evidence (``engine.gallery.evidence_table``), its table reads and every
-item with a crop has an evidence row."""
+item with a crop has an evidence row; when it records content digests (``engine.gallery.content``), every item's
+record and vectors, digested again now, match the digests recorded when it was added (the items that do not are
+named), and the stored digests give the chain head ``gallery.json`` records."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.gallery import indexes, journal, vector_file
+from engine.gallery import content, indexes, journal, vector_file
 from engine.gallery.errors import GalleryError
 from engine.gallery.evidence_table import FOLDER, EvidenceTable
 from engine.gallery.items import ITEMS_FILE, GalleryItem
@@ -80,7 +82,54 @@ def verify_gallery(gallery, *, check_crops: bool = True, check_sources: bool = F
         problems.extend(_check_vectors(gallery, view, dim, count, Problem))
         problems.extend(_check_index(gallery, view, dim, count, Problem))
     problems.extend(_check_evidence(root, with_crop, Problem))
+    if not any(p.kind in ("item", "vectors") for p in problems):
+        problems.extend(_check_content(gallery, Problem))
     return problems
+
+
+#: content problem kind → what changed, said of one item and of several
+CONTENT_KINDS = {
+    "content_record": ("its items.jsonl record (crop path and SHA-256, box, source, time, camera …) differs",
+                       "their items.jsonl records (crop path and SHA-256, box, source, time, camera …) differ"),
+    "content_vectors": ("its stored vectors differ", "their stored vectors differ"),
+}
+
+
+def _check_content(gallery, Problem) -> list:
+    """Every item's record and vectors digested now against the digests recorded when it was added."""
+    meta = gallery._meta
+    recorded_head = meta.get(content.HEAD_KEY)
+    if recorded_head is None:
+        return []
+    count = len(gallery)
+    views = content.view_names(gallery.views)
+    width = content.row_width(views)
+    try:
+        now = gallery._computed_parts()
+        stored = content.read_parts(gallery.root, count, width)
+    except (GalleryError, ValueError, OSError) as exc:
+        return [Problem("content_digests", content.CONTENT_FILE, str(exc))]
+    out = []
+    if stored != now:
+        table_now = np.frombuffer(now, dtype=np.uint8).reshape(count, 1 + len(views), content.DIGEST_BYTES)
+        table_then = np.frombuffer(stored, dtype=np.uint8).reshape(count, 1 + len(views), content.DIGEST_BYTES)
+        differs = (table_now != table_then).any(axis=2)
+        for row in np.flatnonzero(differs.any(axis=1)).tolist():
+            item_id = gallery.ids[row]
+            if differs[row, 0]:
+                out.append(Problem("content_record", item_id, f"{CONTENT_KINDS['content_record'][0]} from the "
+                                                              f"content digest recorded when it was added (row {row})"))
+            changed = [views[i] for i in np.flatnonzero(differs[row, 1:]).tolist()]
+            if changed:
+                out.append(Problem("content_vectors", item_id,
+                                   f"{CONTENT_KINDS['content_vectors'][0]} from the content digest recorded when it "
+                                   f"was added (row {row}; view{'s' if len(changed) > 1 else ''} "
+                                   f"{', '.join(repr(v) for v in changed)})"))
+    if content.chain(stored, width) != recorded_head:
+        out.append(Problem("content_head", content.CONTENT_FILE,
+                           f"the stored content digests do not give the chain head gallery.json records "
+                           f"({recorded_head[:12]}…): the digests file or gallery.json was changed"))
+    return out
 
 
 def _check_evidence(root: Path, with_crop: list[str], Problem) -> list:

@@ -15,10 +15,11 @@ import faiss
 import numpy as np
 
 from engine.atomic import atomic_write_json
-from engine.gallery import indexes, journal, vector_file
+from engine.gallery import content, indexes, journal, vector_file
 from engine.gallery import versions as gallery_versions
 from engine.gallery.crops import put_crop
 from engine.gallery.errors import (
+    GalleryCorruptError,
     GalleryInputError,
     GalleryMismatchError,
 )
@@ -129,6 +130,7 @@ class GalleryWrites:
                 return report
             journal.roll_forward(self.root)
             journal.clear_pending(self.root)
+            self._record_content()
             for view in self._meta["views"]:
                 self._writable_index(view)
             done = 0
@@ -150,6 +152,9 @@ class GalleryWrites:
         half = {view: np.asarray(array, dtype=np.float16) for view, array in vectors.items()}
         for view, block in half.items():
             vector_file.append(self._vector_path(view), count, self._meta["views"][view]["dim"], block)
+        width = content.row_width(half)
+        parts = content.parts_of(lines, half)  # the new items only: the chain carries on from its head
+        content.append_parts(self.root, count, width, parts)
         with open(self.root / ITEMS_FILE, "r+b") as fh:
             fh.truncate(items_bytes)
             fh.seek(items_bytes)
@@ -157,7 +162,7 @@ class GalleryWrites:
             fh.flush()
             os.fsync(fh.fileno())
         meta = dict(self._meta, count=count + len(batch), items_bytes=items_bytes + sum(map(len, lines)),
-                    updated=now())
+                    updated=now(), **{content.HEAD_KEY: content.chain(parts, width, self._meta[content.HEAD_KEY])})
         atomic_write_json(self.root / GALLERY_FILE, meta, indent=1)  # commit point
         pause_point("gallery:batch-committed")
         self._meta = meta
@@ -172,6 +177,8 @@ class GalleryWrites:
         count = len(self)
         with open(self.root / ITEMS_FILE, "r+b") as fh:
             fh.truncate(self._meta["items_bytes"])
+        if self.content_covered:
+            content.trim(self.root, count, content.row_width(self.views))
         index_meta = dict(self._meta["indexes"])
         for view, entry in self._meta["views"].items():
             vector_file.set_rows(self._vector_path(view), count, entry["dim"])
@@ -198,6 +205,7 @@ class GalleryWrites:
             keep = np.setdiff1d(np.arange(len(self)), drop)
             journal.roll_forward(self.root)
             journal.clear_pending(self.root)
+            self._record_content()
             moves: list[tuple[Path, Path]] = []
             lines = self._raw_lines(keep.tolist())
             items_path = self.root / ITEMS_FILE
@@ -221,11 +229,17 @@ class GalleryWrites:
             remaining_crops = {json.loads(line).get("crop") for line in lines}
             removed_crops = sorted({c for c in (json.loads(x).get("crop") for x in self._raw_lines(drop.tolist()))
                                     if c is not None and c not in remaining_crops})
+            width = content.row_width(self.views)
+            stored = content.read_parts(self.root, len(self), width)  # the kept items' digests as recorded
+            kept_parts = b"".join(stored[row * width : (row + 1) * width] for row in keep.tolist())
+            content_path = content.path_of(self.root)
+            content.write_new(journal.pending_name(content_path), kept_parts)
+            moves.append((journal.pending_name(content_path), content_path))
             at = now()
             before = gallery_versions.with_current(self._meta, self.ids, (), at)  # the state removed from, recorded
             before = gallery_versions.retire_after(before, int(drop.min()), f"{drop.size} items removed {at}")
             meta = dict(before, count=int(keep.size), items_bytes=sum(map(len, lines)), indexes=index_meta,
-                        updated=at)
+                        updated=at, **{content.HEAD_KEY: content.chain(kept_parts, width)})
             kept_ids = [self.ids[row] for row in keep.tolist()]
             meta = gallery_versions.with_current(meta, kept_ids, [f"{drop.size} items removed"], at)
             journal.commit(self.root, moves, meta, removed_crops)
@@ -248,6 +262,7 @@ class GalleryWrites:
             checked = self._check_vectors_of(view, data, len(self), int(data.shape[1]))
             journal.roll_forward(self.root)
             journal.clear_pending(self.root)
+            self._record_content()
             half = np.asarray(checked, dtype=np.float16)
             stem = view_meta[view]["file"]
             vector_path = self.root / "vectors" / f"{stem}.f16.npy"
@@ -256,13 +271,19 @@ class GalleryWrites:
             index, spec = indexes.build(half, indexes.choose_kind(len(self), self._meta["ivf_threshold"]),
                                         self._meta.get("recall_target", 0.95))
             indexes.save(index, journal.pending_name(index_path))
+            stored = content.read_parts(self.root, len(self), content.row_width(self.views))
+            parts, new_views = content.with_view(stored, list(self.views), view, half)  # only this view digested
+            content_path = content.path_of(self.root)
+            content.write_new(journal.pending_name(content_path), parts)
             at = now()
             before = gallery_versions.with_current(self._meta, self.ids, (), at)  # the state before, recorded
             meta = dict(before, views=view_meta, view_models=check_view_models(foreign, view_meta),
-                        indexes={**self._meta["indexes"], view: spec.to_dict()}, updated=at)
+                        indexes={**self._meta["indexes"], view: spec.to_dict()}, updated=at,
+                        **{content.HEAD_KEY: content.chain(parts, content.row_width(new_views))})
             meta = gallery_versions.with_current(meta, self.ids, [f"view {view} set"], at)
             journal.commit(self.root, [(journal.pending_name(vector_path), vector_path),
-                                       (journal.pending_name(index_path), index_path)], meta)
+                                       (journal.pending_name(index_path), index_path),
+                                       (journal.pending_name(content_path), content_path)], meta)
             self._reload()
 
     @owner_only_umask()
@@ -293,9 +314,43 @@ class GalleryWrites:
                 if progress is not None:
                     progress(done, len(views))
             meta = dict(self._meta, indexes=index_meta, updated=now())
+            meta = self._rebuilt_content(meta, moves)
             journal.commit(self.root, moves, meta)
             self._reload()
             return self.info()
+
+    def _rebuilt_content(self, meta: dict[str, Any], moves: list[tuple[Path, Path]]) -> dict[str, Any]:
+        """``meta`` after a rebuild's check of the content digests: kept when the stored ones give the recorded
+        chain head; computed from the items and vectors as they are now (a new head, recorded as a new version)
+        when the gallery has none (made before they were kept) or they are lost or damaged. Recorded digests
+        are never replaced while they are intact, so a rebuild does not hide a change ``verify`` names."""
+        width = content.row_width(self.views)
+        recorded = meta.get(content.HEAD_KEY)
+        if recorded is not None:
+            try:
+                if content.chain(content.read_parts(self.root, len(self), width), width) == recorded:
+                    return meta
+            except GalleryCorruptError:
+                pass
+        parts = self._computed_parts()
+        path = content.path_of(self.root)
+        content.write_new(journal.pending_name(path), parts)
+        moves.append((journal.pending_name(path), path))
+        why = "content digests recorded" if recorded is None else "content digests recomputed (the recorded ones " \
+                                                                  "were lost or damaged)"
+        meta = dict(meta, **{content.HEAD_KEY: content.chain(parts, width)})
+        return gallery_versions.with_current(meta, self.ids, [why], now())
+
+    def _record_content(self) -> None:
+        """Before a write to a gallery made before content digests were kept: compute every item's digests
+        from its stored record and vectors and record their chain head (once; O(items))."""
+        if self.content_covered:
+            return
+        parts = self._computed_parts()
+        content.write_new(content.path_of(self.root), parts)
+        self._meta = dict(self._meta, updated=now(),
+                          **{content.HEAD_KEY: content.chain(parts, content.row_width(self.views))})
+        atomic_write_json(self.root / GALLERY_FILE, self._meta, indent=1)
 
     def _reload(self) -> None:
         fresh = type(self).open(self.root)
