@@ -41,6 +41,10 @@ from app.checkpoint_models import CheckpointModels
 from app.gc_freeze import freeze_startup_objects
 from app.provenance import SOURCE_LABELS, gallery_summary, similarity_line, view_network
 from app.state import AppState
+from app.state.item_label import item_label, item_labeller
+from app.state.timeline_rows import step_label
+from app.state.working_state import step_header
+from app.views.case_list import steps_recorded
 from app.views.detail import DetailPane
 from app.views.distribution import DistributionPanel
 from app.views.notes_panel import NotesPanel
@@ -57,6 +61,7 @@ from app.window.menus import build_menus, shortcut_rows
 from app.workers import cancel_all, preload_worker_modules
 from engine.attributes.ranking import explanation_line
 from engine.search import QueryInputError
+from engine.search.trust import step_trust
 
 __all__ = ["MINIMUM_SIZE", "Banner", "CheckpointModels", "MainWindow"]
 
@@ -80,11 +85,18 @@ class MainWindow(WindowActions, QMainWindow):
         self.settings = settings
         self._scores: dict[str, float] = {}
         self._step_result = None
+        self._from_top = False  # whether _set_results opens the grid at rank #1 (a newly shown step)
+        self._shown_step: tuple[int | None, object] | None = None  # (step id, its result) last put in the grid
         self._shown_case_id: int | None = None
+        self._restoring = False  # a case's working state is being put into the controls (no echo back)
+        self._shown_gallery = state.gallery  # the gallery and whether any case was shown: a change clears the banner
+        self._case_seen = state.case is not None
         # the open gallery summed up (app.provenance): the case line's tooltip and Gallery → Gallery information
         self._gallery_lines: list[str] = [] if state.gallery is None else gallery_summary(state.gallery)
         self.ask_confirmed_cut = self._ask_confirmed_cut
         self._build_views()
+        if state.gallery is not None:
+            self.results.set_camera_names(state.gallery.columns.cameras.names)
         self.job_status = JobStatus(self.statusBar())
         self.progress_bar, self.cancel_button = self.job_status.progress_bar, self.job_status.cancel_button
         self.cancel_button.clicked.connect(self.cancel_job)
@@ -190,8 +202,12 @@ class MainWindow(WindowActions, QMainWindow):
         self.distribution.threshold_changed.connect(results.set_preview_threshold)
         self.distribution.apply_requested.connect(self.apply_cut)
         self.notes.add_requested.connect(self.add_note)
+        self.notes.edit_requested.connect(self.edit_note)
 
         state.case_changed.connect(self._case_changed)
+        state.filters_changed.connect(self._filters_changed)
+        state.working_state_changed.connect(self._working_state_changed)
+        panel.inputs_changed.connect(self._inputs_edited)
         state.gallery_changed.connect(self._gallery_changed)
         state.selected_step_changed.connect(self._show_step)
         state.marks_changed.connect(self._marks_changed)
@@ -213,16 +229,36 @@ class MainWindow(WindowActions, QMainWindow):
     def _set_filters(self, cameras, time_range) -> None:
         self.state.set_filters(cameras, time_range)
 
+    def _filters_changed(self, filters) -> None:
+        """The controls always show the filters the next step will use (the open case's)."""
+        self.results.set_filters(filters.cameras, filters.time_range)
+
+    def _working_state_changed(self, working) -> None:
+        """A case was opened, created or closed: its own query inputs and filters go back into the controls."""
+        self._restoring = True
+        try:
+            self.query_panel.set_query_inputs(working.inputs)
+            self.results.set_filters(working.filters.cameras, working.filters.time_range)
+        finally:
+            self._restoring = False
+
+    def _inputs_edited(self) -> None:
+        if not self._restoring:
+            self.state.set_query_inputs(self.query_panel.query_inputs())
+
     # ------------------------------------------------------------------------------------------ state → views
 
     def _case_changed(self, case) -> None:
         gallery = self.state.gallery
-        self.timeline.set_case(case, None if gallery is None else len(gallery))
+        labeller = item_labeller(gallery)
+        self.timeline.set_case(case, None if gallery is None else len(gallery), item_label=labeller)
         self.timeline.set_selected(self.state.selected_step_id)
-        self.notes.set_case(case, self.step_label)
+        self.notes.set_case(case, self.step_label, labeller)
         case_id = None if case is None else case.case.id
         if case_id != self._shown_case_id:  # a case was opened: put its last description back, remember it
-            self._shown_case_id = case_id
+            if self._case_seen:  # a message about the case before is stale now (not one said at startup)
+                self.banner.clear()
+            self._case_seen = self._case_seen or case_id is not None
             head = None if case is None or case.case.head_step_id is None else self.state.step_state(
                 case.case.head_step_id)
             self.query_panel.set_query_text(None if head is None else head.query_text)
@@ -235,14 +271,21 @@ class MainWindow(WindowActions, QMainWindow):
         self._refresh_search_available()
 
     def step_label(self, step_id: int | None) -> str:
-        """The step's label as the timeline shows it ("3", "3a"; "0" for the start)."""
-        for row in self.timeline.rows():
-            if row.step_id == step_id:
-                return row.label
-        return str(step_id)
+        """The step's label as the timeline, the status bar and the plot show it ("3", "3a"; "0" for the start;
+        ``app.state.timeline_rows.step_label``)."""
+        return step_label(self.state.case, step_id)
+
+    def item_label(self, item_id: str) -> str:
+        """A gallery item named for the analyst: camera and time (``app.state.item_label``), not its id."""
+        return item_label(self.state.gallery, item_id)
 
     def _gallery_changed(self, gallery) -> None:
+        if gallery is not self._shown_gallery:  # a message about the gallery before is stale now
+            if self._shown_gallery is not None:
+                self.banner.clear()
+            self._shown_gallery = gallery
         self._gallery_lines = [] if gallery is None else gallery_summary(gallery)
+        self.results.set_camera_names([] if gallery is None else gallery.columns.cameras.names)
         self._case_changed(self.state.case)
         self._show_step(self.state.selected_step_id)
         self.query_panel.set_token_counter(_token_counter(self.state.encoder))
@@ -255,39 +298,53 @@ class MainWindow(WindowActions, QMainWindow):
         step_id = self.state.selected_step_id
         result = self.state.step_result(step_id)
         if result is not None:
-            self.distribution.set_step(result, self._confirmed())
+            stored = None if step_id is None else self.state.step_state(step_id)
+            self.distribution.set_step(result, self._confirmed(),
+                                       label=None if stored is None else self.step_label(step_id))
             self.results.set_preview_threshold(None)  # a re-plot moves the cut line; the grid keeps the step's
 
     def _confirmed(self) -> list[str]:
         return [item for item, mark in self.state.marks.items() if mark == "confirmed"]
 
     def _show_step(self, step_id: int | None) -> None:
-        """Results grid and distribution for a step (None: the whole gallery, unscored)."""
+        """Results grid and distribution for a step (None: the whole gallery, unscored). A step (or a step's
+        result) not shown just before opens at the top of its ranking with rank #1 current; showing the same
+        one again keeps the grid's selection and scroll."""
         self.timeline.set_selected(step_id)
         gallery = self.state.gallery
         self.detail.clear()
         self._step_result = None
         if gallery is None:
+            self._shown_step = None
+            self.results.set_step_summary("")
             self._set_results(ResultSet.empty())
             self.distribution.clear()
             return
         result = self.state.step_result(step_id)
         self._step_result = result
+        shown = self._shown_step
+        self._from_top = shown is None or shown[0] != step_id or shown[1] is not result
+        self._shown_step = (step_id, result)
         stored = None if step_id is None else self.state.step_state(step_id)
+        header = step_header(stored, self.step_label(step_id), len(gallery))
+        trust = None if result is None else step_trust(result, gallery)
+        if trust is not None and trust.warning:
+            header = f"{header}\n⚠ {trust.warning}"
+        self.results.set_step_summary(header)
         self.distribution.set_can_apply(result is not None and stored is not None and not stored.undone)
         if result is not None:
             lines = DeferredExplanations(lambda: {item: explanation_line(e, labels=SOURCE_LABELS) for item, e in
                                                   result.explanations(EXPLAINED_ITEMS).items()})
             self._set_results(ResultSet.from_step(result, gallery, lines))
-            self.distribution.set_step(result, self._confirmed())
-            if stored is not None:
-                self.distribution.title.setText(self.distribution.title.text().replace(
-                    f"Step {result.index + 1} ", f"Step {self.step_label(step_id)} ", 1))
+            self.results.set_ground_truth(*self._truth_identity(result))
+            self.distribution.set_step(result, self._confirmed(),
+                                       label=None if stored is None else self.step_label(step_id))
             self.results.set_preview_threshold(None)
         elif stored is not None and stored.gallery_id == self.state.gallery_id:
             kept = list(stored.kept_ids)
             scores = np.asarray(stored.kept_scores, dtype=np.float64)
             self._set_results(ResultSet.from_ids(gallery, kept, scores, kept=np.ones(len(kept), bool)))
+            self.results.set_preview_threshold(None)
             if kept:
                 self.distribution.set_scores(scores, len(kept), keep_rule=stored.keep_rule,
                                              keep_value=stored.keep_value,
@@ -306,9 +363,22 @@ class MainWindow(WindowActions, QMainWindow):
             self.distribution.clear()
         self.results.set_mark_map(self.state.marks)
 
+    def _truth_identity(self, result) -> tuple[str | None, bool]:
+        """(the gallery identity a step's relevant candidates share, or None; whether it is the ground-truth
+        identity chosen now): without a chosen one a find-similar step's ground truth is its example's own."""
+        gallery = self.state.gallery
+        if result.relevant is None or not result.relevant.any() or gallery is None:
+            return None, False
+        columns = gallery.columns
+        codes = np.unique(columns.identity[np.asarray(result.rows)[np.asarray(result.relevant, bool)]])
+        if codes.shape[0] != 1 or codes[0] < 0:
+            return None, False
+        identity = columns.identities.names[int(codes[0])]
+        return identity, identity == self.state.target_identity
+
     def _set_results(self, results: ResultSet) -> None:
         self._scores = {item: float(score) for item, score in zip(results.ids, results.scores, strict=True)}
-        self.results.set_results(results)
+        self.results.set_results(results, from_top=self._from_top)
 
     def _show_item(self, item_id: str) -> None:
         gallery = self.state.gallery
@@ -332,13 +402,13 @@ class MainWindow(WindowActions, QMainWindow):
                                     "</span>")
         else:
             summary = case.case
-            steps = sum(1 for step in case.steps if not step.undone)
             status = "" if summary.status == "open" else f" · <b style='color:#b45309'>{summary.status}</b>"
             gallery = self.state.gallery
             where = "" if gallery is None else f" · gallery {Path(gallery.root).name}"
             self.case_label.setText(f"<b>Case: {html.escape(summary.title)}</b>{status} · "
-                                    f"{steps} step{'s' if steps != 1 else ''} · {len(case.notes)} "
-                                    f"note{'s' if len(case.notes) != 1 else ''}{html.escape(where)}")
+                                    f"{html.escape(steps_recorded(summary.step_count, case.steps))} · "
+                                    f"{len(case.notes)} note{'s' if len(case.notes) != 1 else ''}"
+                                    f"{html.escape(where)}")
         self.case_label.setToolTip("\n".join(self._gallery_lines))
         parts = ["Lineup"]
         case = self.state.case
@@ -371,8 +441,8 @@ class MainWindow(WindowActions, QMainWindow):
         return self.state.busy
 
     def _busy_changed(self, busy: bool) -> None:
-        self.query_panel.set_busy(busy)
         self.timeline.set_busy(busy)
+        self.query_panel.set_busy(busy, self.state.job_name)
         self.job_status.show_job(busy, self.state.job_name)
         self.cancel_action.setEnabled(busy)
         for action in (self.ingest_action, self.ingest_crops_action, self.open_gallery_action, self.new_case_action,

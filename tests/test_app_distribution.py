@@ -217,3 +217,34 @@ def test_the_count_axis_does_not_narrow_for_a_step_with_fewer_candidates(qtbot, 
     panel.set_scores(np.linspace(0.1, 0.4, 12), 3)  # single-digit counts
     qtbot.wait(50)
     assert axis.width() >= wide  # no re-layout (and second repaint of the plot) for narrower tick labels
+
+
+def test_a_viewed_step_shows_its_own_cut_not_a_preview(qtbot, panel):
+    """Kept scores read back from a case with a threshold below all of them: the line stands on the
+    threshold, nothing reads as a dragged preview and nothing is emitted."""
+    moved = []
+    panel.threshold_changed.connect(moved.append)
+    scores = np.linspace(0.6, 0.9, 40)
+    panel.set_scores(scores, 40, keep_rule="threshold", keep_value=0.2, title="Step 2 · kept items as stored")
+    assert panel.threshold() == pytest.approx(0.2) and panel.cut_score() == pytest.approx(0.2)
+    assert panel.cut_label.text().startswith("Kept <b>40</b> of 40")
+    assert "would keep" not in panel.cut_label.text()
+    assert not panel.reset_button.isEnabled() and not panel.apply_button.isEnabled()
+    assert moved == []
+
+
+def test_the_count_axis_ticks_only_whole_numbers(qtbot, panel):
+    panel.set_scores(np.array([0.1, 0.5, 0.9]), 1)  # one candidate per bin at most: a peak of 1
+    axis = panel.plot.getPlotItem().getAxis("left")
+    low, high = panel.plot.getPlotItem().getViewBox().viewRange()[1]
+    values = [value for _spacing, level in axis.tickValues(low, high, axis.height() or 150) for value in level]
+    assert values and all(float(value).is_integer() for value in values)
+    strings = axis.tickStrings(values, 1.0, 1.0)
+    assert all(text.lstrip("-").replace(",", "").isdigit() for text in strings)
+
+
+def test_the_title_names_the_step_by_its_case_label(panel, step):
+    panel.set_step(step, label="3a")
+    assert panel.title.text().startswith("Step 3a · ")
+    panel.set_step(step)
+    assert panel.title.text().startswith(f"Step {step.index + 1} · ")

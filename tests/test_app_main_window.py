@@ -303,7 +303,7 @@ def test_a_dragged_cut_is_a_preview_and_never_carries_to_the_next_step(qtbot, wi
     header = window.results.count_label.text()
     step = state.step_state(first)
     # header and timeline agree on what the step kept; the preview is named apart
-    assert f"{step.candidates_after} kept by the step" in header and "would keep 3" in header
+    assert f"kept {step.candidates_after} of {step.candidates_before} candidates" in header and "would keep 3" in header
     assert timeline_counts(window, first) == f"{step.candidates_before} → {step.candidates_after}"
     assert panel.keep_rule() == KeepRule("rho", 0.5)  # the query panel's rule is untouched
     assert window.distribution.apply_button.isEnabled()
@@ -460,3 +460,57 @@ def test_shift_f_asks_for_find_similar_with_clothes_that_may_have_changed(qtbot,
     window.results.context_menu().actions()[-2].trigger()  # "Find similar, clothes may have changed"
     assert asked == [(kept[1], {"outfit_changed": True})] * 3
     assert ("Shift+F", "Find similar, clothes may have changed") in window.shortcut_rows()
+
+
+def test_a_new_step_opens_at_rank_one_and_is_named_alike_everywhere(qtbot, window):
+    state = window.state
+    window.new_case("Rank one")
+    first = run_step(qtbot, window, STEPS[0])
+    window.show()
+    qtbot.waitExposed(window)
+    last = window.results.model.visible_ids()[-1]
+    assert window.results.select_item(last)
+    second = run_step(qtbot, window, STEPS[1])
+    label = window.step_label(second)
+    assert label == next(row.label for row in window.timeline.rows() if row.step_id == second)
+    assert window.statusBar().currentMessage().startswith(f"Step {label}: ")
+    assert window.distribution.title.text().startswith(f"Step {label} · ")
+    top = window.results.model.visible_ids()[0]
+    assert window.results.current_id() == top and window.results.selected_ids() == [top]
+    assert window.results.model.index(0).data(window.results.model.RankRole) == 1
+    assert window.results.grid.verticalScrollBar().value() == 0
+    assert window.results.select_item(window.results.model.visible_ids()[-1])
+    state.select_step(second)  # the same step again keeps where the analyst was
+    assert window.results.current_id() == window.results.model.visible_ids()[-1]
+    assert "2 steps recorded" in window.case_label.text()
+    assert state.undo_step()
+    assert "2 steps recorded (1 undone)" in window.case_label.text()
+    assert first in state.case.active_path
+
+
+def test_a_note_is_edited_from_the_notes_panel(qtbot, window, monkeypatch):
+    window.new_case("Edit a note")
+    note_id = window.add_note("first sighting at gate 4")
+    window.side_tabs.setCurrentWidget(window.notes)
+    assert window.notes.select_note(note_id)
+    monkeypatch.setattr("app.window.actions.ask_note", lambda _parent, title, _prompt, text: f"{text}, then gate 5")
+    window.notes.edit_button.click()
+    assert window.notes.texts() == ["first sighting at gate 4, then gate 5"]
+    assert "(edited " in window.notes.heads()[0]
+    assert window.edit_note(note_id, "  ") is False and "needs some text" in window.banner.text()
+
+
+def test_a_banner_about_the_case_before_goes_with_it(qtbot, window):
+    window.new_case("First")
+    window.show_error("Case 'First' is closed: reopen it to search")
+    assert window.banner.text()
+    window.new_case("Second")
+    assert window.banner.text() == ""
+
+
+def test_the_cut_question_names_items_by_camera_and_time(qtbot, window):
+    window.new_case("Cut names")
+    item = window.state.step_state(run_step(qtbot, window, STEPS[0])).kept_ids[0]
+    box = window.confirmed_cut_box([(item, 0.41)], KeepRule("threshold", 0.9))
+    assert item not in box.text() and window.item_label(item) in box.text()
+    assert item in box.detailedText() and item in box.toolTip()

@@ -279,7 +279,7 @@ def test_camera_and_time_filters_emit_and_narrow(qtbot, view, gallery):
         view._camera_actions["c1"].setChecked(True)
     assert changed.args == [frozenset({"c1"}), None]
     assert {gallery.item(i).camera for i in ids_of(view)} == {"c1"}
-    assert view.camera_button.text() == "Camera c1"
+    assert view.camera_button.text() == "1 of 3 cameras: c1"
     with qtbot.waitSignal(view.filters_changed) as changed:
         view.time_check.setChecked(True)
     with qtbot.waitSignal(view.filters_changed) as changed:
@@ -404,3 +404,20 @@ def test_twenty_thousand_rows_stay_responsive(qtbot):
         qtbot.keyClick(grid, Qt.Key.Key_C)
     assert marked.args == [widget.model.visible_ids(), CONFIRMED]
     assert f"{widget.model.rowCount():,} confirmed" in widget.count_label.text()
+
+
+def test_a_new_step_opens_at_rank_one_while_the_same_step_keeps_the_selection(qtbot, view, gallery):
+    second = SearchSession(gallery).step(StepQuery(example="i5", k=10))
+    last = ids_of(view)[-1]
+    assert view.select_item(last)
+    qtbot.waitUntil(lambda: view.grid.verticalScrollBar().value() > 0)
+    view.set_results(ResultSet.from_step(second, gallery))  # the same step shown again: the selection stays
+    assert view.current_id() == last and view.selected_ids() == [last]
+    with qtbot.waitSignal(view.current_changed) as moved:
+        view.set_results(ResultSet.from_step(second, gallery), from_top=True)
+    top = ids_of(view)[0]
+    assert view.model.index(0).data(ResultsModel.RankRole) == 1
+    assert moved.args == [top] and view.current_id() == top and view.selected_ids() == [top]
+    assert view.grid.verticalScrollBar().value() == 0
+    view.clear()
+    assert view.current_id() is None and view.selected_ids() == []

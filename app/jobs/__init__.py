@@ -7,7 +7,15 @@ from app.jobs.ingest_footage import IngestFootageJob
 from app.jobs.job import BackgroundJob
 from app.jobs.open_gallery import GalleryRecord, OpenedGallery, OpenGalleryJob, check_pair
 from app.jobs.prepare_demo import PrepareDemoJob
-from app.jobs.rerun_steps import ReplayOutcome, RerunStepsJob, apply_marks, replay, split_marks
+from app.jobs.rerun_steps import (
+    ReplayOutcome,
+    RerunOnVersionJob,
+    RerunStepsJob,
+    VersionRerun,
+    apply_marks,
+    replay,
+    split_marks,
+)
 from app.jobs.runner import JobRunner
 from app.jobs.search_step import SearchStepJob, StepOutcome
 
@@ -22,9 +30,11 @@ __all__ = [
     "PrepareDemoJob",
     "ReplayOutcome",
     "ReportExportError",
+    "RerunOnVersionJob",
     "RerunStepsJob",
     "SearchStepJob",
     "StepOutcome",
+    "VersionRerun",
     "apply_marks",
     "check_pair",
     "replay",

@@ -1,5 +1,9 @@
 """``OpenGalleryJob``: open a gallery folder, make its query encoder (e.g. a checkpoint load) and record the
-gallery in the open case, off the UI thread; the result is an ``OpenedGallery`` the app's state installs."""
+gallery in the open case, off the UI thread; the result is an ``OpenedGallery`` the app's state installs.
+
+When the open case's path searched an older version of the gallery (it has grown since; docs/architecture.md,
+"Gallery versions"), the job finds that version (``find_version``, given by the state) instead of recording
+the current one: the case goes on within the version its steps searched."""
 
 from __future__ import annotations
 
@@ -16,6 +20,8 @@ from engine.gallery import Gallery
 from engine.search import QueryEncoder
 
 EncoderFactory = Callable[[Gallery], QueryEncoder | None]
+#: (open case, gallery) → the older version of the gallery the case's path searched, or None
+VersionFinder = Callable[[CaseState | None, Gallery], Any]
 
 
 @dataclass(frozen=True)
@@ -29,12 +35,14 @@ class GalleryRecord:
 @dataclass(frozen=True)
 class OpenedGallery:
     """What the job hands back: the gallery, its encoder (None: find-similar only), its identity in the case
-    store's terms and, when the job recorded it in the open case, that record."""
+    store's terms, when the job recorded it in the open case that record, and ``searched``: the older version
+    the open case's path searched (what ``find_version`` gave; None: the case goes on with the current one)."""
 
     gallery: Gallery
     encoder: QueryEncoder | None
     identity: dict[str, Any]
     recorded: GalleryRecord | None
+    searched: Any = None
 
 
 def check_pair(gallery: Gallery | None, encoder: QueryEncoder | None) -> None:
@@ -50,17 +58,20 @@ def check_pair(gallery: Gallery | None, encoder: QueryEncoder | None) -> None:
 
 
 class OpenGalleryJob(BackgroundJob):
-    """Inputs: the folder, an optional ``encoder_factory(gallery)``, and the store and open case (either may be
-    None) the gallery is recorded in when the case does not know it yet."""
+    """Inputs: the folder, an optional ``encoder_factory(gallery)``, the store and open case (either may be
+    None) the gallery is recorded in when the case does not know it yet, and ``find_version`` (see the module
+    docstring)."""
 
     name = "Loading gallery"
 
     def __init__(self, path: str | Path, encoder_factory: EncoderFactory | None = None, *,
-                 store: CaseStore | None = None, case: CaseState | None = None) -> None:
+                 store: CaseStore | None = None, case: CaseState | None = None,
+                 find_version: VersionFinder | None = None) -> None:
         self.path = path
         self.encoder_factory = encoder_factory
         self.store = store
         self.case = case
+        self.find_version = find_version
 
     def run(self, job: Job) -> OpenedGallery:
         job.progress(0, 0, f"Opening gallery {self.path}")
@@ -73,7 +84,10 @@ class OpenGalleryJob(BackgroundJob):
             check_pair(gallery, encoder)  # the model's fingerprint is computed (and cached) here
         job.progress(0, 0, "Fingerprinting the gallery")
         identity = gallery_identity(gallery)
+        searched = None if self.find_version is None else self.find_version(self.case, gallery)
         job.check()  # the last point where cancelling leaves no trace
+        if searched is not None:
+            return OpenedGallery(gallery, encoder, identity, None, searched)
         return OpenedGallery(gallery, encoder, identity, self._record(identity))
 
     def _record(self, identity: dict[str, Any]) -> GalleryRecord | None:

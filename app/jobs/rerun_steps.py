@@ -2,6 +2,10 @@
 gallery give the same steps): ``replay`` runs a plan made by ``app.state.replay.replay_plan`` on a fresh
 session, and ``RerunStepsJob`` does it off the UI thread so every step of a reopened case has its full
 ``StepResult`` again. A step whose kept items differ from the stored ones is reported, not hidden.
+
+``RerunOnVersionJob`` runs a path searched on an older version of a gallery on its current version (the
+gallery grew: docs/architecture.md, "Gallery versions") and records the re-run steps as a new branch from the
+start, on the case's record of the current version, with the marks each step had.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.jobs.job import BackgroundJob
+from app.store import CaseState, CaseStore
+from app.store.from_engine import step_input
 from app.workers import Job
 from engine.search import SearchSession, SessionStateError, StepResult
 
@@ -80,3 +86,55 @@ class RerunStepsJob(BackgroundJob):
         outcome = replay(self.fresh(), self.plan, job.progress)
         apply_marks(outcome.session, *split_marks(self.marks))
         return outcome
+
+
+@dataclass(frozen=True)
+class VersionRerun:
+    """What ``RerunOnVersionJob`` hands back: the case's record of the current version, the re-run (its
+    ``results`` and ``snapshots`` keyed by the new steps' ids) and the case as stored afterwards."""
+
+    gallery_id: int
+    outcome: ReplayOutcome
+    case: CaseState
+
+
+class RerunOnVersionJob(BackgroundJob):
+    """Inputs: the plan of the path searched on the old version (its steps, with their marks), a factory of
+    step-less sessions on the whole current gallery, where to record (store, case id, the current version's
+    identity for ``CaseStore.add_gallery``) and the case's marks now (carried to the new branch)."""
+
+    name = "Re-running the path on the grown gallery"
+
+    def __init__(self, plan: Sequence[Any], fresh: SessionFactory, *, store: CaseStore, case_id: int,
+                 identity: dict[str, Any], marks: dict[str, str]) -> None:
+        self.plan = list(plan)
+        self.fresh = fresh
+        self.store, self.case_id, self.identity = store, case_id, dict(identity)
+        self.marks = dict(marks)
+
+    def run(self, job: Job) -> VersionRerun:
+        outcome = replay(self.fresh(), self.plan, job.progress)
+        job.check()  # the last point where cancelling leaves no trace
+        store, case_id = self.store, self.case_id
+        gallery_id = store.add_gallery(case_id, **self.identity)
+        store.branch_from(case_id, None)
+        marks: dict[str, str] = {}
+        ids: dict[int, int] = {}
+        for entry in self.plan:
+            wanted = {item: "rejected" for item in entry.rejected} | {item: "confirmed" for item in entry.confirmed}
+            marks = self._set_marks(gallery_id, marks, wanted)
+            ids[entry.step.id] = store.record_step(case_id, step_input(outcome.results[entry.step.id], gallery_id))
+        self._set_marks(gallery_id, marks, self.marks)
+        renamed = ReplayOutcome(outcome.session, {ids[k]: v for k, v in outcome.results.items()},
+                                {ids[k]: v for k, v in outcome.snapshots.items()}, outcome.differences)
+        return VersionRerun(gallery_id, renamed, store.load_case(case_id))
+
+    def _set_marks(self, gallery_id: int, have: dict[str, str], wanted: dict[str, str]) -> dict[str, str]:
+        """Make the marks on ``gallery_id`` go from ``have`` to ``wanted`` (so each re-run step is recorded with
+        the marks it ran with, and the case's replay of the new branch finds them)."""
+        for item in have.keys() - wanted.keys():
+            self.store.mark(self.case_id, gallery_id, item, "cleared")
+        for item, state in wanted.items():
+            if have.get(item) != state:
+                self.store.mark(self.case_id, gallery_id, item, state)
+        return dict(wanted)

@@ -27,9 +27,10 @@ class StepOutcome:
 
 
 def copy_fresh(session: SearchSession) -> SearchSession:
-    """A step-less session's copy with the same gallery, encoder, ρ and marks (branch needs a step)."""
+    """A step-less session's copy with the same gallery (and gallery version), encoder, ρ and marks (branch
+    needs a step)."""
     copy = SearchSession(session.gallery, session.encoder, rho=session.rho, relevance=session.relevance,
-                         target_identity=session.target_identity)
+                         target_identity=session.target_identity, item_limit=session.item_limit)
     apply_marks(copy, session.rejected, session.confirmed)
     return copy
 

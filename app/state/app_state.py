@@ -18,31 +18,24 @@ worker before the next search, or on ``restore_session()``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
 
-from app.jobs import JobRunner, OpenedGallery, OpenGalleryJob
+from app.jobs import JobRunner, OpenedGallery, OpenGalleryJob, RerunOnVersionJob, VersionRerun
 from app.jobs.open_gallery import EncoderFactory
 from app.state.case_session import ActionRefused, CaseSession
 from app.state.gallery_session import GallerySession
-from app.state.marks import check_items, check_mark_state, record_marks
+from app.state.gallery_versions import SearchedVersion, searched_version
+from app.state.marks import check_in_version, check_items, check_mark_state, record_marks
 from app.state.step_actions import StepActions
 from app.state.step_history import StepHistory
+from app.state.working_state import Filters, QueryInputs, WorkingState, read_working_state, save_sketch
 from app.store import CaseState, CaseStore, CaseSummary, StepState
 from app.workers import WorkerHandle, describe_error
 from engine.gallery import Gallery
 from engine.search import FinalRanking, QueryEncoder, QueryInputError, SearchSession, StepQuery, StepResult
-
-
-@dataclass(frozen=True)
-class Filters:
-    """Camera and time filters applied to the next step (None = no filter)."""
-
-    cameras: frozenset[str] | None = None
-    time_range: tuple[float | None, float | None] | None = None
 
 
 class AppState(StepActions, QObject):
@@ -51,11 +44,15 @@ class AppState(StepActions, QObject):
 
     case_changed = Signal(object)  # CaseState | None (after every recorded action, open and close)
     gallery_changed = Signal(object)  # Gallery | None
+    #: SearchedVersion | None: the older gallery version the case's path searches (the gallery grew since)
+    gallery_version_changed = Signal(object)
     session_changed = Signal(object)  # SearchSession | None: the live session on the head step
     selected_step_changed = Signal(object)  # step id | None (None: the start, the whole gallery)
     step_recorded = Signal(int)  # a search step was stored (after case_changed)
     marks_changed = Signal(object)  # {item id: "confirmed" | "rejected"} on the current gallery
     filters_changed = Signal(object)  # Filters
+    #: WorkingState: the open case's search controls, put back when a case is opened, created or closed
+    working_state_changed = Signal(object)
     busy_changed = Signal(bool)  # the job runner's busy state
     progress = Signal(int, int, str)  # done, total (0 = unknown), message
     error = Signal(str)  # a readable message for the status bar / a message box
@@ -68,7 +65,9 @@ class AppState(StepActions, QObject):
         self._cases = CaseSession()
         self._galleries = GallerySession()
         self._steps = StepHistory()
-        self._filters = Filters()
+        self._working = WorkingState()  # the open case's search controls (app.state.working_state)
+        self._sketch_ref: dict[str, str] | None = None  # the working sketch as last saved in the case
+        self._sketch_saved = True  # False while the sketch drawn since was not saved
         self.jobs = JobRunner(self, pool=pool)
         for source, relay in ((self.jobs.busy_changed, self.busy_changed), (self.jobs.progress, self.progress),
                               (self.jobs.error, self.error), (self.jobs.message, self.message)):
@@ -98,6 +97,12 @@ class AppState(StepActions, QObject):
         return self._galleries.gallery
 
     @property
+    def searched_version(self) -> SearchedVersion | None:
+        """The older version of the open gallery the case's path searched, when the gallery has grown since
+        (searches on this path stay within its items; ``rerun_on_grown_gallery`` offers the rest); else None."""
+        return self._galleries.scope
+
+    @property
     def gallery_id(self) -> int | None:
         """The store's id of the current gallery within the open case."""
         return self._cases.gallery_id
@@ -120,7 +125,12 @@ class AppState(StepActions, QObject):
 
     @property
     def filters(self) -> Filters:
-        return self._filters
+        return self._working.filters
+
+    @property
+    def working_state(self) -> WorkingState:
+        """The open case's filters and query inputs (a clean ``WorkingState()`` without a case)."""
+        return self._working
 
     @property
     def busy(self) -> bool:
@@ -194,18 +204,25 @@ class AppState(StepActions, QObject):
         try:
             self._cases.require_store()
             self._require_idle()
+        except ValueError as exc:
+            self._report(exc)
+            return False
+        self._save_reported(sketch=True)  # the case left keeps its own controls
+        try:
             self._cases.load(case_id)
         except ValueError as exc:
             self._report(exc)
             return False
+        self._load_working()
         self._steps.forget()
         self._steps.selected = self.head_step_id
         if self.gallery is not None:
-            self._register_gallery()
+            self._place_gallery(searched_version(self.case, self.gallery), None)
         self.case_changed.emit(self.case)
         self._activate_head()
         self.selected_step_changed.emit(self._steps.selected)
         self.marks_changed.emit(self.marks)
+        self.gallery_version_changed.emit(self.searched_version)
         return True
 
     def close_case(self) -> None:
@@ -213,7 +230,11 @@ class AppState(StepActions, QObject):
             self._close_case()
 
     def _close_case(self) -> None:
+        self._save_reported(sketch=True)
         self._cases.forget_case()
+        self._working, self._sketch_ref, self._sketch_saved = WorkingState(), None, True
+        self.filters_changed.emit(self._working.filters)
+        self.working_state_changed.emit(self._working)
         self._steps.forget()
         self._steps.selected = None
         self.case_changed.emit(None)
@@ -238,16 +259,17 @@ class AppState(StepActions, QObject):
         try:
             self._require_idle()
             identity = self._galleries.identify(gallery)
+            searched = None if gallery is None else searched_version(self.case, gallery)
         except (ValueError, OSError) as exc:
             self._report(exc)
             return False
-        return self._install_gallery(OpenedGallery(gallery, encoder, identity, None))
+        return self._install_gallery(OpenedGallery(gallery, encoder, identity, None, searched))
 
     def load_gallery(self, path: str | Path,
                      encoder_factory: EncoderFactory | None = None) -> WorkerHandle | None:
         """Open a gallery folder (and make its encoder with ``encoder_factory(gallery)``, e.g. a checkpoint
         load) in a worker (``OpenGalleryJob``), then use it."""
-        job = OpenGalleryJob(path, encoder_factory, store=self.store, case=self.case)
+        job = OpenGalleryJob(path, encoder_factory, store=self.store, case=self.case, find_version=searched_version)
         return self.jobs.start(job, self._install_gallery)
 
     def _install_gallery(self, opened: OpenedGallery) -> bool:
@@ -261,16 +283,83 @@ class AppState(StepActions, QObject):
         self._cases.gallery_id = None
         self._steps.forget()
         if self.case is not None and opened.gallery is not None:
-            recorded = opened.recorded
-            if recorded is not None and self._cases.adopt(recorded.case):
-                self._cases.gallery_id = recorded.gallery_id
-            else:
-                self._register_gallery()
+            self._place_gallery(opened.searched, opened.recorded)
             self.case_changed.emit(self.case)
         self.gallery_changed.emit(opened.gallery)
         self._activate_head()
         self.marks_changed.emit(self.marks)
+        self.gallery_version_changed.emit(self.searched_version)
         return True
+
+    def _place_gallery(self, searched: SearchedVersion | None, recorded) -> None:
+        """Which of the open case's records of the gallery the case goes on with: the older version its path
+        searched (``searched``), else the current version (``recorded`` by the job, or found or recorded
+        now). The caller emits ``case_changed``."""
+        self._galleries.scope = searched
+        if searched is not None:
+            self._cases.gallery_id = searched.use.id
+        elif recorded is not None and self._cases.adopt(recorded.case):
+            self._cases.gallery_id = recorded.gallery_id
+        else:
+            self._register_gallery()
+
+    def _follow_head_version(self) -> None:
+        """After the head moved (undo, branch): go on within the version the new head's path searched, or with
+        the current version (a branch from the start searches every item)."""
+        if self.case is None or self.gallery is None:
+            return
+        searched = searched_version(self.case, self.gallery)
+        if searched == self._galleries.scope:
+            return
+        self._place_gallery(searched, None)
+        self.case_changed.emit(self.case)
+        self.marks_changed.emit(self.marks)
+        self.gallery_version_changed.emit(searched)
+
+    def rerun_on_grown_gallery(self) -> WorkerHandle | None:
+        """Re-run the path searched on an older version of the gallery on every item of its current version,
+        recorded as a new branch from the start (``RerunOnVersionJob``); the case then goes on there."""
+        if not self._ready():
+            return None
+        scope = self._galleries.scope
+        if scope is None:
+            self.error.emit("This case's path already searches the gallery's current version")
+            return None
+        summary = self.case.case
+        if summary.status != "open":
+            self.error.emit(f"Case {summary.title!r} is {summary.status}: reopen it to re-run its path")
+            return None
+        try:
+            plan = self._cases.plan(self.head_step_id)
+        except ValueError as exc:
+            self._report(exc)
+            return None
+        if any(entry.query.example is None for entry in plan) and self.encoder is None:
+            self.error.emit("This case's steps need a model to re-run: load the checkpoint that made them")
+            return None
+        job = RerunOnVersionJob(plan, self._galleries.session_factory(self._rho, whole=True), store=self.store,
+                                case_id=self.case_id, identity=self._galleries.identity, marks=self.marks)
+        return self.jobs.start(job, lambda rerun: self._grown_rerun_done(rerun, scope))
+
+    def _grown_rerun_done(self, rerun: VersionRerun, scope: SearchedVersion) -> None:
+        self._galleries.scope = None
+        if not self._cases.adopt(rerun.case):
+            self._reload_case()
+        self._cases.gallery_id = rerun.gallery_id
+        outcome = rerun.outcome
+        self._steps.results.update(outcome.results)
+        self._steps.snapshots.update(outcome.snapshots)
+        self._steps.session = outcome.session
+        self.case_changed.emit(self.case)
+        self.gallery_version_changed.emit(None)
+        self.session_changed.emit(self.session)
+        self.marks_changed.emit(self.marks)
+        self._select(self.head_step_id)
+        changed = "" if not outcome.differences else (
+            f"; step {', '.join(str(n) for n in outcome.differences)} now keeps other items than on "
+            f"v{scope.version.version} (the footage added since)")
+        self.message.emit(f"Re-ran {len(outcome.results)} steps on {scope.current.label()} as a new branch from "
+                          f"the start{changed}")
 
     def _register_gallery(self) -> None:
         """Find or record the current gallery in the open case (the caller emits ``case_changed``); a closed
@@ -305,9 +394,49 @@ class AppState(StepActions, QObject):
         except QueryInputError as exc:
             self._report(exc)
             return False
-        self._filters = Filters(query.cameras, query.time_range)
-        self.filters_changed.emit(self._filters)
+        self._working = self._working.with_filters(Filters(query.cameras, query.time_range))
+        self._save_reported()
+        self.filters_changed.emit(self._working.filters)
         return True
+
+    def set_query_inputs(self, inputs: QueryInputs) -> None:
+        """The query panel's inputs as they stand (modalities, sketch, IR image, level, keep rule): kept as the
+        open case's working state (the sketch's file is written when the case is left or searched)."""
+        before = self._working.inputs.sketch
+        after = inputs.sketch
+        if (before is None) != (after is None) or (after is not None and not (
+                before.shape == after.shape and (before == after).all())):
+            self._sketch_saved = False
+        self._working = self._working.with_inputs(inputs)
+        self._save_reported()
+
+    def _load_working(self) -> None:
+        """Take the working state of the case just loaded (a new case's is clean) and say so."""
+        case, store = self.case, self.store
+        working, self._sketch_ref, problems = read_working_state(case.working_state, store.evidence_root,
+                                                                 case.case.id)
+        self._working, self._sketch_saved = working, True
+        for problem in problems:
+            self.error.emit(f"Case {case.case.title!r}: {problem}")
+        self.filters_changed.emit(working.filters)
+        self.working_state_changed.emit(working)
+
+    def _save_working(self, *, sketch: bool = False) -> None:
+        """Store the open case's working state (``sketch``: write a sketch drawn since into the case's evidence
+        folder first). Raises the store's ``ValueError``/``OSError``."""
+        case, store = self.case, self.store
+        if case is None or store is None:
+            return
+        if sketch and not self._sketch_saved:
+            self._sketch_ref = save_sketch(self._working.inputs.sketch, store.evidence_root, case.case.id)
+            self._sketch_saved = True
+        store.save_working_state(case.case.id, self._working.to_json(self._sketch_ref))
+
+    def _save_reported(self, *, sketch: bool = False) -> None:
+        try:
+            self._save_working(sketch=sketch)
+        except (ValueError, OSError) as exc:
+            self._report(exc)
 
     # ------------------------------------------------------------------------------------- marks and notes
 
@@ -332,6 +461,7 @@ class AppState(StepActions, QObject):
             self._cases.require_case()
             self._require_idle()
             check_items(self.gallery, self.gallery_id, item_ids)
+            check_in_version(self.gallery, self._galleries.scope, list(item_ids))
         except ActionRefused as exc:
             self._report(exc)
             return 0
@@ -377,6 +507,7 @@ class AppState(StepActions, QObject):
     def close(self, timeout_ms: int = 5000) -> None:
         """Cancel the running job, wait for it and close the store if this state opened it."""
         self.jobs.close(timeout_ms)
+        self._save_reported(sketch=True)
         self._cases.close_store()
 
     # ------------------------------------------------------------------------------------------ helpers

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.state.case_session import ActionRefused
+from app.state.gallery_versions import SearchedVersion
 from app.store import CaseStore, StepState
 from engine.gallery import Gallery
 from engine.search import SearchSession
@@ -25,6 +26,16 @@ def check_items(gallery: Gallery | None, gallery_id: int | None, item_ids: Seque
     unknown = [item for item in item_ids if item not in gallery]
     if unknown:
         raise ActionRefused(f"Item {unknown[0]!r} is not in the open gallery")
+
+
+def check_in_version(gallery: Gallery | None, scope: SearchedVersion | None, item_ids: list[str]) -> None:
+    """Refuse marks on items that came after the version the case's path searches (``ActionRefused``)."""
+    if gallery is None or scope is None:
+        return
+    for item in item_ids:
+        if item in gallery and gallery.row(item) >= scope.version.items:
+            raise ActionRefused(f"Item {item!r} came with footage added after {scope.version.label()}, which "
+                                f"this path searches: re-run the path on the grown gallery to mark it")
 
 
 def mark_context(step: StepState | None, item_id: str) -> dict[str, float | int | None]:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.jobs.rerun_steps import ReplayOutcome, apply_marks, replay
+from app.state.gallery_versions import use_label
 from app.store import AuditRecord, CaseState, StepState
 from engine.encoding.views import BIOMETRICS_VIEW
 from engine.search import SessionStateError, StepQuery
@@ -79,9 +80,11 @@ def replay_plan(case: CaseState, audit: Sequence[AuditRecord], gallery_id: int,
     for step_id in path:
         step = case.step(step_id)
         if step.gallery_id != gallery_id:
-            raise SessionStateError(f"step {step.depth + 1} of this path searched another gallery (id "
-                                    f"{step.gallery_id}); open that gallery to continue this path, or branch "
-                                    f"from the start to search this one")
+            use = next((g for g in case.galleries if g.id == step.gallery_id), None)
+            where = f"id {step.gallery_id}" if use is None else f"{use.path}, {use_label(use)}"
+            raise SessionStateError(f"step {step.depth + 1} of this path searched another gallery ({where}); "
+                                    f"open that gallery to continue this path, or branch from the start to "
+                                    f"search this one")
         state = at_step.get(step_id, {})
         plan.append(ReplayStep(step=step, query=step_query(step),
                                rejected=tuple(i for i, s in state.items() if s == "rejected"),

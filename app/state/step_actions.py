@@ -12,10 +12,32 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from app.jobs import ReplayOutcome, RerunStepsJob, SearchStepJob, StepOutcome
+from app.jobs import BackgroundJob, ReplayOutcome, RerunStepsJob, SearchStepJob, StepOutcome
 from app.state.query_spec import KeepRule, QuerySpec
-from app.workers import WorkerHandle
-from engine.search import QueryInputError, StepQuery
+from app.state.timeline_rows import step_label
+from app.state.working_state import Filters, no_candidates_message
+from app.workers import Job, WorkerHandle
+from engine.search import NoCandidatesError, QueryInputError, StepQuery
+
+
+class NamingFilters(BackgroundJob):
+    """A search job whose "no candidates" failure names the step's active filters and how to clear them."""
+
+    def __init__(self, job: BackgroundJob, filters: Filters) -> None:
+        self.job, self.filters = job, filters
+        self.name = job.name
+
+    @property
+    def cancelled_message(self) -> str:
+        return self.job.cancelled_message
+
+    def run(self, job: Job) -> object:
+        try:
+            return self.job.run(job)
+        except NoCandidatesError as exc:
+            if not self.filters.active:
+                raise
+            raise NoCandidatesError(no_candidates_message(str(exc), self.filters)) from exc
 
 
 class StepActions:
@@ -25,10 +47,11 @@ class StepActions:
     def search(self, spec: QuerySpec) -> WorkerHandle | None:
         """Run the next step from the head with the panel's query (in a worker) and record it."""
         try:
-            query = spec.to_step_query(cameras=self._filters.cameras, time_range=self._filters.time_range)
+            query = spec.to_step_query(cameras=self.filters.cameras, time_range=self.filters.time_range)
         except QueryInputError as exc:
             self._report(exc)
             return None
+        self._save_reported(sketch=True)  # the case's working sketch is the one searched
         return self.run_step(query)
 
     def find_similar(self, item_id: str, keep: KeepRule | None = None, scenario: str | None = None, *,
@@ -39,8 +62,8 @@ class StepActions:
         keep = keep or KeepRule("rho", self._rho)
         try:
             query = StepQuery(example=item_id, scenario=scenario, outfit_changed=outfit_changed,
-                              cameras=self._filters.cameras,
-                              time_range=self._filters.time_range, **keep.query_arguments())
+                              cameras=self.filters.cameras,
+                              time_range=self.filters.time_range, **keep.query_arguments())
         except QueryInputError as exc:
             self._report(exc)
             return None
@@ -64,7 +87,8 @@ class StepActions:
                             "re-run the case's steps first (Search menu)")
             return None
         if step.undone:
-            self.error.emit(f"Step {step.seq} was undone: branch from its parent to search it again")
+            self.error.emit(f"Step {step_label(self.case, step_id)} was undone: branch from its parent to search it "
+                            f"again")
             return None
         try:
             query = replace(result.query, **({"rho": None, "k": None, "threshold": None} | rule.query_arguments()))
@@ -97,7 +121,7 @@ class StepActions:
                 return None
         job = SearchStepJob(query, store=self.store, case_id=self.case_id, gallery_id=self.gallery_id, base=base,
                             fresh=self._galleries.session_factory(self._rho), plan=plan, marks=self.marks)
-        return self.jobs.start(job, self._step_done)
+        return self.jobs.start(NamingFilters(job, Filters(query.cameras, query.time_range)), self._step_done)
 
     def _step_done(self, outcome: StepOutcome) -> None:
         if outcome.replayed is not None:
@@ -111,7 +135,7 @@ class StepActions:
         self.session_changed.emit(self.session)
         self.step_recorded.emit(outcome.step_id)
         result = outcome.result
-        self.message.emit(f"Step {result.index + 1}: {result.candidates_before:,} → "
+        self.message.emit(f"Step {step_label(self.case, outcome.step_id)}: {result.candidates_before:,} → "
                           f"{result.candidates_after:,} candidates in {result.seconds:.2f} s")
 
     def restore_session(self) -> WorkerHandle | None:
@@ -174,6 +198,7 @@ class StepActions:
 
     def _after_head_move(self) -> None:
         self._reload_case()
+        self._follow_head_version()
         self._activate_head()
         self._select(self.head_step_id)
 

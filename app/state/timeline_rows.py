@@ -11,8 +11,11 @@ were made ("3" on the first line, "3a" on the first branch, "4b" …), so "Step 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from app.state.gallery_versions import use_label
+from app.state.item_label import short_id
 from app.state.query_spec import describe_keep
 from app.store import CaseState, StepState
 from engine.encoding.views import BIOMETRICS_VIEW
@@ -34,14 +37,17 @@ class TimelineRow:
     undone: bool
     branch_of: str | None  # for the first row of a branch: the label of the step it branches from ("0": start)
     seconds: float | None = None
+    example_item: str | None = None  # a find-similar step's example item id (the query names it by ``item_label``)
 
 
-def query_summary(step: StepState, limit: int = 60) -> str:
-    """One line naming what the step searched with."""
+def query_summary(step: StepState, limit: int = 60, item_label: Callable[[str], str] | None = None) -> str:
+    """One line naming what the step searched with; ``item_label`` names a find-similar step's example item
+    (``app.state.item_label``: camera and time), else its shortened id."""
     if step.query_kind == "example":  # the view says what ranked: appearance, reid:<scenario>, rgb or biometrics
+        example = (item_label or short_id)(step.example_item) if step.example_item else "an item"
         if step.view == BIOMETRICS_VIEW:
-            return f"Similar to {step.example_item} · other clothes (biometrics)"
-        return f"Similar to {step.example_item}" + (f" · {step.view}" if step.view else "")
+            return f"Similar to {example} · other clothes (biometrics)"
+        return f"Similar to {example}" + (f" · {step.view}" if step.view else "")
     images = [name for name in ("sketch", "ir") if name in step.query_kind.split("+")]
     parts = ["Sketch" if name == "sketch" else "IR image" for name in images]
     if step.query_text:
@@ -81,6 +87,14 @@ def branch_letters(index: int) -> str:
     return letters
 
 
+def step_label(case: CaseState | None, step_id: int | None) -> str:
+    """The one label of a step wherever it is named (timeline, status bar, plot, notes, messages): "3", "3a";
+    "0" for the start (None); the id itself when the case has no such step."""
+    if step_id is None:
+        return "0"
+    return step_labels(case).get(step_id, str(step_id))
+
+
 def step_labels(case: CaseState | None) -> dict[int, str]:
     """{step id: unique label}: depth + 1, plus the letter of the line the step is on (lines lettered in the
     order they were started, so a label never changes once given)."""
@@ -100,20 +114,25 @@ def step_labels(case: CaseState | None) -> dict[int, str]:
 
 
 def _row(step: StepState, lane: int, active: set[int], head: int | None,
-         branch_of: str | None, label: str) -> TimelineRow:
+         branch_of: str | None, label: str, item_label: Callable[[str], str] | None,
+         gallery: str = "") -> TimelineRow:
     counts = f"{step.candidates_before:,} → {step.candidates_after:,}"
     keep = describe_keep(step.keep_rule, step.keep_value)
     note = filters_summary(step.filters)
     if note:
         keep = f"{keep} · {note}"
+    if gallery:  # the gallery version the step searched ("gallery v2, 1,240 items")
+        keep = f"{keep} · {gallery}"
     return TimelineRow(step_id=step.id, number=step.depth + 1, label=label, lane=lane, title=f"Step {label}",
-                       query=query_summary(step), level=step.level, counts=counts, keep=keep,
-                       active=step.id in active, head=step.id == head, undone=step.undone,
-                       branch_of=branch_of, seconds=step.seconds)
+                       query=query_summary(step, item_label=item_label), level=step.level, counts=counts,
+                       keep=keep, active=step.id in active, head=step.id == head, undone=step.undone,
+                       branch_of=branch_of, seconds=step.seconds,
+                       example_item=step.example_item if step.query_kind == "example" else None)
 
 
-def timeline_rows(case: CaseState | None, gallery_size: int | None = None) -> list[TimelineRow]:
-    """Rows for ``case`` (an empty start row when there is no case)."""
+def timeline_rows(case: CaseState | None, gallery_size: int | None = None,
+                  item_label: Callable[[str], str] | None = None) -> list[TimelineRow]:
+    """Rows for ``case`` (an empty start row when there is no case); ``item_label`` names example items."""
     head = None if case is None else case.case.head_step_id
     size = "" if gallery_size is None else f"{gallery_size:,} items"
     rows = [TimelineRow(step_id=None, number=0, label="0", lane=0, title="Start", query="Whole gallery",
@@ -123,6 +142,8 @@ def timeline_rows(case: CaseState | None, gallery_size: int | None = None) -> li
         return rows
     active = set(case.active_path)
     labels = step_labels(case)
+    # the gallery version each step searched, named once the case has searched more than one
+    galleries = {use.id: use_label(use) for use in case.galleries} if len(case.galleries) > 1 else {}
     children: dict[int | None, list[StepState]] = {}
     for step in sorted(case.steps, key=lambda s: s.seq):  # creation order only: undo never reorders
         children.setdefault(step.parent_id, []).append(step)
@@ -130,7 +151,8 @@ def timeline_rows(case: CaseState | None, gallery_size: int | None = None) -> li
     def visit(step: StepState, lane: int, branch_of: str | None) -> None:
         # iterative along a line, recursive into branches (recursion depth = branches nested in branches)
         while True:
-            rows.append(_row(step, lane, active, head, branch_of, labels[step.id]))
+            rows.append(_row(step, lane, active, head, branch_of, labels[step.id], item_label,
+                             galleries.get(step.gallery_id, "")))
             branch_of = None
             kids = children.get(step.id, [])
             for later in kids[1:]:

@@ -20,8 +20,18 @@ from PySide6.QtWidgets import (
 
 from app.store import CaseSummary
 
-COLUMNS = ("Name", "Created", "Last change", "Steps", "Status")
+COLUMNS = ("Name", "Created", "Last change", "Steps recorded", "Status")
+#: What the step counts count, here and in the main window's case line: every step recorded, undone ones included.
+STEPS_TIP = "Steps recorded in the case, undone ones included"
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+def steps_recorded(count: int, steps: Sequence = ()) -> str:
+    """``count`` (``CaseSummary.step_count``, as the case list shows it) as "5 steps recorded", with how many
+    of ``steps`` (the case's ``StepState``s, when known) are undone: "5 steps recorded (1 undone)"."""
+    undone = sum(1 for step in steps if step.undone)
+    return (f"{count} step{'s' if count != 1 else ''} recorded"
+            + (f" ({undone} undone)" if undone else ""))
 
 
 def _when(value) -> str:
@@ -41,6 +51,7 @@ class CaseListDialog(QDialog):
         self.search.setClearButtonEnabled(True)
         self.model = QStandardItemModel(0, len(COLUMNS), self)
         self.model.setHorizontalHeaderLabels(list(COLUMNS))
+        self.model.horizontalHeaderItem(COLUMNS.index("Steps recorded")).setToolTip(STEPS_TIP)
         for case in cases:
             name = QStandardItem(case.title)
             name.setData(case.id, ID_ROLE)
@@ -49,6 +60,7 @@ class CaseListDialog(QDialog):
             created, changed = QStandardItem(_when(case.created_at)), QStandardItem(_when(case.updated_at))
             steps = QStandardItem()
             steps.setData(case.step_count, Qt.ItemDataRole.DisplayRole)
+            steps.setToolTip(STEPS_TIP)
             row = [name, created, changed, steps, QStandardItem(case.status)]
             for item in row:
                 item.setEditable(False)

@@ -41,6 +41,21 @@ def _with_alpha(color: QColor, alpha: int) -> QColor:
     return out
 
 
+class CountAxis(pg.AxisItem):
+    """An axis of counts: ticks only at whole numbers (never 0.5 candidates), at least one unit apart."""
+
+    def tickSpacing(self, minVal: float, maxVal: float, size: float):  # noqa: N802, N803 - pyqtgraph API
+        kept: list[tuple[float, float]] = []
+        for spacing, _offset in super().tickSpacing(minVal, maxVal, size):
+            whole = float(max(1, math.ceil(spacing - 1e-9)))
+            if not kept or whole < kept[-1][0]:
+                kept.append((whole, 0.0))
+        return kept or [(1.0, 0.0)]
+
+    def tickStrings(self, values, scale: float, spacing: float) -> list[str]:  # noqa: N802 - pyqtgraph API
+        return [f"{round(value * scale):,}" for value in values]
+
+
 class DistributionInputError(ValueError):
     """The panel received scores it cannot plot."""
 
@@ -109,7 +124,8 @@ class DistributionPanel(QWidget):
 
         palette = self.palette()
         text = palette.color(QPalette.ColorRole.Text)
-        self.plot = pg.PlotWidget(self, background=palette.color(QPalette.ColorRole.Base))
+        self.plot = pg.PlotWidget(self, background=palette.color(QPalette.ColorRole.Base),
+                                  axisItems={"left": CountAxis("left")})
         self.plot.setMenuEnabled(False)
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.hideButtons()
@@ -220,9 +236,10 @@ class DistributionPanel(QWidget):
         self.apply_button.setVisible(self._can_apply)
         self.apply_button.setEnabled(self._can_apply and self.reset_button.isEnabled())
 
-    def set_step(self, step, confirmed_ids: Iterable[str] = ()) -> None:
+    def set_step(self, step, confirmed_ids: Iterable[str] = (), *, label: str | None = None) -> None:
         """Plot a ``StepResult`` (None clears). ``confirmed_ids``: the session's confirmed items, which every
-        keep rule keeps, so the live count matches what a threshold step would keep."""
+        keep rule keeps, so the live count matches what a threshold step would keep. ``label``: the step's
+        label in its case ("3a", ``app.state.timeline_rows.step_label``); its position in the session without."""
         if step is None:
             self.clear()
             return
@@ -232,7 +249,7 @@ class DistributionPanel(QWidget):
             pinned = np.fromiter((step.item_ids[int(r)] in confirmed for r in step.rows), bool, step.rows.shape[0])
         kept = np.isin(step.rows, step.kept, assume_unique=True)
         level = f" · level {step.level}" if step.level else ""
-        title = f"Step {step.index + 1} · {step.query.kind}{level} · {step.rows.shape[0]:,} candidates"
+        title = f"Step {label or step.index + 1} · {step.query.kind}{level} · {step.rows.shape[0]:,} candidates"
         if step.filtered_rows.shape[0]:
             title += f" ({step.filtered_rows.shape[0]:,} filtered out)"
         self.set_scores(step.scores, step.k, relevant=step.relevant, pinned=pinned, kept=kept,
@@ -368,8 +385,15 @@ class DistributionPanel(QWidget):
         else:
             self._rug.setVisible(False)
         width = edges[-1] - edges[0]
-        low, high = edges[0] - 0.02 * width, edges[-1] + 0.02 * width
-        self.cut_line.setBounds((low, high))
+        # the step's own cut always lies inside the line's bounds: a threshold below every candidate's score,
+        # clamped to the plot's edge, read as a dragged preview on a step that is only being viewed
+        low = min(edges[0] - 0.02 * width, self._cut - 0.02 * width)
+        high = max(edges[-1] + 0.02 * width, self._cut + 0.02 * width)
+        self._quiet = True  # new bounds move the line from where the last step had it: that is no drag
+        try:
+            self.cut_line.setBounds((low, high))
+        finally:
+            self._quiet = False
         item.getViewBox().setRange(xRange=(low, high), yRange=(floor - 0.02 * peak, peak * 1.12), padding=0)
         self.set_threshold(self._cut)
         self._update_texts(self._cut)

@@ -34,7 +34,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.jobs import SearchStepJob
 from app.state.query_spec import KeepRule, QuerySpec
+from app.state.working_state import QueryInputs
 from app.views.query_description import DescriptionSection
 from app.views.query_inputs import AttributeChip, ImageDropZone, KeepControl, restyle, section_title
 from app.views.sketch_canvas import SketchEditor
@@ -115,6 +117,10 @@ def _image_section(title: str, editor: QWidget, error: QLabel, stretch: int = 0)
     return section
 
 
+#: The one job the button's "Cancel search" names.
+SEARCH_JOB = SearchStepJob.name
+
+
 class QueryPanel(QWidget):
     """See the module docstring. Public parts: ``text_edit``, ``sketch`` (``SketchEditor``), ``ir_zone``,
     ``level_box``, ``keep``, ``search_button``, ``search_action`` (Ctrl+Enter), ``footer`` (always in view)."""
@@ -122,6 +128,7 @@ class QueryPanel(QWidget):
     search_requested = Signal(object)  # QuerySpec
     cancel_requested = Signal()
     parsed = Signal(object)  # ParseResult of the text, on every edit
+    inputs_changed = Signal()  # modalities, sketch, IR image, level or keep rule edited (``query_inputs``)
     error = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -258,6 +265,9 @@ class QueryPanel(QWidget):
         for name, button in self.modality_buttons.items():
             button.toggled.connect(lambda on, name=name: self._modality_toggled(name, on))
         self.set_modalities(text=True, sketch=False, ir=False)
+        for signal in (self.sketch.changed, self.ir_zone.image_changed, self.level_box.currentIndexChanged,
+                       self.keep.changed, *(button.toggled for button in self.modality_buttons.values())):
+            signal.connect(self.inputs_changed)
 
     # ------------------------------------------------------------------------------------------ text
 
@@ -353,6 +363,29 @@ class QueryPanel(QWidget):
         """Keep by minimum score (e.g. a threshold read off the distribution plot)."""
         self.keep.set_rule(KeepRule("threshold", round(float(value), 3)))
 
+    # ------------------------------------------------------------------------------------------ working state
+
+    def query_inputs(self) -> QueryInputs:
+        """The inputs besides the description as they stand (the case's working state keeps them)."""
+        canvas = self.sketch.canvas
+        return QueryInputs(modalities=frozenset(name for name, on in self.modalities().items() if on),
+                           sketch=None if canvas.is_empty() else canvas.to_array(),
+                           ir=None if self.ir_zone.path is None else str(self.ir_zone.path),
+                           level=self.level_override(), keep=self.keep_rule())
+
+    def set_query_inputs(self, inputs: QueryInputs) -> None:
+        """Put a case's inputs back (a new case's clean ones): nothing of another case's sketch or IR image
+        stays, not even in the sketch's undo history."""
+        self.sketch.canvas.reset(inputs.sketch)
+        self.sketch_error.hide()
+        self.ir_error.hide()
+        if inputs.ir is None or not self.ir_zone.load(inputs.ir):
+            self.ir_zone.clear()
+        self.level_box.setCurrentIndex(max(0, self.level_box.findData(inputs.level)))
+        self.set_keep(inputs.keep)
+        self.set_modalities(**{name: name in inputs.modalities for name in MODALITIES})
+        self._clear_message()
+
     # ------------------------------------------------------------------------------------------ search
 
     def set_query_text(self, text: str | None) -> None:
@@ -444,11 +477,15 @@ class QueryPanel(QWidget):
         else:
             self.request_search()
 
-    def set_busy(self, busy: bool) -> None:
-        """While a step runs the button cancels it."""
+    def set_busy(self, busy: bool, job: str = "") -> None:
+        """While a job runs the button cancels it, saying which: "Cancel search" for a search step, else the
+        job's own name (``BackgroundJob.name``, e.g. "Cancel loading gallery" while the model loads)."""
         self._busy = bool(busy)
-        self.search_button.setText("Cancel search" if busy else "Search")
-        self.search_button.setToolTip("Stop the running step" if busy else f"Run the next step ({RUN_KEYS})")
+        searching = not job or job == SEARCH_JOB
+        doing = "search" if searching else job[:1].lower() + job[1:]
+        self.search_button.setText(f"Cancel {doing}" if busy else "Search")
+        self.search_button.setToolTip(("Stop the running step" if searching else f"Stop: {job}") if busy
+                                      else f"Run the next step ({RUN_KEYS})")
         self.search_button.setProperty("busy", self._busy)
         restyle(self.search_button)
         self._refresh_button()

@@ -7,6 +7,7 @@ thumbnails load off the UI thread (``app.views.thumbnails``)."""
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Iterable, Mapping
 
@@ -25,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.state.working_state import Filters
 from app.views.flow_layout import FlowLayout
 from app.views.result_card import CELL, PAD, THUMB
 from app.views.results_grid import ResultsGrid, TimeSpinBox
@@ -53,10 +55,25 @@ __all__ = [  # the grid's vocabulary, importable from here
     "format_score", "format_time", "format_time_short", "parse_time",
 ]
 
-#: Shown above the grid when the ranking carries ground truth (trainers' built worlds).
+#: Shown above the grid when the ranking carries ground truth (trainers' built worlds), until the window says
+#: whose identity it is (``ground_truth_legend``): it never claims an identity was chosen.
 GT_LEGEND = ("<span style='color:#6b7280'><b style='color:#e8702a'>GT</b> = ground truth: the item shows the "
-             "identity chosen under Search → Ground-truth identity (built worlds only; it is never used to rank)."
+             "person sought, by the built world's identity labels (built worlds only; it is never used to rank)."
              "</span>")
+
+
+def ground_truth_legend(identity: str | None, chosen: bool) -> str:
+    """The GT legend for the step on view: ``identity`` its relevant items share (None: unknown) and whether
+    it is the one chosen under Search → Ground-truth identity (else it is the find-similar example's own)."""
+    if identity is None:
+        return GT_LEGEND
+    who = f"identity <b>{html.escape(identity)}</b>"
+    if chosen:
+        source = f"{who}, chosen under Search → Ground-truth identity"
+    else:
+        source = f"{who}, the example item's own (no ground-truth identity was chosen)"
+    return ("<span style='color:#6b7280'><b style='color:#e8702a'>GT</b> = ground truth: the item shows "
+            f"{source} (built worlds only; it is never used to rank).</span>")
 
 
 def _group(parent: QWidget, *widgets: QWidget) -> QWidget:
@@ -74,9 +91,9 @@ class ResultsView(QWidget):
     """Toolbar (sort, camera filter, time filter, counts) above the grid; an empty-state note when there is
     nothing to show.
 
-    Setters: ``set_results``, ``set_marks``, ``set_mark_map``, ``set_explanations``, ``set_preview_threshold``,
-    ``set_sort``, ``set_filters`` (these never emit ``sort_changed``/``filters_changed``), ``select_item``,
-    ``clear``.
+    Setters: ``set_results`` (``from_top`` for a newly shown step), ``show_top``, ``set_marks``,
+    ``set_mark_map``, ``set_explanations``, ``set_ground_truth``, ``set_preview_threshold``, ``set_sort``,
+    ``set_filters`` (these never emit ``sort_changed``/``filters_changed``), ``select_item``, ``clear``.
     Signals carry item ids (str); marks are CONFIRMED, REJECTED or CLEAR."""
 
     marks_changed = Signal(list, str)  # ids, mark — already shown in the grid
@@ -95,6 +112,8 @@ class ResultsView(QWidget):
         self.grid = ResultsGrid(self)
         self.grid.setModel(self.model)
         self._updating = False
+        self._known_cameras: list[str] = []  # cameras the filter offers besides the shown ones (the gallery's)
+        self._step_text = ""  # what the step on view did (``set_step_summary``), above the grid's own counts
 
         self.sort_box = QComboBox(self)
         self.sort_box.addItem("Ranking (best first)", SORT_SCORE)
@@ -167,16 +186,34 @@ class ResultsView(QWidget):
 
     # ---------------------------------------------------------------------------------------- setters
 
-    def set_results(self, results: ResultSet) -> None:
-        """Show a new ranking; marks, sort and filters stay (filters on cameras it lacks are dropped)."""
+    def set_results(self, results: ResultSet, *, from_top: bool = False) -> None:
+        """Show a new ranking; marks, sort and filters stay (filters on cameras it lacks are dropped).
+
+        ``from_top`` (a step shown for the first time): the grid scrolls to its top and the first item shown
+        (rank #1 in the ranking order) becomes the current, only selected item; otherwise the selection and
+        the current item stay where they still exist."""
         keep = self.selected_ids()
         current = self.current_id()
         self.model.set_results(results)
         self._rebuild_filters()
         self.model.set_filters(*self.filters())
         self.stack.setCurrentWidget(self.grid if len(results) else self.empty_label)
-        self._restore_selection(keep, current)
+        if from_top:
+            self.show_top()
+        else:
+            self._restore_selection(keep, current)
         self._refresh_counts()
+
+    def show_top(self) -> None:
+        """Scroll to the top and make the first item shown the current, only selected item (none: no
+        selection)."""
+        chooser = self.grid.selectionModel()
+        if self.model.rowCount():
+            chooser.setCurrentIndex(self.model.index(0), QItemSelectionModel.SelectionFlag.ClearAndSelect)
+        else:
+            chooser.clearSelection()
+            chooser.setCurrentIndex(QModelIndex(), QItemSelectionModel.SelectionFlag.NoUpdate)
+        self.grid.scrollToTop()
 
     def clear(self) -> None:
         self.set_results(ResultSet.empty())
@@ -192,6 +229,11 @@ class ResultsView(QWidget):
     def set_explanations(self, explanations: Mapping[str, str]) -> None:
         self.model.set_explanations(explanations)
 
+    def set_ground_truth(self, identity: str | None, chosen: bool = False) -> None:
+        """Say whose identity the GT tags show (``ground_truth_legend``); the legend shows only while the
+        ranking has relevant items."""
+        self.legend_label.setText(ground_truth_legend(identity, chosen))
+
     def set_preview_threshold(self, threshold: float | None) -> None:
         """Fade what a threshold keep rule at ``threshold`` would drop (wire ``DistributionPanel.
         threshold_changed`` here for a live preview); None returns to the step's kept flags."""
@@ -202,9 +244,24 @@ class ResultsView(QWidget):
         with _Quiet(self):
             self.sort_box.setCurrentIndex(self.sort_box.findData(key))
 
+    def set_camera_names(self, names: Iterable[str]) -> None:
+        """Every camera the filter offers (the gallery's), also those the ranking shown lacks."""
+        self._known_cameras = sorted(set(names))
+        self._rebuild_filters()
+        self._refresh_counts()
+
+    def set_step_summary(self, text: str) -> None:
+        """What the step on view did ("Step 3 · kept 41 of 210 candidates · filters: …"), shown above the
+        grid's own counts so the two are never mixed; "" shows none."""
+        self._step_text = text
+        self._refresh_counts()
+
     def set_filters(self, cameras: Iterable[str] | None, time_range: tuple[float | None, float | None] | None) -> None:
         with _Quiet(self):
             wanted = None if cameras is None else frozenset(cameras)
+            if wanted is not None and not wanted <= self._camera_actions.keys():
+                self._known_cameras = sorted(set(self._known_cameras) | wanted)
+                self._rebuild_filters()
             for name, action in self._camera_actions.items():
                 action.setChecked(wanted is not None and name in wanted)
             self._camera_label()
@@ -346,7 +403,7 @@ class ResultsView(QWidget):
             everyone = self.camera_menu.addAction("All cameras")
             everyone.triggered.connect(self._all_cameras)
             self.camera_menu.addSeparator()
-            for name in self.model.camera_names:
+            for name in sorted(set(self.model.camera_names) | set(self._known_cameras) | checked):
                 action = self.camera_menu.addAction(name)
                 action.setCheckable(True)
                 action.setChecked(not all_checked and name in checked)
@@ -373,10 +430,9 @@ class ResultsView(QWidget):
         checked = [name for name, action in self._camera_actions.items() if action.isChecked()]
         if not checked or len(checked) == len(self._camera_actions):
             text = "All cameras"
-        elif len(checked) == 1:
-            text = f"Camera {checked[0]}"
         else:
-            text = f"{len(checked)} cameras"
+            names = ", ".join(checked[:2]) + (", …" if len(checked) > 2 else "")
+            text = f"{len(checked)} of {len(self._camera_actions)} cameras: {names}"
         self.camera_button.setText(text)
         self.camera_button.setMinimumWidth(self.camera_button.fontMetrics().horizontalAdvance(text) + 34)
 
@@ -436,12 +492,20 @@ class ResultsView(QWidget):
     def _refresh_counts(self, *_args) -> None:
         total, shown = len(self.model.results), self.model.rowCount()
         self.legend_label.setVisible(self.model.has_ground_truth())
+        step_line = ""
+        if self._step_text:  # first line in bold; later lines (a warning on weak scores) plain
+            first, *rest = self._step_text.split("\n")
+            step_line = f"<b>{html.escape(first)}</b><br>" + "".join(f"{html.escape(line)}<br>" for line in rest)
         if total == 0:
-            self.count_label.setText("")
+            self.count_label.setText(step_line.removesuffix("<br>"))
             return
-        parts = [f"<b>{shown:,}</b> shown" + ("" if shown == total else f" of {total:,}")]
-        if self.model.step_has_kept_flags():
+        # the step's counts (above) and the grid's (this line) are never mixed in one phrase
+        parts = [f"Grid: <b>{shown:,}</b> shown" + ("" if shown == total else f" of {total:,}")]
+        if self.model.step_has_kept_flags() and not self._step_text:
             parts.append(f"{self.model.step_kept_count():,} kept by the step")
+        view_filters = Filters(*self.filters()).describe()
+        if view_filters:
+            parts.append(f"filters: {html.escape(view_filters)} (also the next step's)")
         threshold = self.model.preview_threshold()
         if threshold is not None:
             parts.append(f"<i>preview: score ≥ {threshold:.3f} would keep {self.model.kept_count():,}</i>")
@@ -455,7 +519,7 @@ class ResultsView(QWidget):
         selected = sum(part.height() for part in self.grid.selectionModel().selection())
         if selected > 1:
             parts.append(f"{selected:,} selected")
-        self.count_label.setText(" · ".join(parts))
+        self.count_label.setText(step_line + " · ".join(parts))
 
 
 class _Quiet:

@@ -158,6 +158,19 @@ class SketchCanvas(QWidget):
         self.update()
         self.changed.emit()
 
+    def reset(self, array: np.ndarray | None = None) -> None:
+        """Start over with ``array`` (RGB uint8, fitted on white) or a blank canvas, with no undo history (a
+        case's own sketch put back: nothing of the sketch before stays to undo into)."""
+        self._image = self._blank()
+        self._undo.clear()
+        if array is not None:
+            array = np.ascontiguousarray(array)
+            height, width = array.shape[:2]
+            self.set_image(QImage(array.data, width, height, 3 * width, QImage.Format.Format_RGB888).copy())
+            self._undo.clear()
+        self.update()
+        self.changed.emit()
+
     def load(self, path: str | Path) -> None:
         """Load a PNG/JPG sketch (fitted, keeping its aspect). Raises ``SketchFileError`` naming the file."""
         path = Path(path)

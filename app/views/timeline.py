@@ -10,6 +10,8 @@ gallery), ``undo_requested()`` (Undo button, Ctrl+Z, context menu on the head st
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QModelIndex, QPoint, QPointF, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QColor, QFont, QFontMetrics, QKeySequence, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import (
@@ -273,13 +275,15 @@ class StepTimeline(QWidget):
         return list(self._rows)
 
     def set_case(self, case: CaseState | None, gallery_size: int | None = None, *,
-                 selected: int | None | str = "keep") -> None:
+                 selected: int | None | str = "keep", item_label: Callable[[str], str] | None = None) -> None:
         """Show ``case``'s steps. ``selected``: the step id to select (None: the start); by default the
-        current selection is kept when the same case still has that step, else the head is selected."""
+        current selection is kept when the same case still has that step, else the head is selected.
+        ``item_label`` names a find-similar step's example item (``app.state.item_label``; its id is in the
+        row's tooltip)."""
         same_case = case is not None and self._case is not None and case.case.id == self._case.case.id
         previous = self.selected_step_id() if selected == "keep" else selected
         self._case = case
-        self._rows = timeline_rows(case, gallery_size)
+        self._rows = timeline_rows(case, gallery_size, item_label)
         cells = graph(self._rows)
         self.delegate.lanes = max(row.lane for row in self._rows) + 1
         self._updating = True
@@ -347,6 +351,8 @@ class StepTimeline(QWidget):
         if row.step_id is None:
             return "The whole gallery, before the first step"
         lines = [f"{row.title}: {row.query}", f"Candidates {row.counts} ({row.keep})"]
+        if row.example_item:
+            lines.append(f"Example item {row.example_item}")
         if row.level:
             lines.append(f"Level {row.level}")
         if row.undone:

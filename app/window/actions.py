@@ -1,7 +1,7 @@
 """What the main window's menus, buttons and keys do (``WindowActions``, mixed into ``app.main_window
 .MainWindow``): cases (new, open, rename, note, export), the step actions that need the window (apply a
 dragged cut, undo and branch with their messages, find similar to the selected item, ground truth) and
-galleries (open one, ingest footage or crops into it).
+galleries (open one, make a new one from queued sources, ingest footage or crops into the open one).
 
 Each asks what it needs in a dialog when not told (tests and demo scripts pass it), then acts through the
 ``AppState`` or starts a background job on its ``JobRunner`` (``state.jobs``); the window never runs work
@@ -17,8 +17,13 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QMessageB
 
 from app.jobs import ExportReportJob, IngestFootageJob
 from app.state import KeepRule
+from app.state.gallery_versions import case_gallery_path
+from app.state.ingest_queue import IngestQueue
 from app.views.case_list import choose_case
 from app.views.export_dialog import ask_export
+from app.views.file_filters import footage_filter
+from app.views.new_gallery_dialog import NewGalleryDialog
+from app.views.notes_panel import ask_note
 from app.workers import WorkerHandle
 
 
@@ -77,14 +82,39 @@ class WindowActions:
             return None
         item_id = self.detail.item_id()
         if text is None:
-            about = f" about {item_id}" if item_id else ""
-            text, ok = QInputDialog.getMultiLineText(self, "Add note", f"Note{about}:")
-            if not ok:
+            about = f" about {self.item_label(item_id)}" if item_id else ""
+            text = ask_note(self, "Add note", f"Note{about}:")
+            if text is None:
                 return None
         if not text.strip():
             self.show_error("A note needs some text")
             return None
         return self.state.add_note(text.strip(), item_id=item_id, step_id=self.state.selected_step_id)
+
+    def edit_note(self, note_id: int | None = None, text: str | None = None) -> bool:
+        """Change a note's text (the notes panel's selected one when not told; asks for the text when not
+        told) through ``AppState.edit_note``, which keeps the earlier text in the case's audit trail."""
+        if self.state.case is None:
+            self.show_error("Open or create a case first")
+            return False
+        note_id = self.notes.selected_note_id() if note_id is None else note_id
+        note = None if note_id is None else self.notes.note(note_id)
+        if note is None:
+            self.show_error("Select a note in the Notes tab to edit it")
+            return False
+        if text is None:
+            text = ask_note(self, "Edit note", "Note:", note.text)
+            if text is None:
+                return False
+        if not text.strip():
+            self.show_error("A note needs some text")
+            return False
+        if text.strip() == note.text:
+            return True
+        if not self.state.edit_note(note_id, text.strip()):
+            return False
+        self.notes.select_note(note_id)
+        return True
 
     def export_report(self, path: str | Path | None = None, blur_faces: bool | None = None) -> WorkerHandle | None:
         """Write the open case's report (PDF or HTML by the file's ending) and its manifest as a background job
@@ -138,20 +168,29 @@ class WindowActions:
         return handle
 
     def _ask_confirmed_cut(self, below: list[tuple[str, float]], rule: KeepRule) -> str:
-        names = ", ".join(f"{item} ({score:.3f})" for item, score in below[:5])
+        box = self.confirmed_cut_box(below, rule)
+        box.exec()
+        clicked = box.clickedButton()
+        return "keep" if clicked is box.keep_button else "clear" if clicked is box.clear_button else "cancel"
+
+    def confirmed_cut_box(self, below: list[tuple[str, float]], rule: KeepRule) -> QMessageBox:
+        """The question ``_ask_confirmed_cut`` asks: the items named by camera and time, their ids in the
+        details and the tooltip; ``keep_button`` and ``clear_button`` on the box."""
+        names = ", ".join(f"{self.item_label(item)} ({score:.3f})" for item, score in below[:5])
         more = f" and {len(below) - 5} more" if len(below) > 5 else ""
         box = QMessageBox(QMessageBox.Icon.Warning, "Confirmed items below the cut",
                           f"{rule.describe().capitalize()} falls above {len(below)} confirmed "
                           f"item{'s' if len(below) != 1 else ''}: {names}{more}.", parent=self)
         box.setInformativeText("Confirmed items are kept whatever the rule. Keep them, or clear their marks so "
                                "the cut drops them?")
-        keep = box.addButton("Keep confirmed items", QMessageBox.ButtonRole.AcceptRole)
-        clear = box.addButton("Clear their marks and cut them", QMessageBox.ButtonRole.DestructiveRole)
+        ids = "\n".join(f"{self.item_label(item)}: {item}" for item, _score in below)
+        box.setDetailedText(f"Item ids:\n{ids}")
+        box.setToolTip(ids)
+        box.keep_button = box.addButton("Keep confirmed items", QMessageBox.ButtonRole.AcceptRole)
+        box.clear_button = box.addButton("Clear their marks and cut them", QMessageBox.ButtonRole.DestructiveRole)
         box.addButton(QMessageBox.StandardButton.Cancel)
-        box.setDefaultButton(keep)
-        box.exec()
-        clicked = box.clickedButton()
-        return "keep" if clicked is keep else "clear" if clicked is clear else "cancel"
+        box.setDefaultButton(box.keep_button)
+        return box
 
     def choose_target_identity(self, identity: str | None = None) -> bool:
         """Ask for (or take) the ground-truth identity; an empty answer clears it."""
@@ -182,13 +221,48 @@ class WindowActions:
             if not path:
                 return None
         factory = None if self.models is None else self.models.query_encoder
+        handle = self.state.load_gallery(path, factory)
+        if handle is not None:
+            handle.result.connect(lambda _value: self._gallery_opened())
+        return handle
+
+    def _gallery_opened(self) -> None:
+        """After the state took the new gallery (and cleared the last gallery's banner): say what it lacks."""
         if self.models is None:
             self.show_notice("No checkpoint was given: only find-similar searches work on this gallery. "
                              "Start with `lineup app --checkpoint PATH` for text, sketch and IR queries.")
-        handle = self.state.load_gallery(path, factory)
-        if handle is not None:
-            handle.result.connect(lambda _value: self.restore_if_needed())
-        return handle
+        self.restore_if_needed()
+
+    def new_gallery(self) -> NewGalleryDialog:
+        """Gallery → New gallery…: the dialog that queues footage, crop folders or built worlds for a new gallery
+        (``IngestQueue`` on the state's job runner); the gallery opens when its queue is done. One dialog and
+        one queue per window, shown again when asked again."""
+        dialog = getattr(self, "_new_gallery_dialog", None)
+        if dialog is None:
+            queue = IngestQueue(self.state.jobs, self.models, parent=self)
+            dialog = NewGalleryDialog(queue, self)
+            dialog.gallery_ready.connect(self.open_gallery)
+            self._new_gallery_dialog = dialog
+        if self.models is None:
+            dialog.status_label.setText("Ingest needs a model: start with `lineup app --checkpoint PATH`")
+        dialog.show()
+        dialog.raise_()
+        return dialog
+
+    def open_case_gallery(self, skip: Callable[[Path], bool] | None = None) -> WorkerHandle | bool | None:
+        """Open the gallery the open case goes on with (its head step's; relaunch reopens the last case with its
+        own gallery, and the state then finds the version its steps searched). None: the case has no gallery,
+        or ``skip(folder)`` says the caller opens it (the demo gallery); False: the gallery is missing (the
+        banner says so)."""
+        case = self.state.case
+        folder = case_gallery_path(case)
+        if folder is None or (skip is not None and skip(folder)):
+            return None
+        if not (folder / "gallery.json").is_file():
+            self.show_error(f"Case {case.case.title!r} searched the gallery {folder}, which is missing (moved or "
+                            f"deleted): open it from where it is now with Gallery → Open gallery…")
+            return False
+        return self.open_gallery(folder)
 
     def ingest_crops(self, source: str | Path | None = None) -> WorkerHandle | None:
         """Ingest a folder of ready person crops (every image is one person; ``engine.ingest.crops``)."""
@@ -212,8 +286,7 @@ class WindowActions:
             self.show_error(self.state.jobs.refusal())
             return None
         if source is None:
-            source, _ = QFileDialog.getOpenFileName(self, "Ingest a video", "",
-                                                    "Videos (*.mp4 *.avi *.mov *.mkv);;All files (*)")
+            source, _ = QFileDialog.getOpenFileName(self, "Ingest a video or an image", "", footage_filter())
             if not source:
                 source = QFileDialog.getExistingDirectory(self, "…or a folder of footage / images")
             if not source:

@@ -37,5 +37,11 @@ class Banner(QFrame):
         self.label.setText(text)
         self.show()
 
+    def clear(self) -> None:
+        """Hide the message and forget it (a case or gallery change makes the one shown stale)."""
+        self.kind = ""
+        self.label.clear()
+        self.hide()
+
     def text(self) -> str:
         return "" if self.isHidden() else self.label.text()

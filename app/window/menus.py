@@ -40,6 +40,9 @@ def build_menus(window) -> None:
 
     gallery = menu.addMenu("&Gallery")
     window.open_gallery_action = add_action(window, gallery, "&Open gallery…", window.open_gallery, "Ctrl+G")
+    window.new_gallery_action = add_action(window, gallery, "&New gallery…", window.new_gallery, "Ctrl+Shift+G")
+    window.new_gallery_action.setToolTip("Make a gallery from footage, a folder of person crops or a built world "
+                                         "(an ingest queue in the background, with progress and cancel)")
     window.ingest_action = add_action(window, gallery, "&Ingest footage…", window.ingest_footage, "Ctrl+I")
     window.ingest_crops_action = add_action(window, gallery, "Ingest a folder of &person crops…",
                                             window.ingest_crops)
@@ -65,6 +68,12 @@ def build_menus(window) -> None:
     window.target_action.setToolTip("Trainers: score the next steps against a known identity of a built world")
     search.addSeparator()
     window.restore_action = add_action(window, search, "&Re-run the case's steps", window.state.restore_session)
+    window.rerun_grown_action = add_action(window, search, "Re-run the path on the &grown gallery",
+                                           window.state.rerun_on_grown_gallery)
+    window.rerun_grown_action.setToolTip("The gallery grew since this path was searched: run its steps again on "
+                                         "every item, as a new branch from the start")
+    window.rerun_grown_action.setEnabled(False)
+    window.state.gallery_version_changed.connect(lambda searched: offer_grown_rerun(window, searched))
     window.cancel_action = add_action(window, search, "&Cancel running job", window.cancel_job, "Esc")
 
     view = menu.addMenu("&View")
@@ -79,6 +88,14 @@ def build_menus(window) -> None:
 
     help_menu = menu.addMenu("&Help")
     window.shortcuts_action = add_action(window, help_menu, "&Keyboard shortcuts…", window.show_shortcuts, "F1")
+
+
+def offer_grown_rerun(window, searched) -> None:
+    """Say which gallery version the case's path searches when the gallery has grown since, and enable the
+    re-run on the grown gallery (``searched``: an ``app.state.gallery_versions.SearchedVersion`` or None)."""
+    window.rerun_grown_action.setEnabled(searched is not None)
+    if searched is not None:
+        window.show_notice(searched.offer())
 
 
 def _focus_tab(window, panel) -> None:
