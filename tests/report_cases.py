@@ -105,12 +105,77 @@ def report_case(tmp_path: Path, *, extra_steps: int = 0) -> ReportCase:
             steps.append(store.record_step(case, step))
         dropped = next(i for i in kept2 if i not in kept3)
         confirmed = (kept3[0], dropped)
-        for item in confirmed:
-            store.mark(case, gallery_id, item, "confirmed", "same bag" if item == kept3[0] else None)
-        store.mark(case, gallery_id, kept3[1], "rejected")
+        # the first confirmed at step 3 with its score and rank there, as the app records it; the second as a
+        # mark made before marks kept their step
+        store.mark(case, gallery_id, kept3[0], "confirmed", "same bag", **mark_context(store, case, s3, kept3[0]))
+        store.mark(case, gallery_id, dropped, "confirmed")
+        store.mark(case, gallery_id, kept3[1], "rejected", **mark_context(store, case, s3, kept3[1]))
         store.add_note(case, "Seen leaving by the north exit.")
         store.add_note(case, "Sketch drawn from the witness account.", step_id=s2)
     return ReportCase(db, case, gallery_id, gallery.root, sketch, ir, tuple(steps), confirmed, (kept3[1],))
+
+
+def mark_context(store: CaseStore, case_id: int, step_id: int, item_id: str) -> dict:
+    """The step, score and rank (1 = best) an item is marked at, as ``app.state.marks.mark_context`` gives them."""
+    step = store.load_case(case_id).step(step_id)
+    if item_id not in step.kept_ids:
+        return {"step_id": step_id, "score": None, "rank": None}
+    index = step.kept_ids.index(item_id)
+    return {"step_id": step_id, "score": float(step.kept_scores[index]), "rank": index + 1}
+
+
+@dataclass
+class TreeCase:
+    """``report_case`` grown into a tree: step 3 undone, "3a" recorded in its place, "2b" branched from step 1,
+    the head back on "3a"; an item confirmed at "3a" by a second examiner; the first note edited."""
+
+    built: ReportCase
+    labels: dict[int, str]  # step id → label
+    confirmed_at_3a: str
+    second_examiner: str
+
+
+def tree_case(tmp_path: Path) -> TreeCase:
+    built = report_case(tmp_path)
+    s1, s2, s3 = built.steps
+    with CaseStore.open(built.db, actor="examiner") as store:
+        case = built.case_id
+        state = store.load_case(case)
+        store.undo_step(case)
+        kept2 = list(state.step(s2).kept_ids)
+        step, kept = chain_step(built.gallery_id, kept2, 4, 21, query_text="grey hoodie, no backpack", level="M",
+                                level_source="parser", filters={"cameras": ["c1"], "time_range": [60.0, 200.0]})
+        s4 = store.record_step(case, step)
+        store.branch_from(case, s1)
+        step, _ = chain_step(built.gallery_id, list(state.step(s1).kept_ids), 5, 22, query_kind="example",
+                             example_item=kept[0], view="rgb", keep_rule="threshold", keep_value=0.1)
+        s5 = store.record_step(case, step)
+        store.branch_from(case, s4)
+        note = next(n for n in state.notes if n.step_id is None)
+        store.edit_note(case, note.id, "Seen leaving by the north exit at 14:20.")
+    second = "second-examiner"
+    target = next(i for i in kept if i not in built.confirmed)
+    with CaseStore.open(built.db, actor=second) as store:
+        store.mark(built.case_id, built.gallery_id, target, "confirmed", **mark_context(store, built.case_id, s4,
+                                                                                         target))
+    labels = {s1: "1", s2: "2", s3: "3", s4: "3a", s5: "2b"}
+    return TreeCase(built, labels, target, second)
+
+
+def many_steps_case(tmp_path: Path, steps: int = 50) -> ReportCase:
+    """``report_case`` with ``steps`` steps in all, every fifth one undone and searched again (a long tree)."""
+    built = report_case(tmp_path, extra_steps=0)
+    with CaseStore.open(built.db, actor="examiner") as store:
+        kept = list(store.load_case(built.case_id).step(built.steps[-1]).kept_ids)
+        recorded = len(built.steps)
+        extra = 0
+        while recorded < steps:
+            step, _ = chain_step(built.gallery_id, kept, len(kept), 100 + extra, query_text=f"refinement {extra}")
+            store.record_step(built.case_id, step)
+            recorded, extra = recorded + 1, extra + 1
+            if extra % 5 == 0 and recorded < steps:
+                store.undo_step(built.case_id)
+    return built
 
 
 def collect(built: ReportCase, **options):

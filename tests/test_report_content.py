@@ -43,8 +43,8 @@ def test_query_images_and_evidence_carry_the_original_hashes(built):
     content, state = collect(built)
     by_kind = {image.kind: image for image in content.query_images}
     assert set(by_kind) == {"sketch", "ir"}
-    assert by_kind["sketch"].sha256 == sha256_file(built.sketch) and by_kind["sketch"].steps == (2,)
-    assert by_kind["ir"].sha256 == sha256_file(built.ir) and by_kind["ir"].steps == (3,)
+    assert by_kind["sketch"].sha256 == sha256_file(built.sketch) and by_kind["sketch"].steps == ("2",)
+    assert by_kind["ir"].sha256 == sha256_file(built.ir) and by_kind["ir"].steps == ("3",)
     assert all(image.intact and image.image is not None for image in content.query_images)
     kinds = [e.kind for e in content.evidence]
     assert sorted(kinds) == ["crop", "crop", "gallery", "ir", "sketch"]
@@ -59,21 +59,27 @@ def test_query_images_and_evidence_carry_the_original_hashes(built):
             assert entry.sha256 == sha256_file(Path(entry.path))
 
 
-def test_confirmed_results_have_thumbnail_camera_time_and_last_score(built):
+def test_confirmed_results_carry_the_step_score_rank_and_examiner_they_were_confirmed_at(built):
     content, state = collect(built)
     by_id = {r.item_id: r for r in content.confirmed}
     assert set(by_id) == set(built.confirmed) and content.rejected_count == 1
     gallery = Gallery.open(built.gallery_root, check_indexes=False)
-    last, dropped = by_id[built.confirmed[0]], by_id[built.confirmed[1]]
-    assert last.score_step == 3 and dropped.score_step == 2
+    at_step, unrecorded = by_id[built.confirmed[0]], by_id[built.confirmed[1]]
     step3 = state.step(built.steps[2])
-    assert last.score == pytest.approx(step3.kept_scores[step3.kept_ids.index(last.item_id)])
+    rank = step3.kept_ids.index(at_step.item_id)
+    assert (at_step.step_label, at_step.rank, at_step.kept) == ("3", rank + 1, 3)
+    assert at_step.score == pytest.approx(step3.kept_scores[rank]) and at_step.examiner == "examiner"
+    assert at_step.step_query == "IR image" and at_step.recorded
+    # a mark without its step stays without one: no score is taken from a step that happened to keep the item
+    assert not unrecorded.recorded and (unrecorded.step_label, unrecorded.score, unrecorded.rank) == (None,) * 3
+    assert unrecorded.examiner == "examiner"
     for result in content.confirmed:
         item = gallery.item(result.item_id)
-        assert (result.camera, result.time) == (item.camera, item.time)
+        assert (result.camera, result.time, result.source, result.frame) == (item.camera, item.time, item.source,
+                                                                             item.frame)
         assert result.thumbnail is not None and result.thumbnail.png.startswith(b"\x89PNG")
         assert result.thumbnail.blurred is None
-    assert last.note == "same bag"
+    assert at_step.note == "same bag"
 
 
 def test_notes_and_audit_trail(built):
@@ -92,7 +98,8 @@ def test_an_undone_step_leaves_the_chain_and_a_missing_gallery_is_a_warning(buil
         store.undo_step(built.case_id)
     content, _ = collect(built)
     assert [s.number for s in content.chain] == [1, 2] and content.steps_off_chain == 1
-    assert {i.kind: i.steps for i in content.query_images}["ir"] == ()
+    assert [(s.label, s.undone) for s in content.steps] == [("1", False), ("2", False), ("3", True)]
+    assert {i.kind: i.steps for i in content.query_images}["ir"] == ("3",)  # the undone step still used it
     built.gallery_root.rename(tmp_path / "moved")
     content, _ = collect(built)
     assert any("cannot be opened" in w for w in content.warnings)

@@ -36,7 +36,7 @@ def test_the_html_report_is_self_contained_and_complete(built, tmp_path):
     assert page.startswith("<!DOCTYPE html>") and "Grey hoodie at the station" in page
     for text in ("man in a grey hoodie", "black backpack", f"{N_ITEMS:,} → 12", "12 → 6", "6 → 3",
                  "M (set by the analyst)", "C (attribute parser)", "keep top ρ = 0.5", "cameras c0, c1, c2",
-                 "Seen leaving by the north exit.", "Rejected results: <b>1</b>", "same bag"):
+                 "Seen leaving by the north exit.", "Rejected results (1)", "same bag"):
         assert text in page, text
     sources = re.findall(r'<img src="([^"]+)"', page)
     assert len(sources) == 3 + 2 + 2  # three plots, sketch and IR, two thumbnails
@@ -117,7 +117,8 @@ def test_an_empty_case_exports_and_its_text_is_escaped(tmp_path):
         case = store.create_case('<script>alert("x")</script> & co', "line one\nline <two>")
     page = export_report(db, case, tmp_path / "empty.html").report_path.read_text(encoding="utf-8")
     assert "<script>" not in page and "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; co" in page
-    assert "No search step on the active chain." in page and "No result was confirmed." in page
+    assert "No search step was recorded." in page and "No search step on the current branch." in page
+    assert "No result was confirmed." in page and "No result was rejected." in page
     pdf = export_report(db, case, tmp_path / "empty.pdf")
     assert pdf.pages >= 1 and pdf.evidence == 0
     assert verify_report(pdf.report_path, db).ok

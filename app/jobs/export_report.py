@@ -1,10 +1,12 @@
 """``ExportReportJob``: write a case's report and its manifest (``app.report.export_report``) off the UI thread.
 
-Face redaction runs a face-detection network on every thumbnail, so an export takes seconds; the job reports
-each stage (the case read, each thumbnail, each PDF page) and stops at a cancel. The exporter writes both files
-atomically and stops only before the report is moved into place, so a cancelled export leaves the target as it
-was and no temporary file. The result is the ``ReportResult``; a failure is one sentence saying the report
-could not be written and why.
+Face redaction runs a face-detection network on every thumbnail, and a long case lays out into dozens of pages,
+so an export takes seconds; the job reports each stage (the case read, its steps laid out, each thumbnail, each
+step's plot, each PDF page) and stops at a cancel. A PDF is drawn in a child process (``apart``), as Qt's text
+layout would otherwise hold the interpreter lock, and with it the window, for up to a second at a time. The
+exporter writes both files atomically and stops only before the report is moved into place, so a cancelled
+export leaves the target as it was and no temporary file. The result is the ``ReportResult``; a failure is one
+sentence saying the report could not be written and why.
 """
 
 from __future__ import annotations
@@ -37,6 +39,6 @@ class ExportReportJob(BackgroundJob):
 
         try:
             return export_report(self.db_path, self.case_id, self.out_path, blur_faces=self.blur_faces,
-                                 progress=job.progress)
+                                 progress=job.progress, apart=True)
         except (ValueError, OSError) as exc:
             raise ReportExportError(f"The report could not be written: {describe_error(exc)}") from exc

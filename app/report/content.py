@@ -17,13 +17,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from app.case_tree import query_summary
 from app.provenance import evidence_sources, view_network
 from app.report.errors import ReportError
 from app.report.galleries import GalleryLookup
 from app.report.images import ReportImage, report_image
+from app.report.ranking_sources import Calibration, StepRanking, calibration, footage_rankings
 from app.report.text import audit_summary
+from app.report.tree import tree_rows
 from app.store import CaseStore
-from app.store.state import CaseState, CaseSummary, StepState
+from app.store.state import CaseState, CaseSummary, MarkState, StepState
 from engine.hashing import sha256_file
 from engine.resources import resource_path
 from engine.step_schema import StepRecord, step_values
@@ -54,18 +57,33 @@ class GalleryInfo:
     networks: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     #: the attribute evidence sources it holds (``app.provenance.evidence_sources``; None: unreadable)
     evidence_sources: tuple[str, ...] | None = ()
+    version: int | None = None  # the gallery version the case searched (None: not recorded)
+    #: the ranking settings the gallery records now (``Gallery.ranking``: domain, attribute_weight, origin)
+    ranking: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
 class ChainStep(StepRecord):
-    """One step of the active query chain: its fields (``engine.step_schema``) and where the report places it.
-    ``number`` counts from 1 along the chain. ``cut_score`` is where the distribution plot draws the cut: the
-    threshold of a threshold rule, else the lowest kept score. ``network``: the fingerprint of the network whose
-    vectors the searched view holds, read from the gallery at export (``app.provenance.view_network``; None: the
-    checkpoint's model); ``network_problem`` says why it is not known (the gallery cannot be opened)."""
+    """One step of the case's step tree: its fields (``engine.step_schema``) and where the report places it.
+    ``label`` is the app timeline's ("3", "3a": ``app.case_tree.step_labels``), ``number`` the step's
+    depth + 1 (its place along its branch), ``lane`` how many branches in it lies, ``branch_of`` the label of the
+    step a branch's first step continues from ("0": the start). ``active``: on the current branch (from the start
+    to the head); ``head``: the step the next search continues from; ``undone_at``: when it was undone.
+    ``cut_score`` is where the distribution plot draws the cut: the threshold of a threshold rule, else the
+    lowest kept score. ``network``: the fingerprint of the network whose vectors the searched view holds, read
+    from the gallery at export (``app.provenance.view_network``; None: the checkpoint's model);
+    ``network_problem`` says why it is not known (the gallery cannot be opened)."""
 
     number: int
     step_id: int
+    label: str = ""
+    seq: int = 0
+    lane: int = 0
+    branch_of: str | None = None
+    active: bool = True
+    head: bool = False
+    undone_at: datetime | None = None
+    summary: str = ""  # the query in one line, as the timeline shows it
     gallery_id: int
     histogram: dict[str, Any]
     cut_score: float | None
@@ -75,16 +93,20 @@ class ChainStep(StepRecord):
     network: Mapping[str, Any] | None = None
     network_problem: str = ""
 
+    @property
+    def undone(self) -> bool:
+        return self.undone_at is not None
+
 
 @dataclass(frozen=True)
 class QueryImage:
-    """A sketch or IR still kept with the case. ``steps``: the chain numbers of the steps that used it (empty
-    when only steps off the active chain did). ``image`` is None when the file is missing or unreadable;
+    """A sketch or IR still kept with the case. ``steps``: the labels of the steps that used it (on any
+    branch, undone or not). ``image`` is None when the file is missing or unreadable;
     ``intact`` says whether the stored file still has its recorded SHA-256."""
 
     evidence_id: int
     kind: str
-    steps: tuple[int, ...]
+    steps: tuple[str, ...]
     sha256: str
     stored_path: str
     original_path: str | None
@@ -93,20 +115,41 @@ class QueryImage:
 
 
 @dataclass(frozen=True)
-class ConfirmedResult:
-    """A confirmed item; ``score`` is its score at the last chain step that kept it (``score_step``)."""
+class MarkedResult:
+    """A confirmed or rejected item as the examiner marked it. ``step_id``/``step_label``/``step_query``: the
+    step on screen when it was marked; ``score`` and ``rank`` (1 = best, of ``kept`` items): the item's there,
+    as recorded with the mark (None when not recorded: marks made before they were kept, outside a step, or of
+    an item that step did not keep; never taken from another step). ``examiner``: who marked it (the mark's
+    record, else its audit entry: ``examiner_from_audit``), ``marked_at`` when. ``source``, ``frame``,
+    ``camera``, ``time``: the item's footage file, frame, camera and capture time as its gallery records them.
+    A confirmed item carries its crop file, SHA-256 and thumbnail; a rejected one none."""
 
+    state: str
     gallery_id: int
     item_id: str
     camera: str | None
     time: float | None
-    score: float | None
-    score_step: int | None
+    source: str | None
+    frame: int | None
     note: str | None
     marked_at: datetime
-    crop_path: str | None
-    crop_sha256: str | None
-    thumbnail: ReportImage | None
+    step_id: int | None
+    step_label: str | None
+    step_query: str | None
+    step_undone: bool
+    score: float | None
+    rank: int | None
+    kept: int | None
+    examiner: str | None
+    examiner_from_audit: bool
+    crop_path: str | None = None
+    crop_sha256: str | None = None
+    thumbnail: ReportImage | None = None
+
+    @property
+    def recorded(self) -> bool:
+        """Whether the mark records the step it was made at."""
+        return self.step_id is not None
 
 
 @dataclass(frozen=True)
@@ -114,6 +157,7 @@ class NoteLine:
     at: datetime
     text: str
     about: str
+    edited_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -144,11 +188,10 @@ class ReportContent:
     blur_faces: bool
     case: CaseSummary  # the case as read with the rest
     galleries: tuple[GalleryInfo, ...]
-    chain: tuple[ChainStep, ...]
-    steps_off_chain: int
+    steps: tuple[ChainStep, ...]  # every step of the tree, in the timeline's order
     query_images: tuple[QueryImage, ...]
-    confirmed: tuple[ConfirmedResult, ...]
-    rejected_count: int
+    confirmed: tuple[MarkedResult, ...]
+    rejected: tuple[MarkedResult, ...]
     notes: tuple[NoteLine, ...]
     evidence: tuple[EvidenceEntry, ...]
     audit: tuple[AuditLine, ...]
@@ -161,6 +204,22 @@ class ReportContent:
     examiner: str = ""  # who created the case (its first audit entry), else the OS user
     exported_by: str = ""  # the OS user who made the report
     signing_fingerprint: str = ""  # set by the exporter: the key that signs the manifest
+    #: step id → what ranked it, for steps on footage galleries (``app.report.ranking_sources``)
+    rankings: Mapping[int, StepRanking] = field(default_factory=dict)
+    calibration: Calibration | None = None  # where the footage reliabilities were measured
+
+    @property
+    def chain(self) -> tuple[ChainStep, ...]:
+        """The current branch, first step → head."""
+        return tuple(step for step in self.steps if step.active)
+
+    @property
+    def steps_off_chain(self) -> int:
+        return len(self.steps) - len(self.chain)
+
+    @property
+    def rejected_count(self) -> int:
+        return len(self.rejected)
 
     @property
     def audit_head(self) -> AuditLine:
@@ -192,28 +251,35 @@ def _cut_score(step: StepState) -> float | None:
     return float(min(step.kept_scores)) if step.kept_scores else None
 
 
-def _chain_step(number: int, step: StepState, paths: Mapping[int, str], galleries: GalleryLookup) -> ChainStep:
-    path = paths.get(step.gallery_id)
-    gallery = None if path is None else galleries.gallery(path)
-    problem = "" if gallery is not None else f"gallery {path} cannot be opened: {galleries.problem(path or '')}"
-    return ChainStep(
-        **step_values(step, ChainStep), number=number, step_id=step.id, gallery_id=step.gallery_id,
-        histogram=dict(step.histogram), cut_score=_cut_score(step),
-        sketch_sha256=None if step.sketch is None else step.sketch.sha256,
-        ir_sha256=None if step.ir is None else step.ir.sha256, created_at=step.created_at,
-        network=view_network(gallery, step.view), network_problem=problem)
+def _tree(state: CaseState, paths: Mapping[int, str], galleries: GalleryLookup) -> list[ChainStep]:
+    """Every step, in the timeline's order (``app.report.tree``), with its label and place."""
+    out = []
+    for row in tree_rows(state):
+        step = row.step
+        path = paths.get(step.gallery_id)
+        gallery = None if path is None else galleries.gallery(path)
+        problem = "" if gallery is not None else f"gallery {path} cannot be opened: {galleries.problem(path or '')}"
+        out.append(ChainStep(
+            **step_values(step, ChainStep), number=step.depth + 1, step_id=step.id, label=row.label, seq=step.seq,
+            lane=row.lane, branch_of=row.branch_of, active=row.active and not step.undone, head=row.head,
+            undone_at=step.undone_at, summary=query_summary(step, limit=80), gallery_id=step.gallery_id,
+            histogram=dict(step.histogram), cut_score=_cut_score(step),
+            sketch_sha256=None if step.sketch is None else step.sketch.sha256,
+            ir_sha256=None if step.ir is None else step.ir.sha256, created_at=step.created_at,
+            network=view_network(gallery, step.view), network_problem=problem))
+    return out
 
 
-def _query_images(state: CaseState, numbers: dict[int, int], warnings: list[str]) -> list[QueryImage]:
+def _query_images(state: CaseState, labels: Mapping[int, str], warnings: list[str]) -> list[QueryImage]:
     images = []
     for evidence in state.evidence:
-        kinds, used = set(), set()
+        kinds, used = set(), []
         for step in state.steps:
             for kind, ref in (("sketch", step.sketch), ("ir", step.ir)):
                 if ref is not None and ref.id == evidence.id:
                     kinds.add(kind)
-                    if step.id in numbers:
-                        used.add(numbers[step.id])
+                    if labels[step.id] not in used:
+                        used.append(labels[step.id])
         kind = kinds.pop() if len(kinds) == 1 else "query image"
         path = Path(evidence.stored_path)
         image, intact = None, False
@@ -227,58 +293,68 @@ def _query_images(state: CaseState, numbers: dict[int, int], warnings: list[str]
                 image = report_image(path, max_side=QUERY_IMAGE_SIDE)
             except ReportError as exc:
                 warnings.append(str(exc))
-        images.append(QueryImage(evidence.id, kind, tuple(sorted(used)), evidence.sha256, str(path),
+        images.append(QueryImage(evidence.id, kind, tuple(used), evidence.sha256, str(path),
                                  evidence.original_path, image, intact))
     return images
 
 
-def _confirmed(state: CaseState, chain: list[StepState], numbers: dict[int, int], galleries: GalleryLookup,
-               blur_faces: bool, warnings: list[str], progress: Progress) -> list[ConfirmedResult]:
+def _audit_examiners(trail) -> dict[tuple[int, str], str]:
+    """(gallery id, item id) → the actor of the newest audit entry that marked it."""
+    out: dict[tuple[int, str], str] = {}
+    for entry in trail:
+        if entry.action == "mark" and isinstance(entry.payload, Mapping):
+            try:
+                out[(int(entry.payload["gallery"]), str(entry.payload["item"]))] = entry.actor
+            except (KeyError, TypeError, ValueError):
+                continue
+    return out
+
+
+def _marked(mark: MarkState, state: CaseState, steps: Mapping[int, ChainStep], galleries: GalleryLookup,
+            examiners: Mapping[tuple[int, str], str], blur_faces: bool, warnings: list[str]) -> MarkedResult:
     paths = {g.id: g.path for g in state.galleries}
-    kept = [(numbers[step.id], dict(zip(step.kept_ids, step.kept_scores, strict=True))) for step in chain]
-    results = []
-    total = len(state.confirmed)
-    doing = "Blurring faces in" if blur_faces else "Copying"
-    for done, mark in enumerate(state.confirmed):
-        progress(done, total, f"{doing} thumbnail {done + 1} of {total}")
-        score, score_step = None, None
-        for number, scores in reversed(kept):
-            if mark.item_id in scores:
-                score, score_step = scores[mark.item_id], number
-                break
-        item, why = galleries.item(paths[mark.gallery_id], mark.item_id)
-        camera = time = crop = crop_sha = thumbnail = None
-        if item is None:
-            warnings.append(f"confirmed item {mark.item_id}: {why}")
+    step = None if mark.step_id is None else steps.get(mark.step_id)
+    examiner, from_audit = mark.actor, False
+    if not examiner:
+        examiner = examiners.get((mark.gallery_id, mark.item_id))
+        from_audit = examiner is not None
+    item, why = galleries.item(paths[mark.gallery_id], mark.item_id)
+    camera = time = source = frame = crop = crop_sha = thumbnail = None
+    confirmed = mark.state == "confirmed"
+    if item is None:
+        warnings.append(f"{mark.state} item {mark.item_id}: {why}")
+    else:
+        camera, time, source, frame = item.camera, item.time, item.source, item.frame
+    if item is not None and confirmed:
+        path = galleries.crop_file(paths[mark.gallery_id], item)
+        if path is None:
+            warnings.append(f"confirmed item {mark.item_id} has no crop image in its gallery")
+        elif not path.is_file():
+            warnings.append(f"confirmed item {mark.item_id}: crop file {path} is missing")
         else:
-            camera, time = item.camera, item.time
-            path = galleries.crop_file(paths[mark.gallery_id], item)
-            if path is None:
-                warnings.append(f"confirmed item {mark.item_id} has no crop image in its gallery")
-            elif not path.is_file():
-                warnings.append(f"confirmed item {mark.item_id}: crop file {path} is missing")
-            else:
-                crop, actual = str(path), sha256_file(path)
-                crop_sha = item.crop_sha256 or actual
-                if actual != crop_sha:
-                    warnings.append(f"confirmed item {mark.item_id}: crop file {path} does not match the SHA-256 "
-                                    f"its gallery recorded at ingest")
-                try:
-                    thumbnail = report_image(path, blur=blur_faces, max_side=THUMBNAIL_SIDE)
-                except ReportError as exc:
-                    warnings.append(str(exc))
-        results.append(ConfirmedResult(mark.gallery_id, mark.item_id, camera, time, score, score_step, mark.note,
-                                       mark.at, crop, crop_sha, thumbnail))
-    return results
+            crop, actual = str(path), sha256_file(path)
+            crop_sha = item.crop_sha256 or actual
+            if actual != crop_sha:
+                warnings.append(f"confirmed item {mark.item_id}: crop file {path} does not match the SHA-256 "
+                                f"its gallery recorded at ingest")
+            try:
+                thumbnail = report_image(path, blur=blur_faces, max_side=THUMBNAIL_SIDE)
+            except ReportError as exc:
+                warnings.append(str(exc))
+    return MarkedResult(
+        state=mark.state, gallery_id=mark.gallery_id, item_id=mark.item_id, camera=camera, time=time,
+        source=source, frame=frame, note=mark.note, marked_at=mark.at, step_id=mark.step_id,
+        step_label=None if step is None else step.label, step_query=None if step is None else step.summary,
+        step_undone=step is not None and step.undone, score=mark.score, rank=mark.rank,
+        kept=None if step is None else step.candidates_after, examiner=examiner or None,
+        examiner_from_audit=from_audit, crop_path=crop, crop_sha256=crop_sha, thumbnail=thumbnail)
 
 
-def _note_about(note, numbers: dict[int, int], seqs: dict[int, int]) -> str:
+def _note_about(note, labels: Mapping[int, str]) -> str:
     if note.item_id is not None:
         return f"item {note.item_id}"
     if note.step_id is not None:
-        if note.step_id in numbers:
-            return f"step {numbers[note.step_id]}"
-        return f"step #{seqs.get(note.step_id, note.step_id)} (off the active chain)"
+        return f"step {labels.get(note.step_id, note.step_id)}"
     return "case"
 
 
@@ -291,6 +367,7 @@ def collect_content(store: CaseStore, case_id: int, *, blur_faces: bool = False,
     """Everything the report of case ``case_id`` shows, read from ``store`` and the case's galleries.
     ``progress(done, total, message)`` hears each confirmed result's thumbnail (the slow part when faces are
     blurred: a face detector runs on each) and may raise to stop."""
+    progress = progress or no_progress
     state, trail, check, records = _read_consistent(store, case_id)
     warnings: list[str] = []
     galleries = GalleryLookup()
@@ -310,34 +387,43 @@ def collect_content(store: CaseStore, case_id: int, *, blur_faces: bool = False,
                                               if (model := opened.view_model(view)) is not None}
         sources = evidence_sources(use.path) if opened is not None else None
         gallery_infos.append(GalleryInfo(use.id, use.path, use.gallery_fingerprint, use.model_fingerprint,
-                                         use.item_count, use.added_at, status, problem, networks, sources))
+                                         use.item_count, use.added_at, status, problem, networks, sources,
+                                         use.version, None if opened is None else opened.ranking))
 
-    chain_states = list(state.active_steps)
-    numbers = {step.id: number for number, step in enumerate(chain_states, start=1)}
-    seqs = {step.id: step.seq for step in state.steps}
     paths = {use.id: use.path for use in state.galleries}
-    chain = tuple(_chain_step(numbers[step.id], step, paths, galleries) for step in chain_states)
-    query_images = _query_images(state, numbers, warnings)
-    confirmed = _confirmed(state, chain_states, numbers, galleries, blur_faces, warnings, progress or no_progress)
+    progress(0, 0, f"Laying out {len(state.steps):,} steps")
+    steps = _tree(state, paths, galleries)
+    by_id = {step.step_id: step for step in steps}
+    labels = {step.step_id: step.label for step in steps}
+    query_images = _query_images(state, labels, warnings)
+    rankings, problems = footage_rankings(steps, paths, {g.id: g.ranking for g in gallery_infos})
+    warnings += problems
+    examiners = _audit_examiners(trail)
+    confirmed = []
+    total = len(state.confirmed)
+    doing = "Blurring faces in" if blur_faces else "Copying"
+    for done, mark in enumerate(state.confirmed):
+        progress(done, total, f"{doing} thumbnail {done + 1} of {total}")
+        confirmed.append(_marked(mark, state, by_id, galleries, examiners, blur_faces, warnings))
+    rejected = [_marked(mark, state, by_id, galleries, examiners, False, warnings) for mark in state.rejected]
 
     evidence = [EvidenceEntry(image.kind, f"evidence #{image.evidence_id}"
-                              + (f", step {', '.join(map(str, image.steps))}" if image.steps else ", off the chain"),
+                              + (f", step {', '.join(image.steps)}" if image.steps else ", no step"),
                               image.stored_path, image.sha256) for image in query_images]
     evidence += [EvidenceEntry("crop", f"item {result.item_id}", result.crop_path, result.crop_sha256)
                  for result in confirmed if result.crop_path is not None]
     evidence += [EvidenceEntry("gallery", f"gallery {info.id} fingerprint", info.path, info.fingerprint)
                  for info in gallery_infos]
-    notes = tuple(NoteLine(n.at, n.text, _note_about(n, numbers, seqs)) for n in state.notes)
-    audit = tuple(AuditLine(e.seq, e.at, e.actor, e.action, audit_summary(e.action, e.payload), e.hash)
+    notes = tuple(NoteLine(n.at, n.text, _note_about(n, labels), n.edited_at) for n in state.notes)
+    audit = tuple(AuditLine(e.seq, e.at, e.actor, e.action, audit_summary(e.action, e.payload, labels), e.hash)
                   for e in trail)
     return ReportContent(
         db_path=str(store.path), exported_at=exported_at or datetime.now(UTC), blur_faces=bool(blur_faces),
-        case=state.case,
-        galleries=tuple(gallery_infos), chain=chain, steps_off_chain=len(state.steps) - len(chain),
-        query_images=tuple(query_images), confirmed=tuple(confirmed), rejected_count=len(state.rejected),
-        notes=notes, evidence=tuple(evidence), audit=audit, audit_first_hash=trail[0].hash,
-        chain_problems=tuple(check.problems), warnings=tuple(warnings), records=records,
-        software=software_version(), examiner=trail[0].actor or _os_user(), exported_by=_os_user())
+        case=state.case, galleries=tuple(gallery_infos), steps=tuple(steps), query_images=tuple(query_images),
+        confirmed=tuple(confirmed), rejected=tuple(rejected), notes=notes, evidence=tuple(evidence), audit=audit,
+        audit_first_hash=trail[0].hash, chain_problems=tuple(check.problems), warnings=tuple(warnings),
+        records=records, software=software_version(), examiner=trail[0].actor or _os_user(),
+        exported_by=_os_user(), rankings=rankings, calibration=calibration() if rankings else None)
 
 
 def _os_user() -> str:

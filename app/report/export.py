@@ -4,8 +4,9 @@ The report is written to a temporary file beside the target and moved into place
 manifest the same way, so neither is ever seen half-written. The manifest is signed with the installation's
 key (``app.report.signing``, made on first use), whose fingerprint the report prints.
 
-``progress(done, total, message)`` (optional) hears each stage: reading the case, every thumbnail (each one
-runs the face detector when faces are blurred), laying out and every PDF page. It may raise to stop the export
+``progress(done, total, message)`` (optional) hears each stage: reading the case, laying out its steps, every
+thumbnail (each one runs the face detector when faces are blurred), every step's distribution plot, laying out
+and every PDF page. It may raise to stop the export
 (the app's cancel): its last call comes before the report is moved into place, so a stopped export leaves the
 target as it was (absent, or the previous report with its manifest) and no temporary file.
 """
@@ -20,6 +21,7 @@ from app.report.errors import ReportError
 from app.report.html import render_html
 from app.report.manifest import Manifest, ManifestEvidence, content_digests, manifest_path, write_manifest
 from app.report.pdf import render_pdf
+from app.report.pdf_process import render_pdf_apart
 from app.report.qt import ensure_gui_application
 from app.report.signing import SigningKey, installation_key
 from app.store import CaseStore
@@ -65,12 +67,13 @@ def make_manifest(content: ReportContent, report: Path, report_kind: str, digest
 
 @owner_only_umask()
 def export_report(db_path: str | Path, case_id: int, out_path: str | Path, *,
-                  blur_faces: bool = False, progress: Progress | None = None) -> ReportResult:
+                  blur_faces: bool = False, progress: Progress | None = None, apart: bool = False) -> ReportResult:
     """Write the report of case ``case_id`` in the case database ``db_path`` to ``out_path`` (.pdf or .html)
     and its manifest to ``<out_path>.manifest.json``, both owner-only (0600). The case database is opened
     read-only: no write lock, no migration. ``blur_faces`` blurs faces in the report's thumbnails
     (``app.report.blur``); the evidence files and their hashes are never touched. ``progress``: see the module
-    docstring."""
+    docstring. ``apart`` draws a PDF in a child process (``app.report.pdf_process``: what the app's background
+    export does, so that its window never waits on Qt's text layout)."""
     report = progress or no_progress
     out = Path(out_path).expanduser().absolute()
     kind = report_format(out)
@@ -88,10 +91,10 @@ def export_report(db_path: str | Path, case_id: int, out_path: str | Path, *,
     pages = None
     with atomic_target(out, suffix=out.suffix) as tmp:
         if kind == "pdf":
-            pages = render_pdf(content, tmp, progress=report)
+            pages = (render_pdf_apart if apart else render_pdf)(content, tmp, progress=report)
         else:
             report(0, 0, "Writing the HTML report")
-            tmp.write_text(render_html(content), encoding="utf-8")
+            tmp.write_text(render_html(content, progress=report), encoding="utf-8")
         digest = sha256_file(tmp)
         report(1, 1, "Report written; signing its manifest")  # the last point at which the export may stop
     manifest = manifest_path(out)

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
+from dataclasses import replace
 
 from app.report.content import ReportContent
 from app.report.images import ReportImage
@@ -57,9 +59,11 @@ def _hash(value: str) -> str:
 BROWSER = Flavor(image_src=_data_uri, breakable=_breakable, hash_html=_hash, page_width=PAGE_WIDTH)
 
 
-def render_html(content: ReportContent) -> str:
-    """The whole HTML document (needs a QGuiApplication for the plots: ``app.report.qt``)."""
+def render_html(content: ReportContent, progress: Callable[[int, int, str], None] | None = None) -> str:
+    """The whole HTML document (needs a QGuiApplication for the plots: ``app.report.qt``); ``progress`` hears
+    each plot drawn (``Flavor``)."""
+    flavor = BROWSER if progress is None else replace(BROWSER, progress=progress)
     title = f"Case report — {content.case.title}"
     return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f'<meta name="generator" content="Lineup">\n<title>{esc(title)}</title>\n<style>{STYLE}</style>\n'
-            f"</head>\n<body>\n<main>\n{body(content, BROWSER)}\n</main>\n</body>\n</html>\n")
+            f"</head>\n<body>\n<main>\n{body(content, flavor)}\n</main>\n</body>\n</html>\n")

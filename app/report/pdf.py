@@ -119,7 +119,8 @@ def _keep_sections_together(document, page_height: float) -> int:
 def render_pdf(content: ReportContent, path: str | Path, *,
                progress: Callable[[int, int, str], None] | None = None) -> int:
     """Write the report to ``path`` as a PDF; returns the number of pages. ``progress(done, total, message)``
-    hears the layout and each page painted, and may raise to stop (the caller removes the partial file)."""
+    hears each plot drawn, the layout and each page painted, and may raise to stop (the caller removes the
+    partial file)."""
     ensure_gui_application()
     from PySide6.QtCore import QMarginsF, QPointF, QRectF, QSizeF, Qt
     from PySide6.QtGui import (
@@ -145,8 +146,6 @@ def render_pdf(content: ReportContent, path: str | Path, *,
     page_w, page_h = writer.width(), writer.height()
     area = QSizeF(page_w - left - right, page_h - top - bottom)
 
-    if progress is not None:
-        progress(0, 0, "Laying out the PDF")
     document = QTextDocument()
     document.documentLayout().setPaintDevice(writer)
     font = QFont("DejaVu Sans")
@@ -155,8 +154,11 @@ def render_pdf(content: ReportContent, path: str | Path, *,
     document.setDefaultStyleSheet(STYLE)
     document.setDocumentMargin(0)
     flavor = Flavor(image_src=_Resources(document), breakable=_breakable, hash_html=_hash,
-                    page_width=int(area.width()))
-    document.setHtml(f"<body>{body(content, flavor)}</body>")
+                    page_width=int(area.width()), progress=progress)
+    markup = body(content, flavor)
+    if progress is not None:
+        progress(0, 0, "Laying out the PDF")
+    document.setHtml(f"<body>{markup}</body>")
     document.setPageSize(area)
     _keep_sections_together(document, area.height())
     pages = document.pageCount()

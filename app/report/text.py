@@ -127,12 +127,31 @@ def _number(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 
-def _head(step_id: Any) -> str:
-    return "before the first step" if step_id is None else f"step {step_id}"
+def _step(step_id: Any, labels: Mapping[int, str]) -> str:
+    """A step as the report names it: its label, with the stored id the audit payload holds ("step 3a (#7)")."""
+    label = labels.get(step_id) if isinstance(step_id, int) else None
+    return f"step {step_id}" if label is None else f"step {label} (#{step_id})"
 
 
-def audit_summary(action: str, payload: dict[str, Any]) -> str:
-    """One short line saying what an audit entry recorded."""
+def _head(step_id: Any, labels: Mapping[int, str]) -> str:
+    return "before the first step" if step_id is None else _step(step_id, labels)
+
+
+def _mark_context(payload: dict[str, Any], labels: Mapping[int, str]) -> str:
+    if payload.get("step") is None:
+        return ""
+    said = f" at {_step(payload['step'], labels)}"
+    if payload.get("score") is not None:
+        said += f", score {score(payload['score'])}"
+    if payload.get("rank") is not None:
+        said += f", rank {_number(payload['rank'])}"
+    return said
+
+
+def audit_summary(action: str, payload: dict[str, Any], labels: Mapping[int, str] | None = None) -> str:
+    """One short line saying what an audit entry recorded; ``labels`` (step id → label) names steps as the
+    timeline does."""
+    labels = labels or {}
     if action == "case.create":
         return f"case “{_clip(payload.get('title', ''), 60)}” created"
     if action == "case.rename":
@@ -145,14 +164,17 @@ def audit_summary(action: str, payload: dict[str, Any]) -> str:
         return f"gallery {payload.get('gallery')}: {_clip(payload.get('path', ''), 60)}"
     if action == "step.record":
         query = payload.get("query_text") or payload.get("example_item") or ""
-        return (f"step {payload.get('step')} ({payload.get('query_kind')}) {_number(payload.get('candidates_before'))}"
-                f" → {_number(payload.get('candidates_after'))}" + (f": “{_clip(query, 40)}”" if query else ""))
+        return (f"{_step(payload.get('step'), labels)} ({payload.get('query_kind')}) "
+                f"{_number(payload.get('candidates_before'))} → {_number(payload.get('candidates_after'))}"
+                + (f": “{_clip(query, 40)}”" if query else ""))
     if action == "step.undo":
-        return f"step {payload.get('step')} undone, head {_head(payload.get('head'))}"
+        return f"{_step(payload.get('step'), labels)} undone, head {_head(payload.get('head'), labels)}"
     if action == "step.branch":
-        return f"head moved to {_head(payload.get('head'))}"
+        return f"head moved to {_head(payload.get('head'), labels)}"
     if action == "mark":
-        return f"item {_clip(payload.get('item', ''), 40)} {payload.get('state')}"
+        return f"item {_clip(payload.get('item', ''), 40)} {payload.get('state')}{_mark_context(payload, labels)}"
     if action == "note.add":
-        return f"note “{_clip(payload.get('text', ''), 50)}”"
+        return f"note #{payload.get('note')} “{_clip(payload.get('text', ''), 50)}”"
+    if action == "note.edit":
+        return f"note #{payload.get('note')} edited: “{_clip(payload.get('text', ''), 50)}”"
     return _clip(", ".join(f"{k}={v}" for k, v in sorted(payload.items())), 60)

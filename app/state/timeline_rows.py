@@ -5,8 +5,7 @@ at every step the oldest child continues the line in the same lane and each late
 lane further in, listed right under the step it branches from, so a fork reads top to bottom and undo or branch
 never moves a line (only the highlighted active path changes). Row 0 is the start (the whole gallery).
 
-Labels are unique: a step is numbered by its depth, and every branch line gets a letter in the order branches
-were made ("3" on the first line, "3a" on the first branch, "4b" …), so "Step 3" names one step.
+Order and labels are the case tree's (``app.case_tree``, shared with the report): "Step 3a" names one step.
 """
 
 from __future__ import annotations
@@ -14,11 +13,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from app.case_tree import START_LABEL, filters_summary, step_label, step_labels, tree_order
+from app.case_tree import query_summary as _query_summary
 from app.state.gallery_versions import use_label
 from app.state.item_label import short_id
 from app.state.query_spec import describe_keep
 from app.store import CaseState, StepState
-from engine.encoding.views import BIOMETRICS_VIEW
+
+__all__ = ["GraphCell", "TimelineRow", "filters_summary", "graph", "query_summary", "step_label", "step_labels",
+           "timeline_rows"]
+
+
+def query_summary(step: StepState, limit: int = 60, item_label: Callable[[str], str] | None = None) -> str:
+    """``app.case_tree.query_summary`` naming an example item by ``item_label``, else by its shortened id."""
+    return _query_summary(step, limit, item_label or short_id)
 
 
 @dataclass(frozen=True)
@@ -38,79 +46,6 @@ class TimelineRow:
     branch_of: str | None  # for the first row of a branch: the label of the step it branches from ("0": start)
     seconds: float | None = None
     example_item: str | None = None  # a find-similar step's example item id (the query names it by ``item_label``)
-
-
-def query_summary(step: StepState, limit: int = 60, item_label: Callable[[str], str] | None = None) -> str:
-    """One line naming what the step searched with; ``item_label`` names a find-similar step's example item
-    (``app.state.item_label``: camera and time), else its shortened id."""
-    if step.query_kind == "example":  # the view says what ranked: appearance, reid:<scenario>, rgb or biometrics
-        example = (item_label or short_id)(step.example_item) if step.example_item else "an item"
-        if step.view == BIOMETRICS_VIEW:
-            return f"Similar to {example} · other clothes (biometrics)"
-        return f"Similar to {example}" + (f" · {step.view}" if step.view else "")
-    images = [name for name in ("sketch", "ir") if name in step.query_kind.split("+")]
-    parts = ["Sketch" if name == "sketch" else "IR image" for name in images]
-    if step.query_text:
-        text = " ".join(step.query_text.split())
-        if len(text) > limit:
-            text = text[: limit - 1].rstrip() + "…"
-        parts.append(f"“{text}”")
-    return " + ".join(parts) or step.query_kind
-
-
-def filters_summary(filters: dict | None) -> str:
-    """ "2 cameras · from 10 s" style note, or "" without filters."""
-    if not filters:
-        return ""
-    notes = []
-    cameras = filters.get("cameras")
-    if cameras:
-        notes.append(f"camera {cameras[0]}" if len(cameras) == 1 else f"{len(cameras)} cameras")
-    window = filters.get("time_range")
-    if window:
-        start, end = window
-        if start is not None and end is not None:
-            notes.append(f"{start:g}–{end:g} s")
-        elif start is not None:
-            notes.append(f"from {start:g} s")
-        elif end is not None:
-            notes.append(f"until {end:g} s")
-    return " · ".join(notes)
-
-
-def branch_letters(index: int) -> str:
-    """0 → "", 1 → "a", …, 26 → "z", 27 → "aa": the suffix of the ``index``-th line of steps."""
-    letters = ""
-    while index > 0:
-        index, rest = divmod(index - 1, 26)
-        letters = chr(ord("a") + rest) + letters
-    return letters
-
-
-def step_label(case: CaseState | None, step_id: int | None) -> str:
-    """The one label of a step wherever it is named (timeline, status bar, plot, notes, messages): "3", "3a";
-    "0" for the start (None); the id itself when the case has no such step."""
-    if step_id is None:
-        return "0"
-    return step_labels(case).get(step_id, str(step_id))
-
-
-def step_labels(case: CaseState | None) -> dict[int, str]:
-    """{step id: unique label}: depth + 1, plus the letter of the line the step is on (lines lettered in the
-    order they were started, so a label never changes once given)."""
-    if case is None:
-        return {}
-    children: dict[int | None, list[StepState]] = {}
-    for step in sorted(case.steps, key=lambda s: s.seq):
-        children.setdefault(step.parent_id, []).append(step)
-    line_of: dict[int, int] = {}
-    lines = 1
-    for step in sorted(case.steps, key=lambda s: s.seq):
-        if step is children[step.parent_id][0]:  # the oldest child continues its parent's line
-            line_of[step.id] = 0 if step.parent_id is None else line_of[step.parent_id]
-        else:
-            line_of[step.id], lines = lines, lines + 1
-    return {step.id: f"{step.depth + 1}{branch_letters(line_of[step.id])}" for step in case.steps}
 
 
 def _row(step: StepState, lane: int, active: set[int], head: int | None,
@@ -135,7 +70,7 @@ def timeline_rows(case: CaseState | None, gallery_size: int | None = None,
     """Rows for ``case`` (an empty start row when there is no case); ``item_label`` names example items."""
     head = None if case is None else case.case.head_step_id
     size = "" if gallery_size is None else f"{gallery_size:,} items"
-    rows = [TimelineRow(step_id=None, number=0, label="0", lane=0, title="Start", query="Whole gallery",
+    rows = [TimelineRow(step_id=None, number=0, label=START_LABEL, lane=0, title="Start", query="Whole gallery",
                         level=None, counts=size, keep="", active=True, head=case is not None and head is None,
                         undone=False, branch_of=None)]
     if case is None:
@@ -144,28 +79,10 @@ def timeline_rows(case: CaseState | None, gallery_size: int | None = None,
     labels = step_labels(case)
     # the gallery version each step searched, named once the case has searched more than one
     galleries = {use.id: use_label(use) for use in case.galleries} if len(case.galleries) > 1 else {}
-    children: dict[int | None, list[StepState]] = {}
-    for step in sorted(case.steps, key=lambda s: s.seq):  # creation order only: undo never reorders
-        children.setdefault(step.parent_id, []).append(step)
-
-    def visit(step: StepState, lane: int, branch_of: str | None) -> None:
-        # iterative along a line, recursive into branches (recursion depth = branches nested in branches)
-        while True:
-            rows.append(_row(step, lane, active, head, branch_of, labels[step.id], item_label,
-                             galleries.get(step.gallery_id, "")))
-            branch_of = None
-            kids = children.get(step.id, [])
-            for later in kids[1:]:
-                visit(later, lane + 1, labels[step.id])
-            if not kids:
-                return
-            step = kids[0]
-
-    roots = children.get(None, [])
-    for later in roots[1:]:
-        visit(later, 1, "0")
-    if roots:
-        visit(roots[0], 0, None)
+    for place in tree_order(case):
+        step = place.step
+        rows.append(_row(step, place.lane, active, head, place.branch_of, labels[step.id], item_label,
+                         galleries.get(step.gallery_id, "")))
     return rows
 
 

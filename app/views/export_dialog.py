@@ -1,5 +1,7 @@
 """Case → Export report…: where to write the report (PDF or HTML, from the file name or the format chosen)
-and whether to blur faces in its thumbnails. ``ask_export`` returns ``(path, blur_faces)`` or None."""
+and whether to blur faces in its thumbnails. ``ask_export`` returns ``(path, blur_faces)`` or None. The export
+itself runs as a background job (``app.jobs.ExportReportJob``) whose progress and Cancel button the status bar
+shows; the dialog says so."""
 
 from __future__ import annotations
 
@@ -39,6 +41,10 @@ class ExportDialog(QDialog):
         self.blur_box.setToolTip("Each confirmed result's thumbnail is searched with a face detector and every face "
                                  "found is blurred; where none is found, the head region is blurred instead. "
                                  "Only the report's copies change.")
+        self.how = QLabel("The report lists every search step of the case, on every branch, undone ones included. "
+                          "It is written in the background: its progress and a Cancel button show in the status "
+                          "bar, and a cancelled export leaves no file.", self)
+        self.how.setWordWrap(True)
         self.problem = QLabel(self)
         self.problem.setStyleSheet("color: #b91c1c;")
         self.problem.setWordWrap(True)
@@ -55,6 +61,7 @@ class ExportDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
+        layout.addWidget(self.how)
         layout.addWidget(self.problem)
         layout.addWidget(buttons)
         self.format_box.currentIndexChanged.connect(self._format_changed)
