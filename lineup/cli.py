@@ -57,11 +57,13 @@ def report_export(
     out: Path = typer.Option(..., "--out", help="Report file to write: .pdf or .html (manifest goes beside it)."),
     blur_faces: bool = typer.Option(False, "--blur-faces", help="Blur faces in the report's thumbnails: those a "
                                     "face detector finds, else the head region (evidence files are never changed)."),
+    show_paths: bool = typer.Option(False, "--show-paths", help="Print full file paths and the OS user in the report "
+                                    "(by default paths read relative to the case folder and the OS user is left out)."),
 ) -> None:
     """Write a case report (details, query chain with plots, confirmed results, evidence hashes, audit trail)."""
     report = _report_module()
     try:
-        result = report.export_report(db, case, out, blur_faces=blur_faces)
+        result = report.export_report(db, case, out, blur_faces=blur_faces, show_paths=show_paths)
     except (ValueError, OSError) as exc:
         _fail(str(exc))
     pages = f", {result.pages} pages" if result.pages else ""
@@ -78,12 +80,14 @@ def report_verify(
     trust: list[str] = typer.Option(None, "--trust", help="Also trust this signer for this check: a public key file "
                                     "(`lineup key export`) or its fingerprint. Repeatable. Always trusted: this "
                                     "installation's key and the keys in its trusted-keys folder (`lineup key trust`)."),
+    case_dir: Path = typer.Option(None, "--case-dir", help="Case folder where the manifest's relative paths lie "
+                                  "(default: the folder of --db)."),
 ) -> None:
     """Check a report's signature, file, evidence and content against its manifest and the case's audit trail
     (exit 1 if not, and if a key this installation does not trust signed it)."""
     report = _report_module()
     try:
-        result = report.verify_report(report_file, db, trust=trust or ())
+        result = report.verify_report(report_file, db, trust=trust or (), case_dir=case_dir)
     except (ValueError, OSError) as exc:
         _fail(str(exc))
     for note in result.notes:

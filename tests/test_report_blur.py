@@ -176,7 +176,7 @@ def test_an_export_with_blur_changes_the_thumbnails_only(tmp_path):
             sha, data = manifest_crops[entry.path]
             assert entry.sha256 == sha == sha256_file(tmp_path / entry.path)
             assert (tmp_path / entry.path).read_bytes() == data
-            assert read_image(entry.path).shape == (128, 48, 3)
+            assert read_image(tmp_path / entry.path).shape == (128, 48, 3)
 
 
 def test_the_reports_thumbnail_differs_in_the_head_region_only(tmp_path):

@@ -61,7 +61,7 @@ def test_the_manifest_records_report_hash_audit_head_and_evidence(built, tmp_pat
     assert raw["format"] == MANIFEST_FORMAT and raw["blur_faces"] is True
     manifest = read_manifest(result.manifest_path)
     assert manifest.report_sha256 == sha256_file(result.report_path) == result.sha256
-    assert (manifest.db_path, manifest.case_id) == (str(built.db), built.case_id)
+    assert (manifest.db_path, manifest.case_id) == (built.db.name, built.case_id)  # relative to the case folder
     with CaseStore.open(built.db) as store:
         trail = store.audit_trail(built.case_id)
     assert (manifest.audit_head_seq, manifest.audit_head_hash) == (trail[-1].seq, trail[-1].hash)
@@ -70,7 +70,7 @@ def test_the_manifest_records_report_hash_audit_head_and_evidence(built, tmp_pat
     assert kinds == ["crop", "crop", "gallery", "ir", "sketch"] and result.evidence == 5
     for entry in manifest.evidence:
         if entry.kind != "gallery":
-            assert sha256_file(Path(entry.path)) == entry.sha256
+            assert sha256_file(built.db.parent / entry.path) == entry.sha256
 
 
 def test_the_pdf_is_a_multi_page_pdf_that_grows_with_the_chain(built, tmp_path):

@@ -202,11 +202,27 @@ class ReportContent:
     records: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     software: str = ""
     examiner: str = ""  # who created the case (its first audit entry), else the OS user
-    exported_by: str = ""  # the OS user who made the report
+    exported_by: str = ""  # the OS user who made the report ("" unless the examiner asked: ``show_paths``)
+    #: paths and the OS user are printed in full only when the examiner asks; otherwise a path inside the case
+    #: folder (the database's folder) reads relative to it and one outside it by its last two parts
+    show_paths: bool = False
     signing_fingerprint: str = ""  # set by the exporter: the key that signs the manifest
     #: step id → what ranked it, for steps on footage galleries (``app.report.ranking_sources``)
     rankings: Mapping[int, StepRanking] = field(default_factory=dict)
     calibration: Calibration | None = None  # where the footage reliabilities were measured
+
+    @property
+    def case_dir(self) -> Path:
+        """The case folder: the folder of the case database (its evidence folder lies beside it)."""
+        return Path(self.db_path).parent
+
+    def shown(self, path: str | Path | None) -> str:
+        """``path`` as the report prints it (see ``show_paths``)."""
+        if path is None:
+            return "—"
+        if self.show_paths:
+            return str(path)
+        return display_path(path, self.case_dir)
 
     @property
     def chain(self) -> tuple[ChainStep, ...]:
@@ -363,8 +379,10 @@ def no_progress(_done: int, _total: int, _message: str) -> None:
 
 
 def collect_content(store: CaseStore, case_id: int, *, blur_faces: bool = False,
-                    exported_at: datetime | None = None, progress: Progress | None = None) -> ReportContent:
-    """Everything the report of case ``case_id`` shows, read from ``store`` and the case's galleries.
+                    exported_at: datetime | None = None, progress: Progress | None = None,
+                    show_paths: bool = False) -> ReportContent:
+    """Everything the report of case ``case_id`` shows, read from ``store`` and the case's galleries
+    (``show_paths``: print full paths and the OS user; see ``ReportContent.show_paths``).
     ``progress(done, total, message)`` hears each confirmed result's thumbnail (the slow part when faces are
     blurred: a face detector runs on each) and may raise to stop."""
     progress = progress or no_progress
@@ -423,7 +441,25 @@ def collect_content(store: CaseStore, case_id: int, *, blur_faces: bool = False,
         confirmed=tuple(confirmed), rejected=tuple(rejected), notes=notes, evidence=tuple(evidence), audit=audit,
         audit_first_hash=trail[0].hash, chain_problems=tuple(check.problems), warnings=tuple(warnings),
         records=records, software=software_version(), examiner=trail[0].actor or _os_user(),
-        exported_by=_os_user(), rankings=rankings, calibration=calibration() if rankings else None)
+        exported_by=_os_user() if show_paths else "", show_paths=show_paths, rankings=rankings,
+        calibration=calibration() if rankings else None)
+
+
+def relative_to_case(path: str | Path, case_dir: Path) -> str | None:
+    """``path`` relative to the case folder (POSIX separators), or None when it lies outside it."""
+    try:
+        return Path(path).absolute().relative_to(case_dir.absolute()).as_posix()
+    except ValueError:
+        return None
+
+
+def display_path(path: str | Path, case_dir: Path) -> str:
+    """A path without the examiner's folders: relative to the case folder, else ``…/parent/name``."""
+    inside = relative_to_case(path, case_dir)
+    if inside is not None:
+        return inside
+    parts = Path(path).parts
+    return "…/" + "/".join(parts[-2:]) if len(parts) > 2 else str(path)
 
 
 def _os_user() -> str:

@@ -16,10 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from app.report.content import Progress, ReportContent, collect_content, no_progress
+from app.report.content import Progress, ReportContent, collect_content, no_progress, relative_to_case
 from app.report.errors import ReportError
 from app.report.html import render_html
 from app.report.manifest import Manifest, ManifestEvidence, content_digests, manifest_path, write_manifest
+from app.report.markup import SCORE_STATEMENT
 from app.report.pdf import render_pdf
 from app.report.pdf_process import render_pdf_apart
 from app.report.qt import ensure_gui_application
@@ -53,27 +54,40 @@ def report_format(out_path: Path) -> str:
                           ) from None
 
 
+def portable(path: str, case_dir: Path) -> str:
+    """A manifest path: relative to the case folder when inside it (the folder verifies wherever it is copied),
+    else as it is."""
+    inside = relative_to_case(path, case_dir)
+    return path if inside is None else inside
+
+
 def make_manifest(content: ReportContent, report: Path, report_kind: str, digest: str, key: SigningKey) -> Manifest:
     """The report's manifest, signed with ``key``."""
     head = content.audit_head
+    case_dir = content.case_dir
+    models = tuple(dict.fromkeys(g.model_fingerprint for g in content.galleries))
     manifest = Manifest(report_file=report.name, report_format=report_kind, report_sha256=digest,
-                        db_path=content.db_path, case_id=content.case.id, case_first_entry=content.audit_first_hash,
-                        audit_head_seq=head.seq, audit_head_hash=head.hash,
-                        evidence=tuple(ManifestEvidence(e.kind, e.label, e.path, e.sha256) for e in content.evidence),
+                        db_path=portable(content.db_path, case_dir), case_id=content.case.id,
+                        case_first_entry=content.audit_first_hash, audit_head_seq=head.seq, audit_head_hash=head.hash,
+                        evidence=tuple(ManifestEvidence(e.kind, e.label, portable(e.path, case_dir), e.sha256)
+                                       for e in content.evidence),
                         exported_at=utc_text(content.exported_at), blur_faces=content.blur_faces,
-                        software=content.software, content=content_digests(content.records))
+                        software=content.software, content=content_digests(content.records),
+                        model_fingerprints=models, statement=SCORE_STATEMENT)
     return manifest.signed_with(key)
 
 
 @owner_only_umask()
 def export_report(db_path: str | Path, case_id: int, out_path: str | Path, *,
-                  blur_faces: bool = False, progress: Progress | None = None, apart: bool = False) -> ReportResult:
+                  blur_faces: bool = False, progress: Progress | None = None, apart: bool = False,
+                  show_paths: bool = False) -> ReportResult:
     """Write the report of case ``case_id`` in the case database ``db_path`` to ``out_path`` (.pdf or .html)
     and its manifest to ``<out_path>.manifest.json``, both owner-only (0600). The case database is opened
     read-only: no write lock, no migration. ``blur_faces`` blurs faces in the report's thumbnails
     (``app.report.blur``); the evidence files and their hashes are never touched. ``progress``: see the module
     docstring. ``apart`` draws a PDF in a child process (``app.report.pdf_process``: what the app's background
-    export does, so that its window never waits on Qt's text layout)."""
+    export does, so that its window never waits on Qt's text layout). ``show_paths``: print full paths and the
+    OS user (by default paths read relative to the case folder and the OS user is left out)."""
     report = progress or no_progress
     out = Path(out_path).expanduser().absolute()
     kind = report_format(out)
@@ -86,7 +100,7 @@ def export_report(db_path: str | Path, case_id: int, out_path: str | Path, *,
     key = installation_key()
     ensure_gui_application()
     with CaseStore.open(db, read_only=True) as store:
-        content = collect_content(store, case_id, blur_faces=blur_faces, progress=report)
+        content = collect_content(store, case_id, blur_faces=blur_faces, progress=report, show_paths=show_paths)
     content = replace(content, signing_fingerprint=key.fingerprint)
     pages = None
     with atomic_target(out, suffix=out.suffix) as tmp:

@@ -2,8 +2,10 @@
 against, signed so that it cannot be edited or re-issued without the installation's key.
 
 It records the report file's SHA-256, the case database and case, the case's first and newest audit entries
-(seq and hash) at the time, every piece of evidence (kind, path, SHA-256 of the original file), the time the
-report was made, whether thumbnails were blurred, the software that made it, and the report's content as
+(seq and hash) at the time, every piece of evidence (kind, path, SHA-256 of the original file; a path inside
+the case folder — the database's folder — is relative to it, so the folder verifies wherever it is copied), the time the
+report was made, whether thumbnails were blurred, the software that made it, the fingerprints of the models
+that embedded the galleries, the statement of what a score is, and the report's content as
 digests: one SHA-256 per step, mark and note (their canonical records in the case database) and one over
 them all. ``signer`` holds the Ed25519 public key and its fingerprint (``app.report.signing``); ``signature``
 signs the canonical JSON of everything else in the manifest, so the manifest covers itself. Written
@@ -13,7 +15,6 @@ atomically.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,10 +23,13 @@ from typing import Any
 from app.report.errors import ReportError
 from app.report.signing import ALGORITHM, SigningKey
 from app.store.models import canonical_json
+from engine import jsonio
 from engine.atomic import atomic_write_json
 
 MANIFEST_FORMAT = "lineup-report-manifest/2"
 MANIFEST_SUFFIX = ".manifest.json"
+#: a manifest lists hashes, not content: even a case of thousands of steps stays far below this
+MAX_MANIFEST_BYTES = 32 * 1024 * 1024
 CONTENT_KINDS = ("steps", "marks", "notes")
 
 
@@ -72,6 +76,9 @@ class Manifest:
     signer_public_key: str = ""
     signer_fingerprint: str = ""
     signature: str = ""
+    #: the models that embedded the galleries searched, and what a score is (both signed with the rest)
+    model_fingerprints: tuple[str, ...] = ()
+    statement: str = ""
 
     def body(self) -> dict[str, Any]:
         """Everything but the signature: what the signature signs."""
@@ -89,6 +96,8 @@ class Manifest:
             "content": dict(self.content),
             "signer": {"algorithm": ALGORITHM, "public_key": self.signer_public_key,
                        "fingerprint": self.signer_fingerprint},
+            **({"model_fingerprints": list(self.model_fingerprints)} if self.model_fingerprints else {}),
+            **({"statement": self.statement} if self.statement else {}),
         }
 
     def signed_bytes(self) -> bytes:
@@ -120,7 +129,8 @@ class Manifest:
             return cls(str(report["file"]), str(report["format"]), str(report["sha256"]), str(data["db_path"]),
                        int(data["case_id"]), str(data["case_first_entry"]), int(head["seq"]), str(head["hash"]),
                        evidence, str(data["exported_at"]), bool(data["blur_faces"]), str(data["software"]),
-                       content, str(signer["public_key"]), str(signer["fingerprint"]), str(data["signature"]))
+                       content, str(signer["public_key"]), str(signer["fingerprint"]), str(data["signature"]),
+                       tuple(str(m) for m in data.get("model_fingerprints", ())), str(data.get("statement", "")))
         except (KeyError, TypeError, ValueError) as exc:
             raise ReportError(f"manifest {where} lacks a field or has a wrong value ({exc!r})") from None
 
@@ -135,7 +145,7 @@ def read_manifest(path: Path) -> Manifest:
         raise ReportError(f"the report has no manifest: {path} is missing (the report cannot be checked without "
                           f"it; export the report again)")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = jsonio.read(path, expect=dict, max_bytes=MAX_MANIFEST_BYTES)
     except (OSError, ValueError) as exc:
         raise ReportError(f"manifest {path} cannot be read: {exc}") from None
     return Manifest.from_json(data, path)

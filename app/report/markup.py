@@ -10,6 +10,7 @@ Every value from the case is escaped.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -41,8 +42,20 @@ class Flavor:
     progress: Callable[[int, int, str], None] | None = None
 
 
+#: characters that would reorder or hide text (bidirectional controls, NUL and other C0/C1 controls but tab
+#: and newline): shown as visible escapes, so "gnp.exe" with a right-to-left override reads as it is stored
+_HIDDEN = re.compile("[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e"
+                     "\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """``text`` with every reordering or invisible control character written as ``<U+XXXX>``."""
+    return _HIDDEN.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
+
+
 def esc(value: object) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
+    """HTML-escaped text with hidden controls made visible (``visible``)."""
+    return html.escape(visible("" if value is None else str(value)), quote=True)
 
 
 def _img(flavor: Flavor, image: ReportImage, name: str, box: tuple[float, float], alt: str) -> str:
@@ -101,7 +114,7 @@ def header(content: ReportContent, flavor: Flavor) -> str:
         ("Created", esc(text.moment(case.created_at))),
         ("Last change", esc(text.moment(case.updated_at))),
         ("Description", esc(case.description) if case.description.strip() else "—"),
-        ("Case database", flavor.breakable(content.db_path)),
+        ("Case database", flavor.breakable(content.shown(content.db_path))),
         ("Report made", esc(text.moment(content.exported_at))),
         ("Audit trail", f"{len(content.audit):,} entries; newest #{head.seq}: {flavor.hash_html(head.hash)}"),
         ("Audit chain check", check),
@@ -163,7 +176,8 @@ def galleries(content: ReportContent, flavor: Flavor) -> str:
         return "<h2>Galleries searched</h2><p>None.</p>"
     states = {"unchanged": "unchanged", "changed": '<span class="bad">changed since</span>',
               "unavailable": '<span class="bad">cannot be opened</span>'}
-    rows = [[str(g.id), flavor.breakable(g.path) + "<br>" + _small(f"added {esc(text.moment(g.added_at))}; "
+    rows = [[str(g.id), flavor.breakable(content.shown(g.path)) + "<br>"
+             + _small(f"added {esc(text.moment(g.added_at))}; "
                                                                    + esc(_version(g))
                                                                    + f"model {esc(g.model_fingerprint)}"
                                                                    + esc(_gallery_networks(g))),
@@ -417,7 +431,7 @@ def query_images(content: ReportContent, flavor: Flavor) -> str:
         used = (("step " if len(image.steps) == 1 else "steps ") + ", ".join(image.steps)) if image.steps \
             else "no step"
         state = "" if image.intact else '<br><span class="bad">does not match its SHA-256</span>'
-        original = f"<br>from {flavor.breakable(image.original_path)}" if image.original_path else \
+        original = f"<br>from {flavor.breakable(content.shown(image.original_path))}" if image.original_path else \
             "<br>drawn in the app"
         cells.append(f"{shown}<br><b>{esc(text.MODALITY_NAMES.get(image.kind, image.kind))}</b> · {esc(used)}"
                      f"{_small(original)}{state}")
@@ -447,8 +461,8 @@ def _examiner(result: MarkedResult) -> str:
     return result.examiner + (" (from the audit trail)" if result.examiner_from_audit else "")
 
 
-def _footage(result: MarkedResult, flavor: Flavor) -> str:
-    source = flavor.breakable(result.source) if result.source else "—"
+def _footage(result: MarkedResult, flavor: Flavor, content: ReportContent) -> str:
+    source = flavor.breakable(content.shown(result.source)) if result.source else "—"
     frame = "—" if result.frame is None else f"{result.frame:,}"
     return (f"{source}, frame {esc(frame)} · camera {esc(result.camera or '—')} · "
             f"{esc(text.item_time(result.time))}")
@@ -467,7 +481,7 @@ def confirmed(content: ReportContent, flavor: Flavor) -> str:
             else:
                 shown = '<span class="bad">no crop image</span>'
             pairs = [("Item", f"<b>{flavor.breakable(result.item_id)}</b>"),
-                     ("Footage", _footage(result, flavor)),
+                     ("Footage", _footage(result, flavor, content)),
                      ("Confirmed at", esc(_where_marked(result))),
                      ("Confirmed by", f"{esc(_examiner(result))}, {esc(text.moment(result.marked_at))}")]
             if result.note:
@@ -482,7 +496,7 @@ def confirmed(content: ReportContent, flavor: Flavor) -> str:
 def rejected(content: ReportContent, flavor: Flavor) -> str:
     if not content.rejected:
         return "<h3>Rejected results (0)</h3><p>No result was rejected.</p>"
-    rows = [[flavor.breakable(r.item_id), _small(_footage(r, flavor)), esc(_where_marked(r)),
+    rows = [[flavor.breakable(r.item_id), _small(_footage(r, flavor, content)), esc(_where_marked(r)),
              esc(_examiner(r)) + "<br>" + _small(esc(text.moment(r.marked_at))), esc(r.note or "")]
             for r in content.rejected]
     return f"<h3>Rejected results ({len(content.rejected):,})</h3>" + _table(
@@ -501,7 +515,8 @@ def notes(content: ReportContent, flavor: Flavor) -> str:
 
 
 def evidence(content: ReportContent, flavor: Flavor) -> str:
-    rows = [[esc(e.kind), esc(e.label) + "<br>" + _small(flavor.breakable(e.path)), flavor.hash_html(e.sha256)]
+    rows = [[esc(e.kind), esc(e.label) + "<br>" + _small(flavor.breakable(content.shown(e.path))),
+             flavor.hash_html(e.sha256)]
             for e in content.evidence]
     intro = ("<p>SHA-256 of every file the report rests on (a gallery by the fingerprint of its items and "
              "model). <code>lineup report verify</code> checks them again.</p>")

@@ -31,6 +31,9 @@ from app.report.signing import grouped, public_fingerprint, signature_valid, tru
 from app.store import CaseNotFoundError, CaseStore
 from engine.hashing import sha256_file
 
+#: query images and crops are images: anything far larger is not one Lineup kept
+MAX_EVIDENCE_BYTES = 512 * 1024 * 1024
+
 
 @dataclass(frozen=True)
 class ReportVerification:
@@ -145,20 +148,31 @@ def _check_case(manifest: Manifest, db: Path, trusted_manifest: bool, problems: 
                      f"made (#{later[0]}–#{later[-1]}); the report does not show them")
 
 
-def _check_evidence(manifest: Manifest, problems: list[str]) -> None:
+def _check_evidence(manifest: Manifest, case_dir: Path, trusted_manifest: bool, problems: list[str]) -> None:
+    """Hash the evidence files the manifest names, only when the manifest is trustworthy (an untrusted one
+    could name any file, a sparse terabyte among them) and only files of a plausible size."""
+    if not trusted_manifest:
+        problems.append("evidence files were not checked: the manifest that names them is not trustworthy")
+        return
     galleries = GalleryLookup()
     for item in manifest.evidence:
+        where = in_case(item.path, case_dir)
         if item.kind == "gallery":
-            now = galleries.fingerprint(item.path)
+            now = galleries.fingerprint(where)
             if now is None:
                 problems.append(f"gallery {item.path} cannot be opened: {galleries.problem(item.path)}")
             elif now != item.sha256:
                 problems.append(f"gallery {item.path} has changed since the report was made: its fingerprint is "
                                 f"{now}, the report recorded {item.sha256}")
             continue
-        path = Path(item.path)
+        path = Path(where)
         if not path.is_file():
             problems.append(f"{item.kind} evidence file {path} ({item.label}) is missing")
+            continue
+        size = path.stat().st_size
+        if size > MAX_EVIDENCE_BYTES:
+            problems.append(f"{item.kind} evidence file {path} ({item.label}) is {size:,} bytes, more than any image "
+                            f"Lineup keeps as evidence ({MAX_EVIDENCE_BYTES:,}): not hashed")
             continue
         digest = sha256_file(path)
         if digest != item.sha256:
@@ -166,11 +180,18 @@ def _check_evidence(manifest: Manifest, problems: list[str]) -> None:
                             f"the report recorded {item.sha256}")
 
 
+def in_case(path: str, case_dir: Path) -> str:
+    """A manifest path on this machine: relative paths lie in the case folder."""
+    return path if Path(path).is_absolute() else str(case_dir / path)
+
+
 def verify_report(report_path: str | Path, db_path: str | Path, *,
-                  trust: Iterable[str] = ()) -> ReportVerification:
+                  trust: Iterable[str] = (), case_dir: str | Path | None = None) -> ReportVerification:
     """Check the report at ``report_path`` against its manifest, its evidence files and the case in ``db_path``.
     The manifest must be signed by a key the verifier trusts (``app.report.signing.trusted_keys``: its own,
-    its trusted-keys folder, and ``trust``: public key files or fingerprints)."""
+    its trusted-keys folder, and ``trust``: public key files or fingerprints). Paths the manifest records
+    relative to the case folder are looked up in ``case_dir`` (default: the folder of ``db_path``), so a case
+    folder copied to another machine verifies there."""
     trusted = trusted_keys(trust)
     report = Path(report_path).expanduser().absolute()
     db = Path(db_path).expanduser().absolute()
@@ -193,11 +214,13 @@ def verify_report(report_path: str | Path, db_path: str | Path, *,
                             "trustworthy: the report file may have been edited too")
     if report.name != manifest.report_file:
         notes.append(f"the report was made as {manifest.report_file} and has been renamed {report.name}")
-    if not _same_file(db, Path(manifest.db_path)):
-        problems.append(f"the manifest was written for case database {manifest.db_path}, not {db}")
+    folder = db.parent if case_dir is None else Path(case_dir).expanduser().absolute()
+    recorded_db = Path(in_case(manifest.db_path, folder))
+    if not _same_file(db, recorded_db):  # the case itself is checked by its first audit entry below
+        notes.append(f"the report was made from case database {manifest.db_path}; checking {db}")
     if not db.is_file():
         problems.append(f"case database {db} does not exist")
     else:
         _check_case(manifest, db, trusted_manifest, problems, notes)
-    _check_evidence(manifest, problems)
+    _check_evidence(manifest, folder, trusted_manifest, problems)
     return ReportVerification(report, tuple(problems), tuple(notes))
