@@ -124,6 +124,17 @@ def test_missing_source_is_said_not_shown(qtbot, pane, files, tmp_path):
     assert pane.crop_view.note() == "Crop not available:\nno-crop.png"
 
 
+def test_a_missing_source_whose_hash_is_the_crops_shows_the_crop(qtbot, pane, files, tmp_path):
+    _, crop = files
+    gone = tmp_path / "images" / "p1_0.png"  # a built world's image, not on this computer
+    item = make_item(gone, crop, source_sha256=sha256_file(crop), box=None)
+    status = show(qtbot, pane, item, crop)
+    assert status.startswith("Source image (the crop is the source: same SHA-256; p1_0.png")
+    assert pane.source_image() is not None
+    other = make_item(gone, crop, source_sha256="1" * 64)
+    assert show(qtbot, pane, other, crop).startswith("Source not available")
+
+
 def test_a_changed_crop_file_fails_the_hash_check(qtbot, pane, files):
     source, crop = files
     item = make_item(source, crop, crop_sha256="0" * 64)

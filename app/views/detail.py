@@ -352,7 +352,7 @@ class DetailPane(QWidget):
         for button in self.action_buttons:
             button.setEnabled(True)
         self._pool.start(LoadTask(self._relay, self._generation, self._crop_path, item.source, item.frame,
-                                   item.box))
+                                   item.box, item.source_sha256))
 
     def set_gallery_item(self, gallery, item_id: str, *, score: float | None = None, mark: str | None = None) -> None:
         """``set_item`` for an item of an ``engine.gallery.Gallery`` (crop path resolved in its folder)."""

@@ -89,10 +89,11 @@ class LoadTask(QRunnable):
     """Reads an item's crop (and its SHA-256) and its source frame with the box drawn."""
 
     def __init__(self, relay: LoadRelay, generation: int, crop: Path | None, source: str, frame: int | None,
-                 box) -> None:
+                 box, source_sha256: str | None = None) -> None:
         super().__init__()
         self._relay, self._generation = relay, generation
         self._crop, self._source, self._frame, self._box = crop, source, frame, box
+        self._source_sha256 = source_sha256
 
     def run(self) -> None:
         crop_image = crop_sha = None
@@ -104,6 +105,12 @@ class LoadTask(QRunnable):
             rgb, status = read_source_frame(self._source, self._frame)
         except (cv2.error, OSError) as exc:
             rgb, status = None, f"Source could not be read: {exc}"
+        if rgb is None and crop_sha is not None and crop_sha == self._source_sha256:
+            # the item is its whole source image (a built world, a crop folder): the crop, whose SHA-256 is the
+            # source's, shows it although the source file is not on this computer
+            rgb = read_image(self._crop)
+            status = (f"Source image (the crop is the source: same SHA-256; {Path(self._source).name} itself is "
+                      "not on this computer)")
         frame_image = None if rgb is None else to_qimage(draw_box(rgb, self._box))
         with contextlib.suppress(RuntimeError):  # the pane was deleted meanwhile
             self._relay.loaded.emit(self._generation, crop_image, frame_image, crop_sha, status)
