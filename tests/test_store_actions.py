@@ -205,7 +205,7 @@ def test_notes_on_the_case_an_item_or_a_step(store, case):
     ({"kept_ids": tuple(f"a\n{i}" for i in range(10))}, "line breaks"),
     ({"scores": np.full(20, np.nan)}, "finite"),
     ({"filters": ["cam1"]}, "filters must be a JSON object"),
-    ({"filters": {"cameras": {"cam1"}}}, "JSON-ready"),
+    ({"filters": {"cameras": {"cam1"}}}, "filters must be plain JSON"),
     ({"level_source": "guess"}, "level_source"),
     ({"view": ""}, "view must be a non-empty string"),
     ({"seconds": -1.0}, "seconds"),

@@ -329,13 +329,8 @@ class AppState(StepActions, QObject):
         if summary.status != "open":
             self.error.emit(f"Case {summary.title!r} is {summary.status}: reopen it to re-run its path")
             return None
-        try:
-            plan = self._cases.plan(self.head_step_id)
-        except ValueError as exc:
-            self._report(exc)
-            return None
-        if any(entry.query.example is None for entry in plan) and self.encoder is None:
-            self.error.emit("This case's steps need a model to re-run: load the checkpoint that made them")
+        plan = self._rerun_plan()
+        if plan is None:
             return None
         job = RerunOnVersionJob(plan, self._galleries.session_factory(self._rho, whole=True), store=self.store,
                                 case_id=self.case_id, identity=self._galleries.identity, marks=self.marks)

@@ -138,13 +138,9 @@ class StepActions:
         self.message.emit(f"Step {step_label(self.case, outcome.step_id)}: {result.candidates_before:,} → "
                           f"{result.candidates_after:,} candidates in {result.seconds:.2f} s")
 
-    def restore_session(self) -> WorkerHandle | None:
-        """Re-run the active path in a worker (``RerunStepsJob``) so every step on it has its full result."""
-        if not self._ready():
-            return None
-        if self.gallery_id is None:
-            self.error.emit("Open the case's gallery to re-run its steps")
-            return None
+    def _rerun_plan(self) -> list | None:
+        """The plan to re-run the active path (``CaseSession.plan``), or None after saying why it cannot run
+        (a step it cannot replay, or text steps without a model)."""
         try:
             plan = self._cases.plan(self.head_step_id)
         except ValueError as exc:
@@ -152,6 +148,18 @@ class StepActions:
             return None
         if any(entry.query.example is None for entry in plan) and self.encoder is None:
             self.error.emit("This case's steps need a model to re-run: load the checkpoint that made them")
+            return None
+        return plan
+
+    def restore_session(self) -> WorkerHandle | None:
+        """Re-run the active path in a worker (``RerunStepsJob``) so every step on it has its full result."""
+        if not self._ready():
+            return None
+        if self.gallery_id is None:
+            self.error.emit("Open the case's gallery to re-run its steps")
+            return None
+        plan = self._rerun_plan()
+        if plan is None:
             return None
 
         def done(outcome: ReplayOutcome) -> None:

@@ -25,6 +25,17 @@ def text(value: object, what: str, *, limit: int | None = None, optional: bool =
     return value
 
 
+def json_object(value: object, what: str) -> dict:
+    """``value`` when it is a JSON object of plain JSON values (what a canonical JSON column can hold)."""
+    if not isinstance(value, dict):
+        raise StoreInputError(f"{what} must be a JSON object (dict), got {type(value).__name__}")
+    try:
+        canonical_json(value)
+    except (TypeError, ValueError) as exc:
+        raise StoreInputError(f"{what} must be plain JSON: {exc}") from None
+    return value
+
+
 def count(value: object, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
         raise StoreInputError(f"{what} must be a non-negative integer, got {value!r}")
@@ -79,13 +90,7 @@ def step_columns(step: StepInput) -> dict[str, Any]:
                               f"({scores.shape}) plus filtered_out ({filtered_out})")
     if len(kept_ids) > scores.shape[0]:
         raise StoreInputError(f"{len(kept_ids)} kept items but only {scores.shape[0]} ranked candidates")
-    filters = step.filters if step.filters is not None else {}
-    if not isinstance(filters, dict):
-        raise StoreInputError(f"filters must be a JSON object (dict), got {type(filters).__name__}")
-    try:
-        canonical_json(filters)
-    except (TypeError, ValueError) as exc:
-        raise StoreInputError(f"filters must be JSON-ready: {exc}") from None
+    filters = json_object(step.filters if step.filters is not None else {}, "filters")
     ids_blob, ids_sha = codec.encode_ids(kept_ids)
     seconds = finite(step.seconds, "seconds")
     if seconds < 0:

@@ -33,7 +33,7 @@ from app.store.database import (
 )
 from app.store.errors import CaseNotFoundError, CaseStateError, StoreInputError
 from app.store.evidence import EvidenceSource, evidence_root, store_evidence
-from app.store.models import CASE_STATUSES, MARK_STATES, Case, CaseGallery, Evidence, Mark, Note, Step, canonical_json
+from app.store.models import CASE_STATUSES, MARK_STATES, Case, CaseGallery, Evidence, Mark, Note, Step
 from app.store.payloads import gallery_payload, mark_payload, mark_row_payload, note_payload, step_payload
 from app.store.reading import case_summary, content_records, read_case
 from app.store.state import CaseState, CaseSummary, StepInput
@@ -404,12 +404,7 @@ class CaseStore:
     def save_working_state(self, case_id: int, state: dict[str, Any]) -> None:
         """Keep the case's search controls (filters, level, keep rule, query images) so the case reopens with
         them. Not audited and not evidence: each step records what it searched. Allowed on a closed case."""
-        if not isinstance(state, dict):
-            raise StoreInputError(f"a working state must be a JSON object, got {type(state).__name__}")
-        try:
-            canonical_json(state)
-        except (TypeError, ValueError) as exc:
-            raise StoreInputError(f"a working state must be plain JSON: {exc}") from None
+        state = checks.json_object(state, "a working state")
         with self._write() as session:
             case = self._case(session, case_id, writable=False)
             if case.working_state != state:
