@@ -15,11 +15,11 @@ Qt-free and free of the case store: reports and views both import it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePath
 from typing import Any
 
+from engine import jsonio
 from engine.attributes.wording import SOURCE_LABELS as WORDED_SOURCES
 from engine.encoding.views import (
     APPEARANCE_GREY_VIEW,
@@ -98,7 +98,7 @@ def evidence_sources(gallery_root: str | Path | None) -> tuple[str, ...] | None:
         return ()
     path = folder_of(gallery_root) / META_FILE
     try:
-        held = json.loads(path.read_text(encoding="utf-8"))["sources"]
+        held = jsonio.read(path, expect=dict)["sources"]
     except FileNotFoundError:
         return ()
     except (OSError, ValueError, KeyError, TypeError):

@@ -14,7 +14,10 @@ Each case ends as one of:
 - ``unnamed``: exit code 1 or 2, no traceback, but the message does not name the input (counted, not a crash);
 - ``success``: exit code 0 (bad inputs skipped with a warning, odd queries ranked, …);
 - ``crash``: a Python traceback in the output, an exception escaping the command, an exit by a signal, another
-  exit code, or a hang past the timeout.
+  exit code, a hang past the timeout, a peak memory over ``--max-rss`` (2 GiB; measured with
+  ``resource.getrusage``: the worker's peak when this case raised it, or the real process's own), a file the case
+  names as a survivor moved or deleted (a planted gallery journal applied), or a file it forbids created (a
+  planted pickle run).
 
 Prints a table per entry point and input kind, then every crash with its command line and a reproducer
 (``--case N`` rebuilds that one input from the seed and runs it alone; ``--keep`` keeps its files). ``--json``
@@ -49,10 +52,11 @@ for entry in (str(ROOT), str(Path(__file__).resolve().parent)):
     if entry not in sys.path:
         sys.path.insert(0, entry)
 
-from fuzz_inputs import Case, Fixtures, make_case  # noqa: E402
+from fuzz_inputs import GENERATORS, Case, Fixtures, make_case  # noqa: E402
 
 TRACEBACKS = ("Traceback (most recent call last)", "─ Traceback ")  # Python's, and typer's boxed (rich) one
 MEMORY_LIMIT = 12 << 30
+MAX_RSS = 2 << 30  # a case whose peak resident memory passes this is a crash
 OUTCOMES = ("named", "unnamed", "success", "crash")
 
 
@@ -100,7 +104,24 @@ def build_fixtures(work: Path) -> Fixtures:
     writer.release()
     db, report = case_report(root, work)
     return Fixtures(root=root, world=world, gallery=root / "gallery", checkpoint=checkpoint, db=db, report=report,
-                    video=video, person_jpeg=person.read_bytes())
+                    video=video, person_jpeg=person.read_bytes(), run=training_run(root, world, work))
+
+
+def training_run(root: Path, world: Path, work: Path) -> Path | None:
+    """A resumable one-epoch run of the tiny config on the fixture world (a real process), or None when it cannot
+    be made here (the pickle cases then resume an empty folder)."""
+    from engine.world.build import build_world
+
+    run = root / "run"
+    world = root / "trainworld"  # enough identities for the tiny config's batches
+    build_world(world, identities=24, images_per_identity=2, seed=1, workers=1)
+    done = subprocess.run([sys.executable, "-m", "lineup", "train", "--config", "tiny", "--data", f"world:{world}",
+                           "--out", str(run), "--epochs", "1", "--device", "cpu"], cwd=ROOT, env=environment(work),
+                          capture_output=True, text=True, timeout=900)
+    if done.returncode != 0 or not (run / "training_state.pt").is_file():
+        print(f"note: no fixture training run ({done.stdout[-300:]}{done.stderr[-300:]})", file=sys.stderr)
+        return None
+    return run
 
 
 def case_report(root: Path, work: Path) -> tuple[Path, Path]:
@@ -127,6 +148,11 @@ def limit_memory() -> None:
     """Cap the address space of a run (``MEMORY_LIMIT``): a runaway allocation fails in that process instead of
     exhausting a shared machine."""
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
+def peak_rss(who: int) -> int:
+    """Peak resident memory in bytes of this process or its waited-for children (Linux reports KiB)."""
+    return resource.getrusage(who).ru_maxrss * 1024
 
 
 def worker_main(connection, env: dict[str, str]) -> None:
@@ -162,12 +188,15 @@ def worker_main(connection, env: dict[str, str]) -> None:
         if case is None:
             return
         started = time.monotonic()
+        before = peak_rss(resource.RUSAGE_SELF)
         result = runner.invoke(app, case["argv"], input=case["stdin"], catch_exceptions=True)
         escaped = None
         if result.exception is not None and not isinstance(result.exception, SystemExit):
             escaped = "".join(traceback.format_exception(*result.exc_info))
+        after = peak_rss(resource.RUSAGE_SELF)
         connection.send({"exit_code": result.exit_code, "output": result.output, "escaped": escaped,
-                         "seconds": time.monotonic() - started})
+                         "seconds": time.monotonic() - started, "peak_rss": after if after > before else None,
+                         "worker_peak_rss": after})
 
 
 class Worker:
@@ -224,12 +253,19 @@ class Child:
                 self.process.stdin.close()
 
     def result(self) -> dict | None:
-        code = self.process.poll()
-        if code is None:
-            return None
+        if self.process.returncode is None:
+            try:
+                pid, status, usage = os.wait4(self.process.pid, os.WNOHANG)
+            except ChildProcessError:
+                pid, status, usage = self.process.pid, 0, None
+            if pid == 0:
+                return None
+            self.process.returncode = os.waitstatus_to_exitcode(status)
+            self.peak = usage.ru_maxrss * 1024 if usage is not None else None
+        code = self.process.returncode
         output = self.output.read_text(encoding="utf-8", errors="replace")
         return {"exit_code": code, "output": output, "escaped": None, "seconds": time.monotonic() - self.started,
-                "died": code < 0}
+                "died": code < 0, "peak_rss": getattr(self, "peak", None)}
 
     def stop(self, kill: bool = True) -> None:
         self.process.kill()
@@ -240,6 +276,15 @@ def classify(case: Case, result: dict) -> tuple[str, str]:
     """(outcome, reason) of one finished case (see the module docstring)."""
     output = result.get("output") or ""
     code = result["exit_code"]
+    limit = case.max_rss or MAX_RSS
+    if result.get("peak_rss") and result["peak_rss"] > limit:
+        return "crash", f"peak memory {result['peak_rss'] / 2**30:.2f} GiB, over {limit / 2**30:.2f} GiB"
+    for path in case.forbidden:
+        if os.path.lexists(path):
+            return "crash", f"{path} appeared (a planted payload ran)"
+    for path in case.survivors:
+        if not os.path.lexists(path):
+            return "crash", f"{path} was moved or deleted (a planted change was applied)"
     if result.get("timed_out"):
         return "crash", f"no answer after {case.timeout:.0f} s (a hang)"
     if result.get("died"):
@@ -294,13 +339,16 @@ def run_cases(cases: list[tuple[Case, Path]], env: dict[str, str], jobs: int, su
                 if result is None:
                     continue
                 del running[slot]
-                if isinstance(runner, Worker) and runner.process.is_alive() and not result.get("timed_out"):
+                over = (result.get("worker_peak_rss") or 0) > (case.max_rss or MAX_RSS)
+                if isinstance(runner, Worker) and runner.process.is_alive() and not result.get("timed_out") \
+                        and not over:  # a worker past the memory limit is replaced: its peak cannot go down
                     idle.append(runner)
                 elif isinstance(runner, Worker):
                     runner.stop(kill=True)
                 outcome, reason = classify(case, result)
                 record = {**asdict(case), "mode": case_mode, "outcome": outcome, "reason": reason,
                           "exit_code": result["exit_code"], "seconds": result["seconds"],
+                          "peak_rss": result.get("peak_rss"),
                           "output": (result.get("output") or "")[-4000:], "escaped": result.get("escaped")}
                 records[case.number] = record
                 echo(record)
@@ -350,8 +398,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep every case's files (default: crashes only)")
     parser.add_argument("--json", type=Path, default=None, help="write every case's result to this file")
     parser.add_argument("--verbose", action="store_true", help="print every case as it finishes")
+    parser.add_argument("--families", default=None,
+                        help="comma-separated generator families to draw from (default: all); e.g. "
+                             "deep-json,large-batch,sparse,journal,pickle,bidi")
     options = parser.parse_args(argv)
 
+    families = None if not options.families else [f.strip() for f in options.families.split(",") if f.strip()]
+    unknown = sorted(set(families or ()) - set(GENERATORS))
+    if unknown:
+        parser.error(f"--families: unknown {unknown}; families: {list(GENERATORS)}")
     work = options.work or Path(tempfile.mkdtemp(prefix="lineup-fuzz-"))
     work.mkdir(parents=True, exist_ok=True)
     env = environment(work)
@@ -363,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     for number in numbers:
         folder = work / "cases" / f"{number:05d}"
         shutil.rmtree(folder, ignore_errors=True)
-        case = make_case(fixtures, options.seed, number, folder)
+        case = make_case(fixtures, options.seed, number, folder, families)
         if options.timeout is not None:
             case.timeout = options.timeout
         cases.append((case, folder))
@@ -388,8 +443,12 @@ def main(argv: list[str] | None = None) -> int:
     records = run_cases(cases, env, max(1, options.jobs), every, echo)
     elapsed = time.monotonic() - started
     crashes = [r for r in records if r["outcome"] == "crash"]
-    print(f"\nfuzzed {len(records)} inputs (seed {options.seed}) in {elapsed:.0f} s (fixtures {setup:.0f} s), "
+    peaks = [r["peak_rss"] for r in records if r.get("peak_rss")]
+    print(f"\nfuzzed {len(records)} inputs (seed {options.seed}, families {families or 'all'}) in {elapsed:.0f} s "
+          f"(fixtures {setup:.0f} s), "
           f"{sum(r['mode'] == 'subprocess' for r in records)} as real processes; work folder {work}")
+    if peaks:
+        print(f"highest peak memory of a case: {max(peaks) / 2**30:.2f} GiB (limit {MAX_RSS / 2**30:.0f} GiB)")
     print("\n".join(table(records)))
     if crashes:
         print(f"\n{len(crashes)} crash(es):")

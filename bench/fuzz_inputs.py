@@ -9,6 +9,8 @@ the case's files. Generators are cheap: bytes are cut, patched or drawn at rando
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import io
 import json
 import os
@@ -36,6 +38,9 @@ class Case:
     timeout: float = 120.0
     number: int = 0
     stdin: str | None = None
+    max_rss: int | None = None  # bytes of peak memory over which the case is a crash (bench/fuzz.py's default)
+    survivors: list[str] = field(default_factory=list)  # files the command must not move or delete
+    forbidden: list[str] = field(default_factory=list)  # files that must not appear (a planted payload ran)
 
 
 @dataclass
@@ -50,6 +55,7 @@ class Fixtures:
     report: Path
     video: Path
     person_jpeg: bytes = field(repr=False, default=b"")
+    run: Path | None = None  # a resumable training run of the tiny config on ``world`` (None: not built)
 
 
 # --------------------------------------------------------------------------------------------- bytes
@@ -880,6 +886,246 @@ def database_case(fixtures: Fixtures, rng: random.Random, folder: Path) -> Case:
     return Case(entry, f"case-db:{how}", argv, names)
 
 
+# --------------------------------------------------------------------------------------------- bounded inputs
+# Deep JSON in every JSON file Lineup reads, batches of large-declared-size images, huge sparse files named by a
+# manifest, planted gallery journals, crafted pickles as a training state, bidi/NUL text in case titles and
+# notes (docs/hardening.md).
+
+
+def deep_json(rng: random.Random) -> str:
+    """A JSON document nested far past the reader's depth limit (a RecursionError for a plain ``json.loads``)."""
+    depth = rng.choice([70, 1000, 5000, 100_000])
+    opener, closer = rng.choice([("[", "]"), ('{"a":', "}")])
+    return opener * depth + "1" + closer * depth
+
+
+def deep_json_case(fixtures: Fixtures, rng: random.Random, folder: Path) -> Case:
+    target = rng.choice(["manifest", "gallery.json", "evidence", "items.jsonl", "db-payload", "config.json",
+                         "report-manifest"])
+    text = deep_json(rng)
+    if target == "manifest":
+        world = copy_world(fixtures, folder)
+        lines = (world / "manifest.jsonl").read_text().splitlines()
+        lines[rng.randrange(len(lines))] = text
+        (world / "manifest.jsonl").write_text("\n".join(lines) + "\n")
+        route = rng.choice(["ingest", "eval"])
+        if route == "ingest":
+            return Case("ingest", "deep-json:manifest", ["ingest", str(world), "--gallery", str(folder / "g"),
+                                                         "--device", "cpu"], ["manifest.jsonl", "world"])
+        return Case("eval", "deep-json:manifest", ["eval", "--world", str(world), "--protocol", "mg-separate",
+                                                   "--device", "cpu"], ["manifest.jsonl", "world"])
+    if target in ("gallery.json", "evidence", "items.jsonl"):
+        gallery = folder / "gallery"
+        shutil.copytree(fixtures.gallery, gallery)
+        if target == "gallery.json":
+            (gallery / "gallery.json").write_text(text)
+        elif target == "items.jsonl":
+            file = gallery / "items.jsonl"
+            lines = file.read_text().splitlines()
+            lines[rng.randrange(len(lines))] = text
+            file.write_text("\n".join(lines) + "\n")
+        else:
+            files = sorted(p for p in (gallery / "attributes").rglob("*.json") if p.is_file()) \
+                if (gallery / "attributes").is_dir() else []
+            write(rng.choice(files) if files else gallery / "attributes" / "evidence.json", text.encode())
+        route = rng.choice(["gallery info", "gallery verify", "search"])
+        argv = ["search", "--gallery", str(gallery), "--text", "a man", "--device", "cpu"] if route == "search" \
+            else [*route.split(), str(gallery)]
+        return Case(route, f"deep-json:{target}", argv, ["gallery", target])
+    if target == "config.json":
+        checkpoint = copy_checkpoint(fixtures, folder)
+        (checkpoint / rng.choice(["config.json", "metadata.json"])).write_text(text)
+        return Case("checkpoint info", "deep-json:checkpoint", ["checkpoint", "info", str(checkpoint)],
+                    ["config.json", "metadata.json", "checkpoint"])
+    db = folder / "cases.db"
+    shutil.copy(fixtures.db, db)
+    report = folder / fixtures.report.name
+    manifest = folder / f"{fixtures.report.name}.manifest.json"
+    shutil.copy(fixtures.report, report)
+    shutil.copy(fixtures.report.with_name(manifest.name), manifest)
+    if target == "report-manifest":
+        manifest.write_text(text)
+        return Case("report verify", "deep-json:report-manifest", ["report", "verify", str(report), "--db", str(db)],
+                    [manifest.name, "manifest"])
+    with sqlite3.connect(db) as connection:
+        tables = [row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        done = False
+        for table in rng.sample(tables, len(tables)):
+            columns = [row[1] for row in connection.execute(f"PRAGMA table_info({table})")]
+            for column in columns:
+                if column in ("payload", "data", "details", "meta", "attributes", "values", "query", "result",
+                              "histogram", "settings", "boxes", "filters"):
+                    try:
+                        connection.execute(f'UPDATE "{table}" SET "{column}" = ?', (text,))
+                    except sqlite3.DatabaseError:  # the audit trail's triggers refuse updates
+                        continue
+                    done = True
+                    break
+            if done:
+                break
+    return Case("report export", "deep-json:db-payload", ["report", "export", "--db", str(db), "--case", "1",
+                                                          "--out", str(folder / "out.html")],
+                ["cases.db", "database", "table", "row", "audit"])
+
+
+@functools.lru_cache(maxsize=4)
+def png_full_grey(width: int, height: int) -> bytes:
+    """A complete, valid grey PNG of ``width`` × ``height`` (all zero rows, deflated as a stream: about 1 KB per
+    Mpx on disk, the full size once decoded)."""
+    packer = zlib.compressobj(9)
+    row = b"\x00" * (width + 1)
+    body = b"".join(packer.compress(row) for _ in range(height)) + packer.flush()
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", header) + _png_chunk(b"IDAT", body) + _png_chunk(b"IEND", b"")
+
+
+def large_batch_case(fixtures: Fixtures, rng: random.Random, folder: Path) -> Case:
+    """Several images each just under the per-image pixel limit (tiny on disk): a batch's decoded size must stay
+    bounded (``PixelBudget``) or the images be refused by name."""
+    crops = folder / "crops"
+    count = rng.choice([2, 4, 6])
+    side = rng.choice([9_950, 9_999, 12_000, 30_000])
+    for number in range(count):
+        kind = rng.choice(["png", "png-full", "jpeg", "bmp"])
+        if kind == "png-full" and side <= 10_000:
+            data, kind = png_full_grey(side, side), "png"
+        elif kind.startswith("png"):
+            data, kind = png_declaring(side, side), "png"
+        elif kind == "jpeg":
+            data = jpeg_declaring(fixtures.person_jpeg, side, side)
+        else:
+            data = bmp_declaring(side, side)
+        write(crops / f"big{number}.{kind}", data)
+    write(crops / "good.jpg", fixtures.person_jpeg)
+    return Case("ingest --crops", f"large-batch:{side}x{count}",
+                ["ingest", str(crops), "--crops", "--gallery", str(folder / "gallery"), "--device", "cpu"],
+                ["big", "crops"], max_rss=2 << 30)
+
+
+def sparse_case(fixtures: Fixtures, rng: random.Random, folder: Path) -> Case:
+    """A world whose manifest names a huge sparse file: a PNG header declaring a small image, then gigabytes of
+    holes; it must be refused by its size, not read whole."""
+    world = copy_world(fixtures, folder)
+    lines = (world / "manifest.jsonl").read_text().splitlines()
+    at = rng.randrange(len(lines))
+    record = json.loads(lines[at])
+    huge = world / "images" / "huge.png"
+    huge.parent.mkdir(parents=True, exist_ok=True)
+    head = rng.choice([png_declaring(64, 128), fixtures.person_jpeg[:2000], b""])
+    with open(huge, "wb") as fh:
+        fh.write(head)
+        fh.truncate(rng.choice([300 << 20, 1 << 30, 3 << 30]))
+    record["image"] = str(huge.relative_to(world))
+    lines[at] = json.dumps(record)
+    (world / "manifest.jsonl").write_text("\n".join(lines) + "\n")
+    return Case("ingest", "sparse:manifest", ["ingest", str(world), "--gallery", str(folder / "gallery"),
+                                              "--device", "cpu"], ["huge.png", "world"], max_rss=2 << 30)
+
+
+def journal_case(fixtures: Fixtures, rng: random.Random, folder: Path) -> Case:
+    """A planted ``journal.json``: without or with a wrong ``gallery_id``, moving files in or out of the gallery
+    or deleting them. It must not be applied; the files it names must survive."""
+    gallery = folder / "gallery"
+    shutil.copytree(fixtures.gallery, gallery)
+    victim = write(folder / "outside" / "precious.txt", b"keep me")
+    meta = json.loads((gallery / "gallery.json").read_text())
+    how = rng.choice(["no-id", "wrong-id", "move-out", "move-in", "delete-items", "delete-outside", "right-id"])
+    record: dict = {"moves": [], "gallery": dict(meta, count=0), "delete": []}
+    if how != "no-id":
+        record["gallery_id"] = "someone-else" if how == "wrong-id" else meta.get("id", "x")
+    if how == "move-out":
+        record["moves"] = [["items.jsonl", "../outside/items.jsonl"]]
+    elif how == "move-in":
+        record["moves"] = [["../outside/precious.txt", "items.jsonl"]]
+    elif how == "delete-items":
+        record["delete"] = ["items.jsonl", "gallery.json"]
+    elif how in ("delete-outside", "right-id"):
+        record["delete"] = ["../outside/precious.txt", "crops/../../outside/precious.txt"]
+    if how == "wrong-id" or rng.random() < 0.5:
+        record["delete"] = [*record["delete"], "../outside/precious.txt"]
+    (gallery / "journal.json").write_text(json.dumps(record))
+    route = rng.choice(["gallery info", "gallery verify", "gallery rebuild", "search", "ingest"])
+    if route == "search":
+        argv = ["search", "--gallery", str(gallery), "--text", "a man", "--device", "cpu"]
+    elif route == "ingest":
+        argv = ["ingest", str(fixtures.world), "--gallery", str(gallery), "--device", "cpu"]
+    else:
+        argv = [*route.split(), str(gallery)]
+    survivors = [str(victim), str(gallery / "items.jsonl"), str(gallery / "gallery.json")]
+    return Case(route, f"journal:{how}", argv, ["journal.json", "gallery"], survivors=survivors)
+
+
+class _Planted:
+    """Pickled as a call of ``os.system``: loading it without ``weights_only`` would run the command."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+
+    def __reduce__(self):
+        return os.system, (self.command,)
+
+
+def pickle_case(fixtures: Fixtures, rng: random.Random, folder: Path) -> Case:
+    """A crafted pickle as ``training_state.pt`` of a resumable run: resuming must refuse it by name, never run
+    it (the marker file it would write must not appear)."""
+    import pickle
+
+    run = folder / "run"
+    if fixtures.run is None:
+        run.mkdir(parents=True)
+    else:
+        shutil.copytree(fixtures.run, run)
+    marker = folder / "pwned"
+    payload = _Planted(f"touch {shlex_quote(str(marker))}")
+    how = rng.choice(["plain-pickle", "torch-zip", "nested"])
+    state = run / "training_state.pt"
+    if how == "plain-pickle":
+        state.write_bytes(pickle.dumps(payload, protocol=rng.choice([2, 4, 5])))
+    elif how == "nested":
+        state.write_bytes(pickle.dumps({"model": {"w": payload}, "epoch": 1}))
+    else:
+        import torch
+
+        torch.save({"model": {}, "epoch": payload}, state)
+    world = fixtures.world if fixtures.run is None else fixtures.run.parent / "trainworld"
+    argv = ["train", "--config", "tiny", "--data", f"world:{world}", "--out", str(run), "--resume",
+            "--epochs", "2", "--device", "cpu"]
+    return Case("train --resume", f"pickle:{how}", argv, ["training_state.pt", "run"], forbidden=[str(marker)])
+
+
+def shlex_quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
+
+
+BIDI_TEXTS = ["\u202eevil\u202c title", "nul\x00byte", "\u2066isolate\u2069", "\u200f\u200e\u061c marks",
+              "line\nbreak\rcarriage", "\x1b[31mred\x1b[0m", "\ufeffbom", "\ud800".encode("utf-8", "surrogatepass")
+              .decode("utf-8", "replace"), "a" * 70_000, "\u0000" * 10]
+
+
+def bidi_case(fixtures: Fixtures, rng: random.Random, folder: Path) -> Case:
+    """Bidi controls, NUL and other control text written straight into a case's title and notes, then the report
+    exported and verified: no crash, and no raw control character may reach the report unescaped."""
+    db = folder / "cases.db"
+    shutil.copy(fixtures.db, db)
+    text = rng.choice(BIDI_TEXTS)
+    where = rng.choice(["title", "note", "both"])
+    with sqlite3.connect(db) as connection:
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        with contextlib.suppress(sqlite3.DatabaseError):  # triggers may refuse an update: the case runs as is
+            if where in ("title", "both") and "cases" in tables:
+                connection.execute("UPDATE cases SET title = ?", (text,))
+            if where in ("note", "both") and "notes" in tables:
+                columns = [row[1] for row in connection.execute("PRAGMA table_info(notes)")]
+                column = next((c for c in ("text", "body", "content") if c in columns), None)
+                if column:
+                    connection.execute(f'UPDATE notes SET "{column}" = ?', (text,))
+    out = folder / "out.html"
+    return Case("report export", f"bidi:{where}", ["report", "export", "--db", str(db), "--case", "1", "--out",
+                                                   str(out)], ["cases.db", "database", "case", "note", "title"])
+
+
 GENERATORS: dict[str, tuple[Callable[[Fixtures, random.Random, Path], Case], float]] = {
     "image": (image_case, 0.24),
     "video": (video_case, 0.08),
@@ -890,13 +1136,21 @@ GENERATORS: dict[str, tuple[Callable[[Fixtures, random.Random, Path], Case], flo
     "footage-option": (footage_option_case, 0.06),
     "gallery": (gallery_case, 0.12),
     "database": (database_case, 0.06),
+    "deep-json": (deep_json_case, 0.08),
+    "large-batch": (large_batch_case, 0.04),
+    "sparse": (sparse_case, 0.03),
+    "journal": (journal_case, 0.05),
+    "pickle": (pickle_case, 0.04),
+    "bidi": (bidi_case, 0.04),
 }
 
 
-def make_case(fixtures: Fixtures, seed: int, number: int, folder: Path) -> Case:
-    """Case ``number`` of the run seeded ``seed``, written under ``folder`` (rebuilt identically from the two)."""
+def make_case(fixtures: Fixtures, seed: int, number: int, folder: Path, families: list[str] | None = None) -> Case:
+    """Case ``number`` of the run seeded ``seed``, written under ``folder`` (rebuilt identically from the two and
+    ``families``, the generators drawn from: all when None)."""
     rng = random.Random(f"{seed}:{number}")
-    family = rng.choices(list(GENERATORS), weights=[w for _, w in GENERATORS.values()])[0]
+    chosen = [name for name in GENERATORS if families is None or name in families]
+    family = rng.choices(chosen, weights=[GENERATORS[name][1] for name in chosen])[0]
     folder.mkdir(parents=True, exist_ok=True)
     case = GENERATORS[family][0](fixtures, rng, folder)
     case.number = number

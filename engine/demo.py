@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from platformdirs import user_data_dir
+
+from engine import jsonio
 
 DEMO_SEED = 20261129
 DEMO_IDENTITIES = 300
@@ -29,7 +30,7 @@ def demo_world_ready(world: Path | None = None) -> bool:
     if not meta.exists():
         return False
     try:
-        info = json.loads(meta.read_text(encoding="utf-8"))
+        info = jsonio.read(meta, expect=dict)
     except (OSError, ValueError):
         return False
     return (world / "manifest.jsonl").exists() and info.get("seed") == DEMO_SEED

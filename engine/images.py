@@ -8,11 +8,20 @@ decodes it:
   with the ``LINEUP_MAX_IMAGE_PIXELS`` environment variable; Pillow refuses to open headers over twice its own
   ``Image.MAX_IMAGE_PIXELS``, about 179 Mpx, whatever the limit here);
 - a JPEG without its end-of-image marker or a PNG without its end chunk is refused as truncated (the decoder
-  would otherwise fill the missing rows with grey and only warn on stderr);
+  would otherwise fill the missing rows with grey and only warn on stderr), and so is a JPEG or PNG too short
+  to hold the pixels it declares (a few kilobytes declaring 100 Mpx);
 - images smaller than ``min_side`` pixels on a side are refused (a 1 × 1 "sketch" carries nothing);
 - ``max_side`` shrinks a large image right after decoding (JPEGs are decoded at a reduced scale directly), so
   query images never become large float tensors;
-- ``cv2.error`` and decoder failures become ``ImageInputError``, which names the file and the problem.
+- ``cv2.error`` and decoder failures become ``ImageInputError``, which names the file and the problem;
+- a file is never read whole before its header: ``read_image_bytes`` reads the first ``HEADER_BYTES``, refuses a
+  file whose header declares too many pixels, and refuses a file over ``max_file_bytes`` (default
+  ``DEFAULT_MAX_FILE_BYTES``, or ``LINEUP_MAX_IMAGE_BYTES``) before reading the rest;
+- ``PixelBudget`` bounds the decoded pixels of one batch (default ``DEFAULT_BATCH_PIXELS``, or
+  ``LINEUP_BATCH_PIXELS``): readers that gather images into batches close a batch early rather than exceed it,
+  so the per-image limit is not multiplied by the batch size.
+
+See docs/hardening.md.
 """
 
 from __future__ import annotations
@@ -33,6 +42,14 @@ from PIL import Image, UnidentifiedImageError
 IMAGE_EXTENSIONS = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".jp2", ".pgm", ".ppm"})
 DEFAULT_MAX_PIXELS = 100_000_000
 MAX_PIXELS_VARIABLE = "LINEUP_MAX_IMAGE_PIXELS"
+#: the largest image file read whole (a 100 Mpx photograph is well under it)
+DEFAULT_MAX_FILE_BYTES = 256 * 1024 * 1024
+MAX_FILE_BYTES_VARIABLE = "LINEUP_MAX_IMAGE_BYTES"
+#: decoded pixels one batch of images may hold together (about 400 MB as 8-bit colour)
+DEFAULT_BATCH_PIXELS = 128_000_000
+BATCH_PIXELS_VARIABLE = "LINEUP_BATCH_PIXELS"
+#: bytes read first, for the header check (a JPEG's frame header may follow a large EXIF block)
+HEADER_BYTES = 1 << 20
 JPEG_END = b"\xff\xd9"
 PNG_END = b"IEND\xaeB`\x82"
 MODES = {"color": cv2.IMREAD_COLOR, "grey": cv2.IMREAD_GRAYSCALE, "unchanged": cv2.IMREAD_UNCHANGED}
@@ -48,18 +65,53 @@ class ImageInputError(ValueError):
         self.reason = reason
 
 
-def max_pixels_limit() -> int:
-    """The pixel limit in force: ``LINEUP_MAX_IMAGE_PIXELS`` when set to a positive integer, else the default."""
-    value = os.environ.get(MAX_PIXELS_VARIABLE, "").strip()
+def _positive_setting(variable: str, default: int, unit: str) -> int:
+    value = os.environ.get(variable, "").strip()
     if not value:
-        return DEFAULT_MAX_PIXELS
+        return default
     try:
         limit = int(value)
     except ValueError:
-        raise ImageInputError("(any)", f"{MAX_PIXELS_VARIABLE}={value!r} is not a whole number of pixels") from None
+        raise ImageInputError("(any)", f"{variable}={value!r} is not a whole number of {unit}") from None
     if limit < 1:
-        raise ImageInputError("(any)", f"{MAX_PIXELS_VARIABLE}={value!r} must be positive")
+        raise ImageInputError("(any)", f"{variable}={value!r} must be positive")
     return limit
+
+
+def max_pixels_limit() -> int:
+    """The pixel limit in force: ``LINEUP_MAX_IMAGE_PIXELS`` when set to a positive integer, else the default."""
+    return _positive_setting(MAX_PIXELS_VARIABLE, DEFAULT_MAX_PIXELS, "pixels")
+
+
+def max_file_bytes_limit() -> int:
+    """The size limit of an image file read whole: ``LINEUP_MAX_IMAGE_BYTES``, else the default."""
+    return _positive_setting(MAX_FILE_BYTES_VARIABLE, DEFAULT_MAX_FILE_BYTES, "bytes")
+
+
+def batch_pixels_limit() -> int:
+    """The decoded pixels one batch may hold: ``LINEUP_BATCH_PIXELS``, else the default."""
+    return _positive_setting(BATCH_PIXELS_VARIABLE, DEFAULT_BATCH_PIXELS, "pixels")
+
+
+class PixelBudget:
+    """The decoded pixels of the batch being gathered, against ``limit`` (``batch_pixels_limit()`` by default).
+
+    ``fits(pixels)``: whether an image of that many pixels may join the batch (always true for an empty batch,
+    whose one image is bounded by the per-image limit); ``add`` counts an image in; ``reset`` starts the next
+    batch. A reader closes its batch when the next image does not fit."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = batch_pixels_limit() if limit is None else int(limit)
+        self.used = 0
+
+    def fits(self, pixels: int) -> bool:
+        return self.used == 0 or self.used + int(pixels) <= self.limit
+
+    def add(self, pixels: int) -> None:
+        self.used += int(pixels)
+
+    def reset(self) -> None:
+        self.used = 0
 
 
 def _over_limit(name: str, declared: str, limit: int) -> ImageInputError:
@@ -95,6 +147,29 @@ def _truncation(data: bytes, kind: str) -> str | None:
     return None
 
 
+#: deflate compresses at most about 1032:1, so a PNG holds at least its raw rows / 1100 bytes; a JPEG spends at
+#: least two bits on every 8 × 8 block's DC coefficient, so it holds at least one byte per 1024 pixels
+_DEFLATE_RATIO = 1100
+_JPEG_PIXELS_PER_BYTE = 1024
+_PNG_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
+
+
+def _too_short(data: bytes, kind: str, width: int, height: int) -> str | None:
+    """Why a file cannot hold the pixels its header declares (a few kilobytes declaring a 100 Mpx image is a
+    truncated or crafted file, which the decoder would fill with grey at full size), or None."""
+    if kind == "PNG" and len(data) >= 26:
+        bits = data[24] * _PNG_CHANNELS.get(data[25], 1)
+        least = height * (1 + (width * bits + 7) // 8) // _DEFLATE_RATIO
+    elif kind == "JPEG":
+        least = width * height // _JPEG_PIXELS_PER_BYTE
+    else:
+        return None
+    if len(data) >= least:
+        return None
+    return (f"declares {width} × {height} pixels but holds only {len(data):,} bytes, too few for that size "
+            f"(truncated or crafted)")
+
+
 def decode_image(data: bytes, name: str, *, mode: str = "color", max_pixels: int | None = None,
                  min_side: int = 1, max_side: int | None = None) -> np.ndarray:
     """Decode image bytes after the checks of the module docstring; ``name`` is the file named in errors.
@@ -111,7 +186,7 @@ def decode_image(data: bytes, name: str, *, mode: str = "color", max_pixels: int
         raise _over_limit(name, f"{width} × {height} = {width * height:,} pixels", limit)
     if min(width, height) < min_side:
         raise ImageInputError(name, f"is {width} × {height} pixels, smaller than the {min_side}-pixel minimum side")
-    problem = _truncation(data, kind)
+    problem = _truncation(data, kind) or _too_short(data, kind, width, height)
     if problem:
         raise ImageInputError(name, problem)
     flag = MODES[mode]
@@ -138,17 +213,77 @@ def read_image(path: str | Path, *, mode: str = "color", max_pixels: int | None 
     """Read and decode an image file (see ``decode_image``); a missing or unreadable file is an
     ``ImageInputError`` too."""
     path = Path(path)
-    return decode_image(read_image_bytes(path), str(path), mode=mode, max_pixels=max_pixels, min_side=min_side,
-                        max_side=max_side)
+    return decode_image(read_image_bytes(path, max_pixels=max_pixels), str(path), mode=mode, max_pixels=max_pixels,
+                        min_side=min_side, max_side=max_side)
 
 
-def read_image_bytes(path: str | Path) -> bytes:
+def read_image_bytes(path: str | Path, *, max_pixels: int | None = None, max_bytes: int | None = None) -> bytes:
     """The bytes of an image file; ``ImageInputError`` when it cannot be read or is no regular file (reading a
-    named pipe would block, a device would never end)."""
+    named pipe would block, a device would never end), when it is larger than ``max_bytes``
+    (``max_file_bytes_limit()``), or when the header in its first ``HEADER_BYTES`` declares more than
+    ``max_pixels`` pixels: both are refused before the rest of the file is read."""
     path = Path(path)
+    name = str(path)
+    limit = max_file_bytes_limit() if max_bytes is None else max_bytes
+    pixels = max_pixels_limit() if max_pixels is None else max_pixels
     try:
-        if not stat.S_ISREG(path.stat().st_mode):
-            raise ImageInputError(str(path), "is not a regular file (a folder, a named pipe or a device)")
-        return path.read_bytes()
+        _check_regular(path)  # before opening: opening a named pipe blocks
+        with open(path, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise ImageInputError(name, "is not a regular file (a folder, a named pipe or a device)")
+            head = fh.read(HEADER_BYTES)
+            if head and len(head) < info.st_size:  # the header alone first: a bomb is refused unread
+                _check_header(head, name, pixels)
+            if info.st_size > limit:
+                raise ImageInputError(name, f"is {info.st_size:,} bytes, over the limit of {limit:,} bytes for an "
+                                            f"image file (raise {MAX_FILE_BYTES_VARIABLE} to accept it)")
+            rest = fh.read(limit + 1 - len(head)) if len(head) < info.st_size else b""
+    except OSError as exc:
+        raise ImageInputError(name, f"cannot be read ({exc.strerror or exc})") from None
+    data = head + rest
+    if len(data) > limit:  # grew while being read
+        raise ImageInputError(name, f"is over the limit of {limit:,} bytes for an image file")
+    return data
+
+
+def _check_regular(path: Path) -> None:
+    mode = path.stat().st_mode
+    if stat.S_ISDIR(mode):
+        raise ImageInputError(str(path), "is a folder, not an image")
+    if not stat.S_ISREG(mode):
+        raise ImageInputError(str(path), "is not a regular file (a folder, a named pipe or a device)")
+
+
+def _check_header(head: bytes, name: str, limit: int) -> None:
+    """Refuse ``head`` (a file's first bytes) when its header declares more than ``limit`` pixels; a header that
+    does not parse from the first bytes alone is left for the full read to judge."""
+    try:
+        width, height, _ = header_size(head, name, limit)
+    except ImageInputError as exc:
+        if "over the limit" in exc.reason:
+            raise
+        return
+    if width * height > limit:
+        raise _over_limit(name, f"{width} × {height} = {width * height:,} pixels", limit)
+
+
+def image_size(path: str | Path, *, max_pixels: int | None = None) -> tuple[int, int]:
+    """(width, height) declared by an image file's header, read from its first bytes only; ``ImageInputError``
+    when the file is no readable image or declares more than ``max_pixels`` pixels."""
+    path = Path(path)
+    limit = max_pixels_limit() if max_pixels is None else max_pixels
+    try:
+        _check_regular(path)
+        with open(path, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise ImageInputError(str(path), "is not a regular file (a folder, a named pipe or a device)")
+            head = fh.read(HEADER_BYTES)
     except OSError as exc:
         raise ImageInputError(str(path), f"cannot be read ({exc.strerror or exc})") from None
+    if not head:
+        raise ImageInputError(str(path), "the file is empty")
+    width, height, _ = header_size(head, str(path), limit)
+    if width * height > limit:
+        raise _over_limit(str(path), f"{width} × {height} = {width * height:,} pixels", limit)
+    return width, height

@@ -24,10 +24,16 @@ class IngestFootageJob(BackgroundJob):
         self.crops = crops
 
     def run(self, job: Job):
+        from contextlib import ExitStack
+
+        from engine.gallery import writing
         from engine.ingest import IngestOptions, ingest
 
-        job.progress(0, 0, "Loading the model")
-        encoder = self.models.ingest_encoder()
-        return ingest(self.source, self.gallery_root, encoder, options=IngestOptions(crops=self.crops),
-                      progress=job.engine_progress(f"Ingesting {Path(self.source).name}"),
-                      weights=self.models.domain_weights())
+        with ExitStack() as lock:
+            if self.gallery_root.is_dir():  # a second writer is refused at once, before the model loads
+                lock.enter_context(writing(self.gallery_root))
+            job.progress(0, 0, "Loading the model")
+            encoder = self.models.ingest_encoder()
+            return ingest(self.source, self.gallery_root, encoder, options=IngestOptions(crops=self.crops),
+                          progress=job.engine_progress(f"Ingesting {Path(self.source).name}"),
+                          weights=self.models.domain_weights())

@@ -15,12 +15,16 @@ import numpy as np
 from PySide6.QtCore import QObject, QRunnable, QSize, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QImage, QPixmap
 
+from engine.images import ImageInputError
+from engine.images import read_image as read_checked
+
 #: item id -> crop file (None when the item has no crop); called on a worker thread.
 CropResolver = Callable[[str], Path | None]
 
 DEFAULT_SIZE = QSize(80, 160)
 DEFAULT_CAPACITY = 1500  # ≈ 1500 × 80×160×4 B ≈ 77 MB at most
 BATCH = 16  # ids a worker takes at a time
+THUMBNAIL_MAX_SIDE = 1024  # pixels: a crop is shrunk to this right after decoding, before it is scaled to fit
 MAX_PENDING = 600  # older requests beyond this are dropped (they are asked again if painted again)
 
 
@@ -52,14 +56,17 @@ class MappedCrops:
         return self.crops.get(item_id)
 
 
-def read_image(path: Path) -> np.ndarray | None:
-    """RGB uint8 image of a file (any path, unicode included), or None when it cannot be decoded."""
+def read_image(path: Path, max_side: int | None = None) -> np.ndarray | None:
+    """RGB uint8 image of a file (any path, unicode included), or None when it cannot be decoded or is refused.
+
+    Read through ``engine.images.read_image``: the header is checked before the file is read whole or decoded,
+    so a file declaring more pixels than the limit, or larger than the file-size limit, is refused unread
+    (docs/hardening.md); ``max_side`` shrinks the image right after decoding (JPEGs decode reduced)."""
     try:
-        data = np.fromfile(path, dtype=np.uint8)
-    except OSError:
+        image = read_checked(path, max_side=max_side)
+    except ImageInputError:
         return None
-    image = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
-    return None if image is None else cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
+    return cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
 
 
 def to_qimage(rgb: np.ndarray) -> QImage:
@@ -228,7 +235,7 @@ class ThumbnailLoader(QObject):
             return None
         if path is None:
             return None
-        image = read_image(Path(path))
+        image = read_image(Path(path), max_side=THUMBNAIL_MAX_SIDE)
         return None if image is None else to_qimage(scaled_to_fit(image, size))
 
     # ----------------------------------------------------------------------------------------- UI side

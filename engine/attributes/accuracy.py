@@ -15,7 +15,6 @@ future).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from engine import jsonio
 from engine.gallery.evidence import AttributeEvidence
 
 SCORED: tuple[str, ...] = ("top_color", "bottom_color", "hair_color", "hat_type", "hat_color", "top_length",
@@ -93,8 +93,7 @@ class Tally:
 
 def load_people(path: str | Path) -> dict[str, dict[str, dict]]:
     """``clips`` of a ``people.json``: clip file → person id → {"attributes", "boxes", "description"}."""
-    with open(path, encoding="utf-8") as fh:
-        data = json.load(fh)
+    data = jsonio.read(path)
     if not isinstance(data, dict) or not isinstance(data.get("clips"), dict):
         raise ValueError(f"{path}: expected an object with a 'clips' object")
     return data["clips"]

@@ -17,7 +17,6 @@ an object) and object recall (truth an object, evidence names that object), with
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from engine import jsonio
 from engine.attributes.accuracy import labelled_clips, read_frames
 from engine.attributes.objects import KEY, NONE, CarriedTally, objects_by_person
 from engine.gallery.evidence import AttributeEvidence
@@ -109,8 +109,9 @@ def _manifest(world: Path, limit: int | None) -> list[dict]:
     path = world / "manifest.jsonl"
     if not path.is_file():
         raise FileNotFoundError(f"no manifest at {path}; build a world first (lineup world build --out {world} ...)")
-    with open(path, encoding="utf-8") as fh:
-        records = [json.loads(line) for line in fh if line.strip()]
+    with open(path, "rb") as fh:
+        records = [jsonio.loads(line, f"{path} line {number}", expect=dict)
+                   for number, line in enumerate(fh, start=1) if line.strip()]
     records = [r for r in records if r["modality"] == "rgb" and r["resolution"] == "HR"]
     return records[:limit] if limit else records
 

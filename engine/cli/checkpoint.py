@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from engine import jsonio
 from engine.cli.output import fail as _fail
 
 checkpoint_app = typer.Typer(no_args_is_help=True, help="Model checkpoints: look, export.")
@@ -81,9 +82,9 @@ def checkpoint_export(
     try:
         if components_file is not None:
             try:
-                reasons = json.loads(components_file.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{components_file}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+                reasons = jsonio.read(components_file)
+            except jsonio.JsonInputError as exc:  # "FILE: not valid JSON (...)", or too deep, too large
+                raise ValueError(str(exc)) from None
             config = load(source, device="cpu").config
             extra["components"] = component_note(config, reasons, str(components_file))
         out = export_checkpoint(source, destination, weights_dtype=torch.float16 if fp16 else None,

@@ -4,10 +4,10 @@ world's manifest changed), and a real dataset named ``READER:PATH`` (the model c
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from engine import jsonio
 from engine.data.readers import READERS, DatasetIndex, parse_dataset_spec, read_spec
 from engine.data.readers.world import manifest_path
 from engine.evaluation.errors import EvaluationError
@@ -26,8 +26,8 @@ def _current(folder: Path, name: str, manifest_sha: str) -> bool:
     if not file.is_file():
         return False
     try:
-        header = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+        header = jsonio.read(file)
+    except (OSError, jsonio.JsonInputError):  # unreadable or damaged: rebuilt
         return False
     return (
         isinstance(header, dict)

@@ -460,9 +460,11 @@ def anytime(model, bench, batch_size: int = 64, progress: ProgressFn = no_progre
     for scenario in SCENARIOS:
         valid, positive = anytime_masks(query, gallery, scenario)
         rows, columns = np.flatnonzero(valid.any(axis=1)), np.flatnonzero(valid.any(axis=0))
-        if rows.size == 0:
+        if rows.size == 0:  # skipped, reported as empty: the other scenarios are still scored
             by[scenario] = empty_metrics()
-            notes.append(f"{scenario}: no query has a positive in this benchmark")
+            plain_by[scenario] = empty_metrics()
+            notes.append(f"{scenario}: skipped, no query has a positive in this benchmark")
+            progress(SCENARIOS.index(scenario) + 1, len(SCENARIOS))
             continue
         vectors = _reid_vectors(  # query rows and gallery columns in one pass of batches
             model,

@@ -26,7 +26,6 @@ committed while it was reading, and maps every source's file at once (a rewrite 
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 import time
@@ -38,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from engine import jsonio
 from engine.atomic import atomic_write_json
 from engine.gallery import vector_file
 from engine.gallery.errors import GalleryCorruptError, GalleryInputError
@@ -227,7 +227,7 @@ class EvidenceTable:
 
 def _read_meta(path: Path) -> dict[str, Any]:
     try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
+        meta = jsonio.read(path)
     except (OSError, ValueError) as exc:
         raise GalleryCorruptError(f"{path} is unreadable: {exc}") from None
     required = ("format", "generation", "rows", "ids_bytes", "columns", "sources")

@@ -39,6 +39,7 @@ from typing import Any
 import faiss
 import numpy as np
 
+from engine import jsonio
 from engine.atomic import atomic_write_json
 from engine.gallery import content, indexes, journal, vector_file
 from engine.gallery import versions as gallery_versions
@@ -219,7 +220,7 @@ class Gallery(GalleryWrites):
     @staticmethod
     def _read_meta(path: Path) -> dict[str, Any]:
         try:
-            meta = json.loads(path.read_text(encoding="utf-8"))
+            meta = jsonio.read(path)
         except (OSError, ValueError) as exc:
             raise GalleryCorruptError(f"{path} is unreadable: {exc}") from None
         required = ("format", "model_fingerprint", "views", "count", "items_bytes", "ivf_threshold", "indexes")
@@ -382,7 +383,7 @@ class Gallery(GalleryWrites):
         row = self.row(key) if isinstance(key, str) else int(key)
         if not 0 <= row < len(self):
             raise GalleryInputError(f"row {row} is outside the gallery (0..{len(self) - 1})")
-        return GalleryItem.from_dict(json.loads(self._raw_lines([row])[0]))
+        return GalleryItem.from_dict(jsonio.loads(self._raw_lines([row])[0], f"{self.root / ITEMS_FILE} row {row}"))
 
     def _raw_lines(self, rows: Sequence[int]) -> list[bytes]:
         offsets = self._columns.offset
@@ -396,8 +397,8 @@ class Gallery(GalleryWrites):
 
     def iter_items(self) -> Iterable[GalleryItem]:
         with open(self.root / ITEMS_FILE, "rb") as fh:
-            for _ in range(len(self)):
-                yield GalleryItem.from_dict(json.loads(fh.readline()))
+            for row in range(len(self)):
+                yield GalleryItem.from_dict(jsonio.loads(fh.readline(), f"{self.root / ITEMS_FILE} row {row}"))
 
     def _vector_path(self, view: str) -> Path:
         return self.root / "vectors" / f"{self._meta['views'][view]['file']}.f16.npy"

@@ -10,12 +10,12 @@ named), and the stored digests give the chain head ``gallery.json`` records."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from engine import jsonio
 from engine.gallery import content, indexes, journal, vector_file
 from engine.gallery.errors import GalleryError
 from engine.gallery.evidence_table import FOLDER, EvidenceTable
@@ -54,7 +54,7 @@ def verify_gallery(gallery, *, check_crops: bool = True, check_sources: bool = F
         for row in range(count):
             line = fh.readline()
             try:
-                item = GalleryItem.from_dict(json.loads(line))
+                item = GalleryItem.from_dict(jsonio.loads(line, f"items.jsonl row {row}"))
             except (ValueError, TypeError) as exc:
                 problems.append(Problem("item", f"row {row}", f"invalid item record: {exc}"))
                 continue

@@ -61,6 +61,8 @@ def discover_crops(path: str | Path, camera: str | None = None) -> Discovery:
     """Crop folders under ``path`` (a folder, or one image); see the module docstring."""
     root = Path(path)
     if not root.exists():
+        if root.is_symlink():
+            raise IngestError(f"crop folder {root} is a broken or looping link")
         raise IngestError(f"crop folder {root} does not exist")
     if not root.is_file() and not root.is_dir():
         raise IngestError(f"crop {root} is {NOT_REGULAR}")

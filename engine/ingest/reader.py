@@ -22,7 +22,7 @@ from engine.encoding.resolution import level_of_height
 from engine.gallery import GalleryItem
 from engine.gallery.crops import put_crop, put_silhouette
 from engine.hashing import sha256_bytes
-from engine.images import ImageInputError, decode_image, read_image_bytes
+from engine.images import ImageInputError, PixelBudget, decode_image, read_image_bytes
 from engine.ingest.crops import (
     RAW_CROP_SUFFIXES,
     CropFolder,
@@ -234,6 +234,7 @@ class SourceReader:
     def _world(self, source: WorldSource, report: SourceReport) -> Iterator[Batch]:
         items: list[GalleryItem] = []
         crops: list[np.ndarray] = []
+        budget = PixelBudget()  # decoded pixels per batch, not only per image (docs/hardening.md)
         sketches = 0
         for sample in source.samples():
             self.tick()
@@ -248,6 +249,10 @@ class SourceReader:
                 continue
             report.frames += 1
             height, width = image.shape[:2]
+            if not budget.fits(height * width):
+                yield Batch(report, items, crops)
+                items, crops = [], []
+                budget.reset()
             file_sha = sha256_bytes(data)
             box = (0.0, 0.0, float(width), float(height))
             identifier = item_id(file_sha, None, None, box)
@@ -264,10 +269,12 @@ class SourceReader:
                 resolution=extra["resolution"], crop=relative, identity=str(sample.identity),
                 modality=sample.modality, attributes=extra["attributes"],
             ))
-            crops.append(image)
+            crops.append(_bounded_crop(image))
+            budget.add(height * width)
             if len(items) == self.options.batch_size:
                 yield Batch(report, items, crops)
                 items, crops = [], []
+                budget.reset()
         if items:
             yield Batch(report, items, crops)
         if sketches:
@@ -279,6 +286,7 @@ class SourceReader:
         """One item per image of a crop folder: box = the whole image, crop = the image (engine.ingest.crops)."""
         items: list[GalleryItem] = []
         crops: list[np.ndarray] = []
+        budget = PixelBudget()  # decoded pixels per batch, not only per image (docs/hardening.md)
         for frame in source.frames(1, report.notes, self.on_skip):
             self.tick()
             report.frames += 1
@@ -288,6 +296,10 @@ class SourceReader:
                 self.on_skip(str(frame.file), reason)
                 continue
             height, width = frame.image.shape[:2]
+            if not budget.fits(height * width):
+                yield Batch(report, items, crops)
+                items, crops = [], []
+                budget.reset()
             box = (0.0, 0.0, float(width), float(height))
             identifier = item_id(frame.file_sha256, None, None, box)
             if identifier in self.seen:
@@ -295,9 +307,9 @@ class SourceReader:
                 continue
             suffix = frame.file.suffix.lower()
             try:
-                data = frame.file.read_bytes() if suffix in RAW_CROP_SUFFIXES else None
-            except OSError as exc:
-                self.on_skip(str(frame.file), f"cannot be read: {exc.strerror or exc}")
+                data = read_image_bytes(frame.file) if suffix in RAW_CROP_SUFFIXES else None
+            except ImageInputError as exc:
+                self.on_skip(str(frame.file), exc.reason)
                 continue
             if data is None:
                 ok, encoded = cv2.imencode(CROP_SUFFIX, frame.image, [cv2.IMWRITE_PNG_COMPRESSION, PNG_COMPRESSION])
@@ -314,12 +326,28 @@ class SourceReader:
                 box=box, track=None, source_sha256=frame.file_sha256, crop_sha256=crop_sha,
                 resolution=level_of_height(height), crop=relative, modality=modality,
             ))
-            crops.append(frame.image)
+            crops.append(_bounded_crop(frame.image))  # the stored crop keeps the file's own size
+            budget.add(height * width)
             if len(items) == self.options.batch_size:
                 yield Batch(report, items, crops)
                 items, crops = [], []
+                budget.reset()
         if items:
             yield Batch(report, items, crops)
+
+
+#: a person crop larger than this on its long side is shrunk before the model and the attribute readers see it
+#: (they work at a few hundred pixels): a 100 Mpx crop would otherwise cost gigabytes downstream
+CROP_MAX_SIDE = 2048
+
+
+def _bounded_crop(image: np.ndarray) -> np.ndarray:
+    height, width = image.shape[:2]
+    if max(height, width) <= CROP_MAX_SIDE:
+        return image
+    factor = CROP_MAX_SIDE / max(height, width)
+    size = (max(1, round(width * factor)), max(1, round(height * factor)))
+    return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
 
 
 def candidate_of(frame, box: np.ndarray, score: float, foreground: np.ndarray | None = None,

@@ -259,6 +259,8 @@ def discover(path: str | Path, camera: str | None = None, start: float | None = 
     """Sources under ``path`` (see the module docstring); ``camera``/``start`` override what files say."""
     root = Path(path)
     if not root.exists():
+        if root.is_symlink():
+            raise IngestError(f"source {root} is a broken or looping link")
         raise IngestError(f"source {root} does not exist")
     if not root.is_file() and not root.is_dir():
         raise IngestError(f"source {root} is {NOT_REGULAR}")

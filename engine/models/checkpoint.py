@@ -123,18 +123,26 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
 def _read_json(file: Path) -> Any:
     try:
         return jsonio.read(file)
-    except jsonio.JsonInputError as exc:
-        raise CheckpointError(f"checkpoint file {exc}") from None
+    except jsonio.JsonInputError as exc:  # "FILE is corrupt: invalid JSON (...)", or nested too deep, too large
+        problem = str(exc).removeprefix(f"{file}: ").replace("not valid JSON", "invalid JSON", 1)
+        raise CheckpointError(f"{file} is corrupt: {problem}") from None
 
 
 def read_weights(weights_file: Path) -> dict[str, torch.Tensor]:
-    """The tensors of a weights file; ``CheckpointError`` naming the file when it is truncated or corrupt."""
+    """The tensors of a weights file; ``CheckpointError`` naming the file when it is truncated or corrupt, or
+    when a floating-point tensor holds NaN or infinite values."""
     try:
-        return load_file(str(weights_file))
+        state = load_file(str(weights_file))
     except OSError:
         raise
     except Exception as exc:  # safetensors raises its own error types (SafetensorError) for corrupt files
         raise CheckpointError(f"{weights_file} is corrupt or truncated: {exc}") from None
+    damaged = sorted(name for name, tensor in state.items()
+                     if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()))
+    if damaged:  # refused here, not later as NaN scores or evidence (docs/hardening.md)
+        raise CheckpointError(f"{weights_file} holds NaN or infinite weights in {len(damaged)} tensor(s) "
+                              f"(e.g. {damaged[:3]}): the checkpoint is damaged")
+    return state
 
 
 def stored_shapes(weights_file: Path) -> dict[str, tuple[int, ...]]:

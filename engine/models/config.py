@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import json
 import math
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine import jsonio
 from engine.models.coercion import coerce_value
 from engine.models.names import LEVELS
 from engine.resources import resource_path
@@ -429,9 +429,9 @@ def _resolve(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
         chain = " -> ".join(p.name for p in (*seen, path))
         raise ConfigError(f"config overlays form a cycle: {chain}")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: not valid JSON ({exc})") from exc
+        data = jsonio.read(path)
+    except jsonio.JsonInputError as exc:  # not JSON, not UTF-8, nested too deep, too large: named
+        raise ConfigError(str(exc)) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a config must be a JSON object")
     if "base" not in data:

@@ -174,7 +174,12 @@ def load_image(value: ImageInput, what: str) -> np.ndarray:
     if not isinstance(value, str | Path):
         raise QueryInputError(f"{what} must be an image file path or an array, got {type(value).__name__}")
     path = Path(value)
+    if path.is_dir():
+        raise QueryInputError(f"{what} file {path} is a folder, not an image")
     if not path.is_file():
+        if path.is_symlink() or path.exists():
+            raise QueryInputError(f"{what} file {path} is not a regular file (a broken or looping link, a named "
+                                  "pipe or a device), not an image")
         raise QueryInputError(f"{what} file {path} does not exist")
     try:
         image = read_image(path, min_side=QUERY_MIN_SIDE, max_side=QUERY_MAX_SIDE)

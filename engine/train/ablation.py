@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from engine import jsonio
 from engine.atomic import atomic_write_json, atomic_write_text
 from engine.models.checkpoint import WARM_START_SCOPES
 from engine.progress import ProgressFn, no_progress
@@ -158,9 +159,9 @@ def load_plan(path: str | Path) -> AblationPlan:
     if not path.is_file():
         raise AblationPlanError(f"ablation plan not found: {path}")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise AblationPlanError(f"{path}: not valid JSON ({exc})") from None
+        data = jsonio.read(path)
+    except jsonio.JsonInputError as exc:
+        raise AblationPlanError(str(exc)) from None
     return parse_plan(data, str(path))
 
 

@@ -10,12 +10,12 @@ linear warm-up then cosine (or multistep ×0.1), gradient clipping, identity-bal
 from __future__ import annotations
 
 import dataclasses
-import json
 import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine import jsonio
 from engine.models import ModelConfig, load_config
 from engine.models.coercion import coerce_value
 from engine.models.config import ConfigError, config_path
@@ -170,9 +170,9 @@ class RunConfig:
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise TrainConfigError(f"{path}: not valid JSON ({exc})") from exc
+        return jsonio.read(path)
+    except jsonio.JsonInputError as exc:
+        raise TrainConfigError(str(exc)) from None
 
 
 def _deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:

@@ -28,6 +28,7 @@ import cv2
 import numpy as np
 import torch
 
+from engine import jsonio
 from engine.data.readers import DatasetIndex, Sample, parse_dataset_spec, read_spec
 from engine.images import ImageInputError, read_image
 from engine.models import ModelConfig
@@ -182,7 +183,7 @@ def data_fingerprint(spec: str, index: DatasetIndex) -> dict[str, Any]:
         out["manifest_sha256"] = _sha256(Path(manifest))
         world_json = Path(manifest).parent / "world.json"
         if world_json.is_file():
-            info = json.loads(world_json.read_text(encoding="utf-8"))
+            info = jsonio.read(world_json, expect=dict)  # a JsonInputError names the file
             out["world"] = {k: info.get(k) for k in ("seed", "identities", "images_per_identity", "version")}
             out["world"]["palette"] = info.get("palette", "reference")
     return out

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from engine import folder_lock
+from engine import folder_lock, jsonio
 from engine.data.atomic import atomic_write_text
 
 RUN_FORMAT = "lineup-run/1"
@@ -107,9 +107,9 @@ class RunFolder:
         if not self.run_file.is_file():
             return None
         try:
-            stored = json.loads(self.run_file.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise RunFolderError(f"{self.run_file} is not valid JSON ({exc})") from None
+            stored = jsonio.read(self.run_file)
+        except jsonio.JsonInputError as exc:
+            raise RunFolderError(f"{self.run_file} is not usable ({exc})") from None
         if isinstance(stored, dict) and isinstance(stored.get("training"), dict):
             stored["training"] = {**LEGACY_TRAINING_VALUES, **stored["training"]}  # a run recorded before them
         model_config = stored.get("model_config") if isinstance(stored, dict) else None

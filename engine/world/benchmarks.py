@@ -51,7 +51,6 @@ indices into the file's ``gallery``.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 from collections import Counter
@@ -62,6 +61,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from engine import jsonio
 from engine.atomic import atomic_target, atomic_write_json
 from engine.data.readers.records import Sample
 from engine.data.readers.world import RESOLUTIONS, manifest_path, read_world
@@ -228,9 +228,9 @@ def shipped_handwritten_queries() -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path} line {n}: invalid JSON ({exc.msg})") from None
+            record = jsonio.loads(line, f"{path} line {n}")
+        except jsonio.JsonInputError as exc:
+            raise ValueError(str(exc).replace(": not valid JSON", ": invalid JSON", 1)) from None
         if not isinstance(record, dict) or not isinstance(record.get("text"), str) or not record.get("attributes"):
             raise ValueError(f"{path} line {n}: expected an object with a text and its attributes")
         out.append({"text": record["text"], "attributes": dict(record["attributes"])})
@@ -475,11 +475,9 @@ def load_benchmark(out_dir: Path, name: str) -> dict[str, Any]:
     if not path.is_file():
         raise FileNotFoundError(f"benchmark file not found: {path} (run `lineup world benchmarks WORLD`)")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not UTF-8 text (byte {exc.start + 1})") from None
+        data = jsonio.read(path)
+    except jsonio.JsonInputError as exc:  # not JSON, not UTF-8, nested too deep, too large: named
+        raise ValueError(str(exc).replace(": not valid JSON", ": invalid JSON", 1)) from None
     if not isinstance(data, dict) or data.get("benchmark") != name:
         raise ValueError(f"{path}: not a {name!r} benchmark file")
     if data.get("version") != VERSION:

@@ -19,6 +19,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine import jsonio
 from engine.data.readers.records import (
     DatasetFormatError,
     DatasetIndex,
@@ -48,13 +49,25 @@ class CaptionedLayout:
 def load_json(file: Path) -> object:
     """Parse a JSON file; a syntax error names the file, line and column."""
     try:
-        with open(file, encoding="utf-8") as fh:
-            return json.load(fh)
+        with open(file, "rb") as fh:
+            raw = fh.read(jsonio.MAX_BYTES + 1)
+        return json.loads(raw.decode("utf-8")) if _shallow(raw, file) else None
     except json.JSONDecodeError as exc:
         raise DatasetFormatError(file, f"line {exc.lineno} column {exc.colno}", None,
                                  f"invalid JSON: {exc.msg}") from exc
     except UnicodeDecodeError as exc:
         raise DatasetFormatError(file, None, None, f"not UTF-8 text: {exc}") from exc
+
+
+def _shallow(raw: bytes, file: Path) -> bool:
+    """Refuse a document over ``jsonio``'s size or depth limits (docs/hardening.md) before it is parsed."""
+    if len(raw) > jsonio.MAX_BYTES:
+        raise DatasetFormatError(file, None, None, f"more than the {jsonio.MAX_BYTES:,} bytes of JSON allowed")
+    depth = jsonio.nesting_depth(raw)
+    if depth > jsonio.MAX_DEPTH:
+        raise DatasetFormatError(file, None, None, f"JSON nested {depth} levels deep, more than the "
+                                                   f"{jsonio.MAX_DEPTH} allowed")
+    return True
 
 
 def locate(layout: CaptionedLayout, root: Path) -> tuple[Path, Path]:

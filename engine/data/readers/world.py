@@ -13,10 +13,10 @@ A sample's ``captions`` are its descriptions from UC to UF; ``extra`` holds ``id
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from engine import jsonio
 from engine.data.readers.records import (
     DatasetFormatError,
     DatasetIndex,
@@ -63,9 +63,10 @@ def read_manifest(manifest: Path) -> list[tuple[int, dict[str, Any]]]:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetFormatError(manifest, f"line {number}", None, f"invalid JSON: {exc.msg}") from exc
+                record = jsonio.loads(line, "manifest")
+            except jsonio.JsonInputError as exc:  # not JSON, nested too deep, too large: the line named
+                problem = str(exc).removeprefix("manifest: ").replace("not valid JSON", "invalid JSON:", 1)
+                raise DatasetFormatError(manifest, f"line {number}", None, problem) from None
             if not isinstance(record, dict):
                 raise DatasetFormatError(manifest, f"line {number}", None,
                                          f"expected a JSON object, got {type(record).__name__}")
