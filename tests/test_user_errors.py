@@ -33,14 +33,28 @@ def error_lines(stderr: str) -> list[str]:
     (("report", "export", "--db", "{missing}.db", "--case", "1", "--out", "{tmp}/r.pdf"), "does not exist"),
 ])
 def test_a_command_given_a_mistake_says_so_in_one_line(tmp_path, args, says):
+    """In-process (the commands' own code paths); the real process is checked once below."""
+    from typer.testing import CliRunner
+
+    from lineup.cli import app
+
     empty = tmp_path / "empty"
     empty.mkdir()
     names = {"missing": tmp_path / "nowhere", "empty": empty, "tmp": tmp_path}
-    done = lineup(*(arg.format(**names) for arg in args), cwd=tmp_path)
+    done = CliRunner().invoke(app, [arg.format(**names) for arg in args])
+    assert done.exit_code == 2, done.output
+    assert done.exception is None or isinstance(done.exception, SystemExit)
+    assert "Traceback" not in done.output
+    lines = error_lines(done.stderr)
+    assert len(lines) == 1 and says in lines[0], done.stderr
+
+
+def test_a_real_process_prints_one_error_line_and_no_traceback(tmp_path):
+    done = lineup("gallery", "info", tmp_path / "nowhere", cwd=tmp_path)
     assert done.returncode == 2
     assert "Traceback" not in done.stderr + done.stdout
     lines = error_lines(done.stderr)
-    assert len(lines) == 1 and says in lines[0], done.stderr
+    assert len(lines) == 1 and "does not exist" in lines[0], done.stderr
 
 
 def test_opening_a_folder_that_is_no_gallery_in_the_app_prints_no_traceback(tmp_path):
