@@ -4,7 +4,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed-stamp
 export HF_HUB_OFFLINE := 1
 
-.PHONY: demo test install
+.PHONY: demo test install demo-gallery
 
 install: $(STAMP)
 
@@ -15,6 +15,11 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(VENV)/bin/lineup app
+
+# The prebuilt demo gallery shipped in resources/demo_gallery (app.demo_gallery): the demo world rendered and
+# ingested with the shipped checkpoint (a few minutes on 2 cores). Run it again after the checkpoint changes.
+demo-gallery: $(STAMP)
+	$(VENV)/bin/python -m app.demo_gallery --checkpoint resources/checkpoints/default --out resources/demo_gallery
 
 test: $(STAMP)
 	$(VENV)/bin/lint-imports

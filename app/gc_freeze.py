@@ -14,15 +14,16 @@ from __future__ import annotations
 import gc
 
 
-def freeze_startup_objects() -> int:
-    """Collect once, then exempt every surviving object from later collections; returns how many are frozen.
-    For the UI thread before the window shows (the one collection is the long walk this avoids later)."""
+def freeze_startup_objects() -> None:
+    """Collect once, then exempt every surviving object from later collections. For the UI thread before the
+    window shows (the one collection is the long walk this avoids later)."""
     gc.collect()
-    return freeze_long_lived_objects()
+    freeze_long_lived_objects()
 
 
-def freeze_long_lived_objects() -> int:
-    """Exempt every object alive now from later collections, without collecting first (no pause: safe from a
-    worker that has just built something the app keeps, such as a model); returns how many are frozen."""
+def freeze_long_lived_objects() -> None:
+    """Exempt every object alive now from later collections, without collecting first: ``gc.freeze`` only
+    relinks the collector's lists, so it is safe from a worker that has just built something the app keeps,
+    such as a model. (Counting the frozen objects, ``gc.get_freeze_count``, walks them all while holding the
+    interpreter lock — tens of milliseconds with the app's libraries loaded — so it is left to tests.)"""
     gc.freeze()
-    return gc.get_freeze_count()

@@ -1,10 +1,12 @@
 """Start the app: ``lineup app [--db PATH] [--gallery DIR] [--checkpoint C]`` (or ``python -m app.launch``).
 
-Without ``--gallery`` the window opens on the built-in demo: the first launch renders the demo world and
-ingests it with the checkpoint (default: the shipped one) behind a cancellable progress dialog; the gallery
-and the case database are cached in the user data folder (``engine.demo.data_dir``), so later launches
-open in seconds. A case titled "Demo" is opened (created the first time). Without a usable checkpoint the
-window still opens and says how to give one.
+A splash screen says what is loading from the moment Qt is up until the window shows. Without ``--gallery`` the
+window opens on the built-in demo (``app.demo_gallery``): the first launch unpacks and verifies the demo gallery
+shipped for the shipped checkpoint, or, for another checkpoint, renders the demo world and ingests it; either
+way behind one cancellable progress dialog that stays up, with its step and (when counted) time left, until
+the gallery is open in the window. The gallery and the case database are cached in the user data folder
+(``engine.demo.data_dir``). A case titled "Demo" is opened (created the first time). Without a usable
+checkpoint the window still opens and says how to give one (docs/architecture.md, "First launch").
 """
 
 from __future__ import annotations
@@ -62,6 +64,17 @@ def open_remembered_case(state, settings, fallback) -> int | None:
     return fallback()
 
 
+def is_demo_gallery(folder: Path) -> bool:
+    """Whether ``folder`` is a demo gallery in the user data folder (launch prepares and opens those)."""
+    from app.demo_gallery import demo_gallery_dir
+
+    demos = demo_gallery_dir("0").parent
+    try:
+        return Path(folder).resolve().parent == demos.resolve()
+    except OSError:
+        return False
+
+
 def window_settings(folder: Path):
     """The window's remembered layout and last case (an INI file in ``folder``)."""
     from PySide6.QtCore import QSettings
@@ -69,39 +82,109 @@ def window_settings(folder: Path):
     return QSettings(str(folder / "window.ini"), QSettings.Format.IniFormat)
 
 
+class Splash:
+    """The start-up splash: a plain card with the app's name and one line saying what is loading."""
+
+    def __init__(self, application) -> None:
+        from PySide6.QtCore import Qt
+        from PySide6.QtGui import QColor, QFont, QPainter, QPixmap
+        from PySide6.QtWidgets import QSplashScreen
+
+        self._application = application
+        self._align = Qt.AlignmentFlag.AlignBottom | Qt.AlignmentFlag.AlignHCenter
+        self._colour = QColor("#e8edf2")
+        pixmap = QPixmap(460, 180)
+        pixmap.fill(QColor("#24313f"))
+        painter = QPainter(pixmap)
+        font = QFont(painter.font())
+        font.setPointSize(26)
+        font.setBold(True)
+        painter.setFont(font)
+        painter.setPen(self._colour)
+        painter.drawText(pixmap.rect().adjusted(0, 0, 0, -50), Qt.AlignmentFlag.AlignCenter, "Lineup")
+        painter.end()
+        self.screen = QSplashScreen(pixmap)
+        self.screen.show()
+        self.say("Starting…")
+
+    def say(self, message: str) -> None:
+        """Show ``message`` and let Qt paint it now (the caller is about to block the UI thread)."""
+        self.screen.showMessage(message, self._align, self._colour)
+        self._application.processEvents()
+
+    def finish(self, window) -> None:
+        self.screen.finish(window)
+
+
+def _time_left(started: float, done: int, total: int, now: float) -> str:
+    """ " · about 40 s left" from the rate so far (empty before a few seconds or a few percent of the work)."""
+    elapsed = now - started
+    if total <= 0 or done <= 0 or done >= total or elapsed < 3 or done < total * 0.02:
+        return ""
+    left = elapsed * (total - done) / done
+    return f" · about {left:.0f} s left" if left < 90 else f" · about {left / 60:.0f} min left"
+
+
 def start_demo(window, models):
-    """Open the cached demo gallery, or prepare it (``PrepareDemoJob`` on the window's job runner) behind a
-    cancellable progress dialog; returns the job's handle, or None when another job runs."""
+    """Open the demo gallery (``PrepareDemoJob`` on the window's job runner: the cached one, the shipped one
+    unpacked, or one built here), then open it in the window (``open_gallery``), behind one cancellable
+    progress dialog that closes when the gallery is open (or the preparation failed or was cancelled).
+    Returns the preparation's handle, or None when another job runs."""
+    import time
+
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QProgressDialog
 
     from app.jobs import PrepareDemoJob
 
     job = PrepareDemoJob(models)
-    handle = window.state.jobs.start(job, then=window.open_gallery)
-    if handle is None:
-        return None
-    dialog = QProgressDialog("Preparing the demo gallery (first launch only)…", "Cancel", 0, 0, window)
+    stage = {"message": None, "started": time.monotonic(), "running": None}
+    dialog = QProgressDialog("Preparing the demo gallery…", "Cancel", 0, 0, window)
     dialog.setWindowTitle("Lineup demo")
     dialog.setWindowModality(Qt.WindowModality.WindowModal)
-    dialog.setMinimumDuration(300)
+    dialog.setAutoClose(False)
+    dialog.setAutoReset(False)
     dialog.setMinimumWidth(440)
 
     def progress(done: int, total: int, message: str) -> None:
+        now = time.monotonic()
+        if message and message != stage["message"]:
+            stage["message"], stage["started"] = message, now
         dialog.setMaximum(max(total, 0))
         if total > 0:
             dialog.setValue(min(done, total))
-        if message:
-            dialog.setLabelText(message)
+        if stage["message"]:
+            dialog.setLabelText(stage["message"] + _time_left(stage["started"], done, total, now))
 
-    def finished() -> None:
+    def close() -> None:
         dialog.reset()
         dialog.hide()
+        dialog.deleteLater()
 
+    def open_prepared(gallery) -> None:
+        """The preparation delivered the gallery: open it under the same dialog."""
+        progress(0, 0, "Opening the demo gallery")
+        opening = window.open_gallery(gallery)
+        if opening is None:
+            close()
+            return
+        stage["running"] = opening
+        opening.progress.connect(progress)
+        opening.finished.connect(close)
+
+    handle = window.state.jobs.start(job, then=open_prepared)
+    if handle is None:
+        dialog.deleteLater()
+        return None
+    stage["running"] = handle
+    delivered = []
+    handle.result.connect(delivered.append)
     handle.progress.connect(progress)
     handle.cancelled.connect(lambda: window.show_notice(job.cancelled_message))
-    handle.finished.connect(finished)
-    dialog.canceled.connect(handle.cancel)
+    handle.finished.connect(lambda: None if delivered else close())
+    dialog.canceled.connect(lambda: stage["running"].cancel())  # the preparation, then the opening
+    dialog.setMinimumDuration(0)
+    dialog.show()
     return handle
 
 
@@ -112,12 +195,16 @@ def launch(db: str | Path | None = None, gallery: str | Path | None = None,
            blur_faces: bool = False) -> int:
     """Build the window and run the event loop; returns the exit status. With ``play`` a demo script is
     replayed in a new case once the gallery is open (then the report, the screenshot, and quit, as asked)."""
+    if play is None and (export_report is not None or quit_after):
+        print("lineup app: --export-report and --quit go with --play SCRIPT", file=sys.stderr)
+        return 2
     from PySide6.QtWidgets import QApplication
 
-    from app.checkpoint_models import CheckpointModels
+    application = QApplication.instance() or QApplication(argv or [sys.argv[0]])
+    application.setApplicationName("Lineup")
+    splash = Splash(application)  # up within a second of Qt: the imports below take seconds on a busy machine
+    splash.say("Loading the interface…")
     from app.demo_gallery import DEMO_CASE_TITLE, demo_case_db
-    from app.main_window import MainWindow
-    from app.state import AppState
     from app.state.play_script import PlayScriptError, load_script
 
     script = None
@@ -125,22 +212,23 @@ def launch(db: str | Path | None = None, gallery: str | Path | None = None,
         try:
             script = load_script(play)
         except PlayScriptError as exc:
+            splash.screen.close()
             print(f"lineup app --play: {exc}", file=sys.stderr)
             return 2
-    elif export_report is not None or quit_after:
-        print("lineup app: --export-report and --quit go with --play SCRIPT", file=sys.stderr)
-        return 2
+    from app.checkpoint_models import CheckpointModels
+    from app.main_window import MainWindow
+    from app.state import AppState
 
-    application = QApplication.instance() or QApplication(argv or [sys.argv[0]])
-    application.setApplicationName("Lineup")
     state = AppState()
     path, why_not = resolve_checkpoint(checkpoint)
     models = None if path is None else CheckpointModels(path, device=None)
     from engine.demo import data_dir
 
     settings = window_settings(data_dir())
+    splash.say("Building the window…")
     window = MainWindow(state, models, settings=settings)
     window.show()
+    splash.finish(window)
     director = None
     if script is not None:
         from app.play import PlayDirector
@@ -159,7 +247,10 @@ def launch(db: str | Path | None = None, gallery: str | Path | None = None,
         window.open_gallery(gallery)
     else:
         open_remembered_case(state, settings, lambda: open_or_create_case(state, DEMO_CASE_TITLE))
-        if models is None:
+        own = None if director is not None else window.open_case_gallery(skip=is_demo_gallery)
+        if own is not None:
+            pass  # the last case's own gallery is opening (or the banner says it is missing)
+        elif models is None:
             window.show_notice(why_not)
         else:
             start_demo(window, models)

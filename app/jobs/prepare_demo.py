@@ -1,5 +1,5 @@
-"""``PrepareDemoJob``: build and ingest the built-in demo gallery once (``app.demo_gallery``), off the UI
-thread; the result is the gallery folder."""
+"""``PrepareDemoJob``: the built-in demo gallery, off the UI thread (``app.demo_gallery``): the cached one, the
+shipped one unpacked and verified, or the demo world built and ingested once; the result is the gallery folder."""
 
 from __future__ import annotations
 
