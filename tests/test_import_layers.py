@@ -67,7 +67,7 @@ def test_the_engine_contracts_are_configured():
     assert kinds == sorted(ENGINE_CONTRACTS)
     layers = next(c for c in _engine_contracts() if c["type"] == "layers")
     assert layers["containers"] == ["engine"] and layers["exhaustive"] is True
-    assert layers["layers"][0] == "cli" and layers["layers"][-1] == "permissions | resources"
+    assert layers["layers"][0] == "cli" and layers["layers"][-1] == "permissions | resources | jsonio"
 
 
 def test_the_unchanged_engine_keeps_both_contracts(engine_copy):

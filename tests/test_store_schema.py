@@ -288,14 +288,14 @@ def test_alembic_command_line_uses_the_same_scripts(tmp_path):
         assert store.verify_chain(case).ok
 
 
-def test_the_store_imports_no_qt_and_of_the_engine_only_the_step_schema():
+def test_the_store_imports_no_qt_and_of_the_engine_only_the_step_schema_and_the_json_reader():
     code = ("import sys, json, app.store, app.store.from_engine; "
             "print(json.dumps(sorted(sys.modules)))")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     modules = set(json.loads(run.stdout))
     loaded = {m.split('.')[0] for m in modules}
     assert not loaded & {"PySide6", "pyqtgraph", "torch", "faiss", "cv2"}
-    assert {m for m in modules if m.split(".")[0] == "engine"} == {"engine", "engine.step_schema"}
+    assert {m for m in modules if m.split(".")[0] == "engine"} == {"engine", "engine.step_schema", "engine.jsonio"}
     assert "sqlalchemy" in loaded
 
 
