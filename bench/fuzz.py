@@ -1,4 +1,4 @@
-"""Hostile-input fuzzing of the ``lineup`` command line (issue 13 item 9): crashes against named errors.
+"""Hostile-input fuzzing of the ``lineup`` command line: crashes against named errors.
 
 Generates ``--count`` bad inputs (``bench/fuzz_inputs.py``: images, videos, world manifests, dataset files,
 checkpoints, text queries and options, damaged gallery folders, case databases and report manifests) from
