@@ -6,9 +6,9 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from test_store_actions import make_step
 
 from app.store import CaseNotFoundError, CaseStore, StoreInputError
-from test_store_actions import make_step
 
 
 @pytest.fixture
