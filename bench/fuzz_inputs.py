@@ -969,13 +969,13 @@ def deep_json_case(fixtures: Fixtures, rng: random.Random, folder: Path) -> Case
 
 
 @functools.lru_cache(maxsize=4)
-def png_full_grey(width: int, height: int) -> bytes:
-    """A complete, valid grey PNG of ``width`` × ``height`` (all zero rows, deflated as a stream: about 1 KB per
-    Mpx on disk, the full size once decoded)."""
+def png_full(width: int, height: int, colour: int = 0) -> bytes:
+    """A complete, valid 8-bit PNG of ``width`` × ``height``, grey (``colour`` 0) or RGB (2): all zero rows,
+    deflated as a stream (about 1 KB per decoded megabyte on disk), the full size once decoded."""
     packer = zlib.compressobj(9)
-    row = b"\x00" * (width + 1)
+    row = b"\x00" * (width * (3 if colour == 2 else 1) + 1)
     body = b"".join(packer.compress(row) for _ in range(height)) + packer.flush()
-    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    header = struct.pack(">IIBBBBB", width, height, 8, colour, 0, 0, 0)
     return b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", header) + _png_chunk(b"IDAT", body) + _png_chunk(b"IEND", b"")
 
 
@@ -988,7 +988,7 @@ def large_batch_case(fixtures: Fixtures, rng: random.Random, folder: Path) -> Ca
     for number in range(count):
         kind = rng.choice(["png", "png-full", "jpeg", "bmp"])
         if kind == "png-full" and side <= 10_000:
-            data, kind = png_full_grey(side, side), "png"
+            data, kind = png_full(side, side, rng.choice([0, 2])), "png"
         elif kind.startswith("png"):
             data, kind = png_declaring(side, side), "png"
         elif kind == "jpeg":

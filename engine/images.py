@@ -11,8 +11,9 @@ decodes it:
   would otherwise fill the missing rows with grey and only warn on stderr), and so is a JPEG or PNG too short
   to hold the pixels it declares (a few kilobytes declaring 100 Mpx);
 - images smaller than ``min_side`` pixels on a side are refused (a 1 × 1 "sketch" carries nothing);
-- ``max_side`` shrinks a large image right after decoding (JPEGs are decoded at a reduced scale directly), so
-  query images never become large float tensors;
+- ``max_side`` shrinks a large image right after decoding (JPEGs are decoded at a reduced scale directly, grey
+  PNGs as one channel), so query images never become large float tensors and a crop folder of near-limit images
+  holds one full-size image at a time at most (``decode_image_sized`` also gives the size as stored);
 - ``cv2.error`` and decoder failures become ``ImageInputError``, which names the file and the problem;
 - a file is never read whole before its header: ``read_image_bytes`` reads the first ``HEADER_BYTES``, refuses a
   file whose header declares too many pixels, and refuses a file over ``max_file_bytes`` (default
@@ -174,6 +175,18 @@ def decode_image(data: bytes, name: str, *, mode: str = "color", max_pixels: int
                  min_side: int = 1, max_side: int | None = None) -> np.ndarray:
     """Decode image bytes after the checks of the module docstring; ``name`` is the file named in errors.
     ``mode``: ``"color"`` (BGR uint8), ``"grey"`` or ``"unchanged"`` (alpha and bit depth kept)."""
+    return decode_image_sized(data, name, mode=mode, max_pixels=max_pixels, min_side=min_side,
+                              max_side=max_side)[0]
+
+
+def decode_image_sized(data: bytes, name: str, *, mode: str = "color", max_pixels: int | None = None,
+                       min_side: int = 1, max_side: int | None = None) -> tuple[np.ndarray, tuple[int, int]]:
+    """``decode_image`` and the image's own (width, height) as stored, before ``max_side`` shrank it (and after
+    the decoder turned it upright by its EXIF orientation).
+
+    With ``max_side``, a large image never exists in memory at full size more than once: JPEGs decode at a
+    reduced scale, and a grey PNG (colour type 0 or 4) read in colour decodes as one channel and gains its three
+    channels only once shrunk (a third of the memory of decoding it in colour)."""
     if mode not in MODES:
         raise ValueError(f"image mode must be one of {list(MODES)}, got {mode!r}")
     if not data:
@@ -190,7 +203,11 @@ def decode_image(data: bytes, name: str, *, mode: str = "color", max_pixels: int
     if problem:
         raise ImageInputError(name, problem)
     flag = MODES[mode]
-    if max_side is not None and kind == "JPEG" and mode == "color":
+    shrinking = max_side is not None and max(width, height) > max_side
+    grey_first = shrinking and mode == "color" and kind == "PNG" and len(data) > 25 and data[25] in (0, 4)
+    if grey_first:
+        flag = cv2.IMREAD_GRAYSCALE
+    elif shrinking and kind == "JPEG" and mode == "color":
         for factor, reduced in _REDUCED:
             if max(width, height) // factor >= max_side:
                 flag = reduced
@@ -201,11 +218,15 @@ def decode_image(data: bytes, name: str, *, mode: str = "color", max_pixels: int
         raise ImageInputError(name, f"the decoder failed ({str(exc).strip().splitlines()[-1]})") from None
     if image is None or image.size == 0:
         raise ImageInputError(name, f"the {kind} data cannot be decoded (corrupt or unsupported variant)")
+    if (image.shape[1] >= image.shape[0]) != (width >= height) and width != height:
+        width, height = height, width  # turned upright by its EXIF orientation
     if max_side is not None and max(image.shape[:2]) > max_side:
         factor = max_side / max(image.shape[:2])
         size = (max(1, round(image.shape[1] * factor)), max(1, round(image.shape[0] * factor)))
         image = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
-    return image
+    if grey_first:
+        image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+    return image, (width, height)
 
 
 def read_image(path: str | Path, *, mode: str = "color", max_pixels: int | None = None, min_side: int = 1,

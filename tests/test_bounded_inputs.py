@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import struct
+import subprocess
+import sys
 import threading
 import zlib
 from io import StringIO
@@ -127,6 +129,45 @@ def test_a_crop_folder_is_split_into_batches_within_the_pixel_budget(tmp_path, m
     summary = ingest(folder, tmp_path / "g", encoder, options=IngestOptions(crops=True, batch_size=32))
     assert summary.totals()["items_added"] == 5
     assert sum(encoder.batches) == 5 and max(encoder.batches) <= 2
+
+
+def test_a_large_crop_is_shrunk_as_it_decodes_and_keeps_its_own_size(tmp_path):
+    folder = tmp_path / "crops"
+    folder.mkdir()
+    tall = np.tile(np.linspace(0, 255, 3000, dtype=np.uint8), (6000, 1))  # 3000 × 6000 grey, stored as one channel
+    assert cv2.imwrite(str(folder / "tall.png"), tall)
+    shapes: list[tuple[int, ...]] = []
+
+    class Shapes(RecordingEncoder):
+        def __call__(self, crops, modalities, resolutions):
+            shapes.extend(c.shape for c in crops)
+            return super().__call__(crops, modalities, resolutions)
+
+    ingest(folder, tmp_path / "g", Shapes(), options=IngestOptions(crops=True))
+    assert shapes == [(2048, 1024, 3)]  # the model sees it shrunk, in colour
+    (item,) = Gallery.open(tmp_path / "g").iter_items()
+    assert item.box == (0.0, 0.0, 3000.0, 6000.0)  # the box is the file's own size
+    assert item.crop_sha256 == item.source_sha256  # and the stored crop is the file itself
+    assert read_image(tmp_path / "g" / item.crop).shape == (6000, 3000, 3)
+
+
+def test_decode_image_sized_gives_the_stored_size_and_shrinks_a_grey_png_in_one_channel(tmp_path):
+    side = 9_000  # 81 Mpx: 243 MB in colour, 81 MB as one channel
+    packer = zlib.compressobj(9)
+    body = b"".join(packer.compress(b"\x00" * (side + 1)) for _ in range(side)) + packer.flush()
+    (tmp_path / "grey.png").write_bytes(
+        b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", struct.pack(">IIBBBBB", side, side, 8, 0, 0, 0, 0))
+        + _chunk(b"IDAT", body) + _chunk(b"IEND", b""))
+    script = (
+        "import resource, sys; from engine.images import decode_image_sized, read_image_bytes\n"
+        "data = read_image_bytes(sys.argv[1]); before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "image, size = decode_image_sized(data, sys.argv[1], max_side=2048)\n"
+        "grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before\n"
+        "print(image.shape, size, grown // 1024)\n")
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "grey.png")], capture_output=True, text=True,
+                         check=True).stdout.split(") ")
+    assert out[0] + ")" == "(2048, 2048, 3)" and out[1] + ")" == f"({side}, {side})"
+    assert int(out[2]) < 300  # MB: decoding in colour first costs about twice the 243 MB colour image
 
 
 def test_thumbnails_refuse_a_declared_bomb_without_decoding(tmp_path):

@@ -18,39 +18,47 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
-import numpy as np
 
+from engine.images import decode_image_sized, read_image_bytes
 from engine.ingest.errors import IngestError
 from engine.ingest.sources import (
     IMAGE_EXTENSIONS,
     NOT_REGULAR,
     Discovery,
+    Frame,
     ImageSequence,
     _sequences,
     folders_under,
 )
-from engine.ingest.timing import SIDECAR_NAMES
+from engine.ingest.timing import SIDECAR_NAMES, Stamp
 
 MIN_CROP_HEIGHT = 16  # pixels: a smaller image is too small to show a person
 MIN_CROP_WIDTH = 8
+#: a person crop larger than this on its long side is shrunk as it is decoded (the model and the attribute readers
+#: work at a few hundred pixels; a 100 Mpx crop would otherwise cost gigabytes downstream)
+CROP_MAX_SIDE = 2048
 RAW_CROP_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp"})  # stored as they are; other formats as PNG
 UNREADABLE = "not a decodable image (OpenCV recognises no image format in it)"
 
 
 @dataclass
 class CropFolder(ImageSequence):
-    """The images of one folder and camera, each a person crop."""
+    """The images of one folder and camera, each a person crop; one larger than ``CROP_MAX_SIDE`` is shrunk while
+    it decodes (``engine.images.decode_image_sized``), and its frame keeps the size the file declares."""
 
     kind: str = "crops"
+
+    def _decode(self, index: int, stamp: Stamp, path: Path, sha256: str) -> Frame:
+        image, size = decode_image_sized(read_image_bytes(path), str(path), max_side=CROP_MAX_SIDE)
+        return Frame(index, stamp.time, image, path, sha256, size)
 
     @property
     def key(self) -> str:
         return hashlib.sha256(b"person crops\n" + super().key.encode()).hexdigest()
 
 
-def too_small(image: np.ndarray) -> str | None:
-    """Why a crop is too small to be a person, or None."""
-    height, width = image.shape[:2]
+def too_small(width: int, height: int) -> str | None:
+    """Why a crop of ``width`` × ``height`` pixels is too small to be a person, or None."""
     if height < MIN_CROP_HEIGHT or width < MIN_CROP_WIDTH:
         return (f"crop of {width}×{height} px is below the minimum person crop of {MIN_CROP_WIDTH}×{MIN_CROP_HEIGHT} "
                 "px (width×height)")

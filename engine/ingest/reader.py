@@ -22,8 +22,9 @@ from engine.encoding.resolution import level_of_height
 from engine.gallery import GalleryItem
 from engine.gallery.crops import put_crop, put_silhouette
 from engine.hashing import sha256_bytes
-from engine.images import ImageInputError, PixelBudget, decode_image, read_image_bytes
+from engine.images import ImageInputError, PixelBudget, decode_image_sized, read_image_bytes
 from engine.ingest.crops import (
+    CROP_MAX_SIDE,
     RAW_CROP_SUFFIXES,
     CropFolder,
     too_small,
@@ -243,13 +244,13 @@ class SourceReader:
                 continue
             try:
                 data = read_image_bytes(sample.image)
-                image = decode_image(data, str(sample.image))
+                image, (width, height) = decode_image_sized(data, str(sample.image), max_side=CROP_MAX_SIDE)
             except ImageInputError as exc:
                 self.on_skip(str(sample.image), exc.reason)
                 continue
             report.frames += 1
-            height, width = image.shape[:2]
-            if not budget.fits(height * width):
+            held = image.shape[0] * image.shape[1]  # decoded pixels kept (large images shrunk as they decode)
+            if not budget.fits(held):
                 yield Batch(report, items, crops)
                 items, crops = [], []
                 budget.reset()
@@ -269,8 +270,8 @@ class SourceReader:
                 resolution=extra["resolution"], crop=relative, identity=str(sample.identity),
                 modality=sample.modality, attributes=extra["attributes"],
             ))
-            crops.append(_bounded_crop(image))
-            budget.add(height * width)
+            crops.append(image)
+            budget.add(held)
             if len(items) == self.options.batch_size:
                 yield Batch(report, items, crops)
                 items, crops = [], []
@@ -290,13 +291,14 @@ class SourceReader:
         for frame in source.frames(1, report.notes, self.on_skip):
             self.tick()
             report.frames += 1
-            reason = too_small(frame.image)
+            width, height = frame.size or (frame.image.shape[1], frame.image.shape[0])  # as the file stores it
+            reason = too_small(width, height)
             if reason is not None:
                 report.small += 1
                 self.on_skip(str(frame.file), reason)
                 continue
-            height, width = frame.image.shape[:2]
-            if not budget.fits(height * width):
+            held = frame.image.shape[0] * frame.image.shape[1]  # decoded pixels kept (large crops shrunk)
+            if not budget.fits(held):
                 yield Batch(report, items, crops)
                 items, crops = [], []
                 budget.reset()
@@ -326,28 +328,14 @@ class SourceReader:
                 box=box, track=None, source_sha256=frame.file_sha256, crop_sha256=crop_sha,
                 resolution=level_of_height(height), crop=relative, modality=modality,
             ))
-            crops.append(_bounded_crop(frame.image))  # the stored crop keeps the file's own size
-            budget.add(height * width)
+            crops.append(frame.image)  # the stored crop keeps the file's own size and format (RAW_CROP_SUFFIXES)
+            budget.add(held)
             if len(items) == self.options.batch_size:
                 yield Batch(report, items, crops)
                 items, crops = [], []
                 budget.reset()
         if items:
             yield Batch(report, items, crops)
-
-
-#: a person crop larger than this on its long side is shrunk before the model and the attribute readers see it
-#: (they work at a few hundred pixels): a 100 Mpx crop would otherwise cost gigabytes downstream
-CROP_MAX_SIDE = 2048
-
-
-def _bounded_crop(image: np.ndarray) -> np.ndarray:
-    height, width = image.shape[:2]
-    if max(height, width) <= CROP_MAX_SIDE:
-        return image
-    factor = CROP_MAX_SIDE / max(height, width)
-    size = (max(1, round(width * factor)), max(1, round(height * factor)))
-    return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
 
 
 def candidate_of(frame, box: np.ndarray, score: float, foreground: np.ndarray | None = None,

@@ -43,13 +43,15 @@ SkipFn = Callable[[str, str], None]
 
 @dataclass(frozen=True)
 class Frame:
-    """One decoded frame (BGR uint8) with its position, time and the file it came from."""
+    """One decoded frame (BGR uint8) with its position, time and the file it came from; ``size`` is the file's
+    own (width, height) when ``image`` was shrunk while decoding (a crop folder's large images), else None."""
 
     index: int
     time: float | None
     image: np.ndarray
     file: Path
     file_sha256: str
+    size: tuple[int, int] | None = None
 
 
 def _natural_key(name: str) -> list:
@@ -156,6 +158,9 @@ class ImageSequence:
     def expected_frames(self, stride: int) -> int:
         return math.ceil(len(self.files) / stride)
 
+    def _decode(self, index: int, stamp: Stamp, path: Path, sha256: str) -> Frame:
+        return Frame(index, stamp.time, read_image(path), path, sha256)
+
     def frames(self, stride: int, notes: list[str], on_skip: SkipFn) -> Iterator[Frame]:
         hashes = self.hashes()
         for path, reason in self._unreadable:
@@ -165,12 +170,13 @@ class ImageSequence:
             if index % stride or path not in hashes:
                 continue
             try:
-                image = read_image(path)
+                frame = self._decode(index, stamp, path, hashes[path])
             except ImageInputError as exc:
                 on_skip(str(path), exc.reason)
                 continue
             decoded += 1
-            yield Frame(index, stamp.time, image, path, hashes[path])
+            yield frame
+            frame = None  # not held while the next image decodes
         if decoded == 0:
             raise SourceSkipped(str(self.folder), f"none of the images of camera {self.camera!r} could be decoded")
 
