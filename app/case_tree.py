@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from app.store import CaseState, StepState
-from engine.encoding.views import BIOMETRICS_VIEW
+from engine.retrieval.encoding.views import BIOMETRICS_VIEW
 
 START_LABEL = "0"
 

@@ -25,18 +25,18 @@ class CheckpointModels:
     def model(self):
         with self._lock:
             if self._model is None:
-                from engine.models import load
+                from engine.retrieval.models import load
 
                 self._model = load(self.checkpoint, device=self.device)
                 freeze_long_lived_objects()
             return self._model
 
     def query_encoder(self, _gallery=None):
-        """An ``engine.search`` query encoder with the checkpoint's attribute weight, made once (the
+        """An ``engine.retrieval.search`` query encoder with the checkpoint's attribute weight, made once (the
         ``encoder_factory`` of ``AppState.load_gallery``)."""
         with self._lock:
             if self._query_encoder is None:
-                from engine.search.opening import query_encoder
+                from engine.retrieval.search.opening import query_encoder
 
                 self._query_encoder = query_encoder(self.model(), self.checkpoint)
                 freeze_long_lived_objects()  # its tokenizer's tables are long-lived objects too
@@ -54,6 +54,6 @@ class CheckpointModels:
 
     def domain_weights(self):
         """The checkpoint's attribute weight per gallery domain (ingest records the gallery's in the gallery)."""
-        from engine.attributes.ranking import DomainWeights
+        from engine.retrieval.evidence.ranking import DomainWeights
 
         return DomainWeights.of_checkpoint(self.checkpoint)

@@ -1,4 +1,4 @@
-"""The built-in demo gallery: the demo world (``engine.demo``) ingested with a checkpoint, kept in the user data
+"""The built-in demo gallery: the demo world (``engine.lab.demo``) ingested with a checkpoint, kept in the user data
 folder beside the demo case database (docs/architecture.md, "First launch").
 
 The gallery folder is named after the checkpoint's model fingerprint (a gallery only answers the model that
@@ -10,7 +10,7 @@ First launch takes one of two paths:
   (``make demo-gallery``, ``build_shipped_gallery``): one deterministic archive of the gallery folder and
   ``demo-gallery.json``, which records the model fingerprint, the world's seed and size, the item count and the
   archive's SHA-256. When that fingerprint is the checkpoint's and the archive's hash holds, the archive is
-  unpacked beside the target, opened and verified (``engine.gallery.verify``: item records, crop hashes, vectors,
+  unpacked beside the target, opened and verified (``engine.index.verify``: item records, crop hashes, vectors,
   indexes, evidence) and only then moved into place. Nothing in it is rewritten, so its records still match
   the content digests taken when it was built. Its items name their source images where the build rendered
   the world (``build_world_dir``), which is not on this computer: for a world item the source image is its crop,
@@ -38,10 +38,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.workers import Job
-from engine.atomic import atomic_write_text
-from engine.demo import DEMO_IDENTITIES, DEMO_IMAGES_PER_IDENTITY, DEMO_SEED, data_dir, demo_world_dir, demo_world_ready
-from engine.gallery import Gallery
-from engine.gallery.writer_lock import LOCK_FILES
+from engine.index import Gallery
+from engine.index.writer_lock import LOCK_FILES
+from engine.kernel.atomic import atomic_write_text
+from engine.lab.demo import (
+    DEMO_IDENTITIES,
+    DEMO_IMAGES_PER_IDENTITY,
+    DEMO_SEED,
+    data_dir,
+    demo_world_dir,
+    demo_world_ready,
+)
 
 READY_MARKER = "demo-ready.json"
 DEMO_CASE_TITLE = "Demo"
@@ -142,7 +149,7 @@ def _sha256_file(path: Path) -> str:
 def install_shipped_gallery(fingerprint: str, target: Path, job: Job, shipped: Path | None = None) -> Path:
     """Unpack the shipped demo gallery into ``target`` when it was built by the model with ``fingerprint``,
     verify it and mark it ready; ``ShippedGalleryError`` says why not (then nothing is left behind)."""
-    from engine.gallery.verify import verify_gallery
+    from engine.index.verify import verify_gallery
 
     folder = Path(shipped) if shipped is not None else shipped_gallery_dir()
     info = ShippedInfo.read(folder)
@@ -239,7 +246,7 @@ def build_shipped_gallery(checkpoint: Path, out: Path, job: Job, *, identities: 
     ``identities``/``images_per_identity`` other than the demo's make a gallery the app will not take (tests)."""
     from app.checkpoint_models import CheckpointModels
     from engine.ingest import ingest
-    from engine.world.build import build_world
+    from engine.lab.world.build import build_world
 
     models = CheckpointModels(checkpoint, device="cpu")
     job.progress(0, 0, "Loading the model")
@@ -296,7 +303,7 @@ def prepare_demo_gallery(models, job: Job, world: Path | None = None, gallery: P
 
 def _build_and_ingest(models, job: Job, world: Path | None, gallery: Path) -> Path:
     from engine.ingest import ingest
-    from engine.world.build import build_world
+    from engine.lab.world.build import build_world
 
     encoder = models.ingest_encoder()
     world = Path(world) if world is not None else demo_world_dir()
@@ -324,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     import threading
     import time
 
-    from engine.models.discovery import default_checkpoint
+    from engine.retrieval.models.discovery import default_checkpoint
 
     parser = argparse.ArgumentParser(prog="python -m app.demo_gallery", description=main.__doc__.splitlines()[0])
     parser.add_argument("--checkpoint", type=Path, help="Checkpoint folder (default: the shipped one)")

@@ -5,7 +5,7 @@ window opens on the built-in demo (``app.demo_gallery``): the first launch unpac
 shipped for the shipped checkpoint, or, for another checkpoint, renders the demo world and ingests it; either
 way behind one cancellable progress dialog that stays up, with its step and (when counted) time left, until
 the gallery is open in the window. The gallery and the case database are cached in the user data folder
-(``engine.demo.data_dir``). A case titled "Demo" is opened (created the first time). Without a usable
+(``engine.lab.demo.data_dir``). A case titled "Demo" is opened (created the first time). Without a usable
 checkpoint the window still opens and says how to give one (docs/architecture.md, "First launch").
 """
 
@@ -21,7 +21,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 def resolve_checkpoint(checkpoint: str | Path | None) -> tuple[Path | None, str]:
     """(checkpoint folder or None, why none): the given one, else the shipped default."""
-    from engine.models.discovery import NoCheckpointError, default_checkpoint
+    from engine.retrieval.models.discovery import NoCheckpointError, default_checkpoint
 
     if checkpoint is not None:
         path = Path(checkpoint)
@@ -222,7 +222,7 @@ def launch(db: str | Path | None = None, gallery: str | Path | None = None,
     state = AppState()
     path, why_not = resolve_checkpoint(checkpoint)
     models = None if path is None else CheckpointModels(path, device=None)
-    from engine.demo import data_dir
+    from engine.lab.demo import data_dir
 
     settings = window_settings(data_dir())
     splash.say("Building the window…")

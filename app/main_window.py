@@ -59,9 +59,9 @@ from app.window.job_status import JobStatus
 from app.window.layout import CENTRE_MIN_WIDTH, MINIMUM_SIZE, fit_to_screen, restore_layout, save_layout, share_out
 from app.window.menus import build_menus, shortcut_rows
 from app.workers import cancel_all, preload_worker_modules
-from engine.attributes.ranking import explanation_line
-from engine.search import QueryInputError
-from engine.search.trust import step_trust
+from engine.retrieval.evidence.ranking import explanation_line
+from engine.retrieval.search import QueryInputError
+from engine.retrieval.search.trust import step_trust
 
 __all__ = ["MINIMUM_SIZE", "Banner", "CheckpointModels", "MainWindow"]
 

@@ -3,7 +3,7 @@
 One registry for the detail pane (``app.views.detail``), the window's gallery summary and the case report
 (``app.report``), so each names a network or an evidence source the same way (docs/pretrained-models.md):
 
-- ``SOURCE_LABELS``: each attribute evidence source of ``engine.gallery.evidence_table.SOURCES`` as an
+- ``SOURCE_LABELS``: each attribute evidence source of ``engine.index.evidence_table.SOURCES`` as an
   investigator reads it, and ``SOURCE_NOTES``: what each one is (the attribute network by its version);
 - ``view_network(gallery, view)``: the fingerprint of the network whose vectors a searched view holds
   (``Gallery.view_model``: a shipped OpenVINO network or the user's ONNX file), None for the checkpoint's own
@@ -19,17 +19,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePath
 from typing import Any
 
-from engine import jsonio
-from engine.attributes.wording import SOURCE_LABELS as WORDED_SOURCES
-from engine.encoding.views import (
-    APPEARANCE_GREY_VIEW,
-    APPEARANCE_VIEW,
-    APPEARANCE_VIEWS,
+from engine.index.evidence_table import META_FILE, SOURCES, folder_of
+from engine.kernel import jsonio
+from engine.perception.appearance.views import APPEARANCE_GREY_VIEW, APPEARANCE_VIEW, APPEARANCE_VIEWS
+from engine.perception.pretrained.registry import ATTRIBUTE_NETWORK, RELEASE, SHIPPED, shipped
+from engine.retrieval.encoding.views import (
     BIOMETRICS_VIEW,
     IMAGE_QUERY_VIEW,
 )
-from engine.gallery.evidence_table import META_FILE, SOURCES, folder_of
-from engine.pretrained.registry import ATTRIBUTE_NETWORK, RELEASE, SHIPPED, shipped
+from engine.retrieval.evidence.wording import SOURCE_LABELS as WORDED_SOURCES
 
 #: Each evidence source as the app and the report label it (worded once, engine side, for the console too).
 SOURCE_LABELS: dict[str, str] = WORDED_SOURCES
@@ -61,7 +59,7 @@ def view_network(gallery, view: str | None) -> dict[str, Any] | None:
 
 
 def is_shipped(model: Mapping[str, Any] | None) -> bool:
-    """Whether ``model`` is one of the networks Lineup ships (``engine.pretrained.registry``)."""
+    """Whether ``model`` is one of the networks Lineup ships (``engine.perception.pretrained.registry``)."""
     return bool(model) and model.get("kind") == "openvino" and model.get("name") in SHIPPED
 
 

@@ -1,7 +1,7 @@
 """Find-similar on real crops: the appearance network (the ``appearance`` and ``appearance:grey`` views: the
 shipped one crop folders get by default, or ``--appearance`` a user's ONNX file) against the checkpoint's own
 views and against "clothes may have changed" (``biometrics``: the appearance cosine mixed with the heads'
-biometric likeness, ``engine.search.outfit_change``; and that likeness alone), on the hand-labelled
+biometric likeness, ``engine.retrieval.search.outfit_change``; and that likeness alone), on the hand-labelled
 people of the shared clips. Nobody changes clothes in these clips: the ``biometrics`` rows say what the option
 costs when the clothes stayed the same, and how much identity the heads' biometric reading alone carries.
 
@@ -16,7 +16,7 @@ because the clips' person ids are per clip (two clips may show one person under 
 labelled person are left out (every ranking would be perfect). Consecutive labelled frames are near-duplicates,
 so a second protocol also leaves out the same person's crops fewer than 15 frames from the query (queries
 left with no relevant crop are not counted). Rank-1 and mAP per view, the ranking being the
-one a find-similar step computes (``engine.metrics.retrieval`` over the stored vectors; one find-similar step
+one a find-similar step computes (``engine.retrieval.metrics.retrieval`` over the stored vectors; one find-similar step
 through ``SearchSession`` reports the view routing picks: ``appearance``).
 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/appearance.py [--appearance MODEL.onnx] [--checkpoint C]
@@ -41,16 +41,16 @@ sys.path.insert(0, str(ROOT))
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from engine.appearance import AppearanceNetwork, parse_normalisation  # noqa: E402
-from engine.attributes.ranking import evidence_for  # noqa: E402
-from engine.encoding.views import BIOMETRICS_VIEW  # noqa: E402
-from engine.gallery import Gallery  # noqa: E402
+from engine.index import Gallery  # noqa: E402
 from engine.ingest import IngestOptions, ModelEncoder, ingest  # noqa: E402
 from engine.ingest.appearance import WithAppearance  # noqa: E402
-from engine.metrics.retrieval import evaluate_retrieval  # noqa: E402
-from engine.models.discovery import default_checkpoint, load_model  # noqa: E402
-from engine.search import SearchSession, StepQuery  # noqa: E402
-from engine.search.outfit_change import BiometricTerm, similarity_view  # noqa: E402
+from engine.perception.appearance import AppearanceNetwork, parse_normalisation  # noqa: E402
+from engine.retrieval.encoding.views import BIOMETRICS_VIEW  # noqa: E402
+from engine.retrieval.evidence.ranking import evidence_for  # noqa: E402
+from engine.retrieval.metrics.retrieval import evaluate_retrieval  # noqa: E402
+from engine.retrieval.models.discovery import default_checkpoint, load_model  # noqa: E402
+from engine.retrieval.search import SearchSession, StepQuery  # noqa: E402
+from engine.retrieval.search.outfit_change import BiometricTerm, similarity_view  # noqa: E402
 
 FOOTAGE = ROOT.parent / "shared" / "data" / "footage"
 LABELS = ROOT / "tests" / "data" / "footage"
@@ -105,7 +105,7 @@ def write_crops(folder: Path) -> dict[str, int]:
 
 def similarity(gallery: Gallery, view: str) -> np.ndarray:
     """N×N find-similar scores: cosine in a stored view; for ``biometrics`` the outfit-change step's score
-    (``engine.search.outfit_change``) of every item with each item as the example; for ``LIKENESS_ALONE`` its
+    (``engine.retrieval.search.outfit_change``) of every item with each item as the example; for ``LIKENESS_ALONE`` its
     biometric likeness part only."""
     if view not in (BIOMETRICS_VIEW, LIKENESS_ALONE):
         vectors = gallery.vectors(view)

@@ -25,11 +25,11 @@ sys.path.insert(0, str(ROOT))
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from engine.appearance import ShippedAppearanceNetwork  # noqa: E402
-from engine.data.readers.world import manifest_path, read_manifest  # noqa: E402
 from engine.ingest import ModelEncoder  # noqa: E402
-from engine.models.discovery import load_model  # noqa: E402
-from engine.pretrained.registry import APPEARANCE_PRESETS  # noqa: E402
+from engine.ingest.datasets.world import manifest_path, read_manifest  # noqa: E402
+from engine.perception.appearance import ShippedAppearanceNetwork  # noqa: E402
+from engine.perception.pretrained.registry import APPEARANCE_PRESETS  # noqa: E402
+from engine.retrieval.models.discovery import load_model  # noqa: E402
 
 BATCH = 64
 

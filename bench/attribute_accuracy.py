@@ -1,4 +1,4 @@
-"""Per-attribute accuracy of pixel-read attribute evidence (``engine.attributes.extract_attributes``).
+"""Per-attribute accuracy of pixel-read attribute evidence (``engine.perception.attributes.extract_attributes``).
 
 World mode: every RGB HR image of a synthetic world (``lineup world build --out /tmp/w --identities 100
 --images-per-identity 4 --seed 5``), no mask and no scene given (the crop is a whole 256×128 render, so the
@@ -12,13 +12,13 @@ runs it), and a ``cv2.createBackgroundSubtractorMOG2`` model learned over the wh
 
 Carried objects (``--detector SPEC``, any detector whose detections carry ``objects``, built by
 ``engine.ingest.make_detector(SPEC, **options)`` with ``--detector-option KEY=VALUE`` (JSON values)): the
-``carrying_type`` evidence of the "objects" source (``engine.attributes.objects``) scored against the labels
-(``engine.attributes.carried_accuracy``): on the labelled people of ``--real`` (the reference boxes are the
+``carrying_type`` evidence of the "objects" source (``engine.perception.attributes.objects``) scored against the labels
+(``engine.lab.evaluation.carried_accuracy``): on the labelled people of ``--real`` (the reference boxes are the
 people, the detector gives the objects), or per image and per outfit of a ``--world``. ``--skip-pixels``
 leaves out the pixel tables.
 
 The model's heads (``--model CHECKPOINT``, with ``--real``): the checkpoint's image attribute heads
-(``engine.attributes.model_heads.model_evidence``) on the same reference crops, scored the same way, beside the
+(``engine.retrieval.evidence.model_heads.model_evidence``) on the same reference crops, scored the same way, beside the
 majority baseline — how well a synthetic-trained model reads real clothing.
 
 Held-out clips (``--clips NAME[,NAME]``, with ``--real``): only those clips' labelled boxes are scored, by every
@@ -59,9 +59,8 @@ from pathlib import Path
 
 import cv2
 
-from engine.atomic import atomic_write_text
-from engine.attributes import extract_attributes
-from engine.attributes.accuracy import (
+from engine.kernel.atomic import atomic_write_text
+from engine.lab.evaluation.attribute_accuracy import (
     HEAD_SCORED,
     SCORED,
     Tally,
@@ -70,7 +69,8 @@ from engine.attributes.accuracy import (
     predicted_value,
     truth_value,
 )
-from engine.attributes.carried_accuracy import labelled_carrying, score_table, world_carrying
+from engine.lab.evaluation.carried_accuracy import labelled_carrying, score_table, world_carrying
+from engine.perception.attributes import extract_attributes
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_FOOTAGE = REPO.parent / "shared" / "data" / "footage"
@@ -178,8 +178,8 @@ def run_real(people: Path, footage: Path, clips: list[str] | None = None) -> dic
 
 def run_model_real(checkpoint: Path, people: Path, footage: Path, clips: list[str] | None = None) -> dict:
     """The checkpoint's image attribute heads on every reference crop, per scored attribute."""
-    from engine.attributes.model_heads import model_evidence
-    from engine.models.discovery import load_model
+    from engine.retrieval.evidence.model_heads import model_evidence
+    from engine.retrieval.models.discovery import load_model
 
     if not footage.is_dir():
         raise SystemExit(f"footage folder {footage} not found")

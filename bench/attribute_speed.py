@@ -1,9 +1,9 @@
 """Speed of pixel-read attribute evidence against the default model's image encoding, per crop.
 
-64 synthetic RGB HR crops (256×128, ``engine.world.render.render_sample``, random people, cameras and views)
+64 synthetic RGB HR crops (256×128, ``engine.lab.world.render.render_sample``, random people, cameras and views)
 are read by ``extract_attributes`` without a mask (GrabCut) and with a given foreground mask (the GrabCut
 silhouette computed beforehand, as a background model would hand it over), one crop at a time; the default
-model (``engine.models.create("default")``, random weights: only the cost matters) encodes the same 64 crops
+model (``engine.retrieval.models.create("default")``, random weights: only the cost matters) encodes the same 64 crops
 as one batch at its input size. Both run on ``--threads`` CPU threads (default 1, a fair single-core
 comparison). The goal is a ratio ≤ 0.5 (pixel evidence costs at most half of the encoding it accompanies).
 
@@ -26,13 +26,13 @@ import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from engine.atomic import atomic_write_text  # noqa: E402
-from engine.attributes import extract_attributes  # noqa: E402
-from engine.attributes.mask import grabcut_mask  # noqa: E402
-from engine.models import create  # noqa: E402
-from engine.world.cameras import RGB_CAMERAS  # noqa: E402
-from engine.world.identities import random_attributes  # noqa: E402
-from engine.world.render import VIEWS, render_sample  # noqa: E402
+from engine.kernel.atomic import atomic_write_text  # noqa: E402
+from engine.lab.world.cameras import RGB_CAMERAS  # noqa: E402
+from engine.lab.world.identities import random_attributes  # noqa: E402
+from engine.lab.world.render import VIEWS, render_sample  # noqa: E402
+from engine.perception.attributes import extract_attributes  # noqa: E402
+from engine.perception.attributes.mask import grabcut_mask  # noqa: E402
+from engine.retrieval.models import create  # noqa: E402
 
 
 def crops(count: int, seed: int = 0) -> list[np.ndarray]:

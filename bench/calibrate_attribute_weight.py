@@ -5,7 +5,7 @@ Per clip of ``shared/data/footage`` a gallery of one crop per hand-labelled box 
 ``tests/data/footage/people.json`` (``real_queries.labelled_galleries``: no detector in the loop, so the weight
 does not fit one detector's mistakes), every labelled person's description as one search step, evidence from
 pixels and the model's heads, the descriptions encoded as the search encodes them (with the checkpoint's
-text rewrite weight, ``engine.encoding.text_rewrite``). For each w of the sweep: mean average precision of
+text rewrite weight, ``engine.retrieval.encoding.text_rewrite``). For each w of the sweep: mean average precision of
 the person's crops (their whole ranking) and rank-1 hits. The chosen w maximises mAP; ties go to the
 smaller w. The weight for synthetic-world galleries is not measured here (``bench/hybrid_synthetic.py``
 does): ``--write`` keeps the checkpoint's ``attribute_weight`` for ``world``.
@@ -27,10 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from real_queries import labelled_galleries  # noqa: E402
 
-from engine.atomic import atomic_write_json  # noqa: E402
-from engine.attributes.ranking import DOMAIN_METADATA_KEY, checkpoint_attribute_weight  # noqa: E402
-from engine.encoding.text_rewrite import checkpoint_rewrite_weight  # noqa: E402
-from engine.models.discovery import default_checkpoint  # noqa: E402
+from engine.kernel.atomic import atomic_write_json  # noqa: E402
+from engine.retrieval.encoding.text_rewrite import checkpoint_rewrite_weight  # noqa: E402
+from engine.retrieval.evidence.ranking import DOMAIN_METADATA_KEY, checkpoint_attribute_weight  # noqa: E402
+from engine.retrieval.models.discovery import default_checkpoint  # noqa: E402
 
 SWEEP = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 SOURCES = "both"
@@ -38,7 +38,7 @@ SOURCES = "both"
 
 def sweep(checkpoint: Path, weights: list[float]) -> list[dict]:
     """mAP and rank-1 hits of the hybrid ranking (pixels + model evidence) at each weight."""
-    from engine.models import load
+    from engine.retrieval.models import load
 
     model = load(checkpoint, device="cpu")
     rankings = [("hybrid", SOURCES, w) for w in weights]

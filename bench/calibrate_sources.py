@@ -1,10 +1,11 @@
 """Calibrate the attribute evidence of real footage on the hand-labelled real crops: the pretrained attribute
-network's outputs (Platt scaling, ``engine.attributes.pretrained``) and then how far each evidence source is to
-be trusted, the reliability r per (source, key) of ``engine.attributes.reliability``.
+network's outputs (Platt scaling, ``engine.perception.attributes.pretrained``) and then how far each evidence source is
+to
+be trusted, the reliability r per (source, key) of ``engine.retrieval.evidence.reliability``.
 
 Samples: one crop per reference box of ``tests/data/footage/people.json`` on the shared clips (© Intel
 Corporation and contributors, intel-iot-devkit/sample-videos, CC BY 4.0), with the silhouette ingest's
-foreground detector gives it and its frame as the scene (``engine.attributes.accuracy.footage_samples``).
+foreground detector gives it and its frame as the scene (``engine.lab.evaluation.attribute_accuracy.footage_samples``).
 Platt scaling: per network output, p' = σ(a·logit(p) + b) fitted by maximum likelihood against the truth the
 labels give it (``OUTPUT_TRUTH``), with a Gaussian prior pulling (a, b) towards the identity (1, 0) (weight
 ``PRIOR``); scored leaving each clip out in turn (mean log-loss on the clip, raw against calibrated).
@@ -42,10 +43,11 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from engine.atomic import atomic_write_text  # noqa: E402
-from engine.attributes.accuracy import footage_samples  # noqa: E402
-from engine.attributes.gallery import compute_evidence  # noqa: E402
-from engine.attributes.pretrained import (  # noqa: E402
+from engine.kernel.atomic import atomic_write_text  # noqa: E402
+from engine.kernel.ontology import ONTOLOGY  # noqa: E402
+from engine.lab.evaluation.attribute_accuracy import footage_samples  # noqa: E402
+from engine.perception.attributes.calibration import CALIBRATION  # noqa: E402
+from engine.perception.attributes.pretrained import (  # noqa: E402
     CALIBRATION_KEY,
     OUTPUT_TRUTH,
     OUTPUTS,
@@ -53,9 +55,14 @@ from engine.attributes.pretrained import (  # noqa: E402
     calibrate,
     logit,
 )
-from engine.attributes.reliability import CALIBRATION, FORMAT_VERSION, MIN_SAMPLES, fit_reliability, log_likelihood  # noqa: E402
-from engine.models.discovery import default_checkpoint  # noqa: E402
-from engine.ontology import ONTOLOGY  # noqa: E402
+from engine.retrieval.evidence.items import compute_evidence  # noqa: E402
+from engine.retrieval.evidence.reliability import (  # noqa: E402
+    FORMAT_VERSION,
+    MIN_SAMPLES,
+    fit_reliability,
+    log_likelihood,
+)
+from engine.retrieval.models.discovery import default_checkpoint  # noqa: E402
 
 FOOTAGE = ROOT.parent / "shared" / "data" / "footage"
 PEOPLE = ROOT / "tests" / "data" / "footage" / "people.json"
@@ -121,7 +128,7 @@ def _auc(x: np.ndarray, y: np.ndarray) -> float | None:
 
 def readings(checkpoint: Path) -> tuple[list, list[dict], dict]:
     """The samples, their evidence records (the network calibrated on all samples) and the Platt table."""
-    from engine.models import load
+    from engine.retrieval.models import load
 
     samples = list(footage_samples(PEOPLE, FOOTAGE, masks="ingest"))
     model = load(checkpoint, device="cpu")

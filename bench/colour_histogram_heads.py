@@ -5,7 +5,7 @@ and scored on the hand-labelled real people of the shared clips (one crop per re
 ``tests/data/footage/people.json``; clips © Intel Corporation and contributors, intel-iot-devkit/sample-videos,
 CC BY 4.0), beside the majority guess.
 
-Rows: the training crops as rendered or through the realism chain (``engine.data.realism.RealismAugment``),
+Rows: the training crops as rendered or through the realism chain (``engine.lab.data.realism.RealismAugment``),
 each with and without a grey-world balance of the crop. The histogram is computed the same way on both sides,
 so if the rendering gap were mostly in texture and shape, this reader would carry the synthetic labels to real
 people better than the model's heads do (docs/training-notes.md, "Session 16: two probes for real text and
@@ -31,9 +31,9 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine.attributes.accuracy import footage_samples  # noqa: E402
-from engine.data.readers import read_world  # noqa: E402
-from engine.data.realism import RealismAugment  # noqa: E402
+from engine.ingest.datasets import read_world  # noqa: E402
+from engine.lab.data.realism import RealismAugment  # noqa: E402
+from engine.lab.evaluation.attribute_accuracy import footage_samples  # noqa: E402
 
 BANDS = {"top_color": (0.20, 0.50), "bottom_color": (0.52, 0.85)}  # rows, as fractions of the crop height
 COLUMNS = (0.25, 0.75)

@@ -45,10 +45,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from engine.atomic import atomic_write_text
-from engine.detection.factory import make_detector
-from engine.detection.openvino_ssd import SSD_DETECTORS
 from engine.ingest.box_labels import LabelledBox, LabelledClip, Tally, load_box_labels, score_frame
+from engine.kernel.atomic import atomic_write_text
+from engine.perception.detection.factory import make_detector
+from engine.perception.detection.openvino_ssd import SSD_DETECTORS
 
 ROOT = Path(__file__).resolve().parents[1]
 FOOTAGE = ROOT.parent / "shared" / "data" / "footage"

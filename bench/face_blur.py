@@ -42,8 +42,8 @@ import cv2
 import numpy as np
 
 from app.report import blur
-from engine.atomic import atomic_write_text
-from engine.detection.faces import FaceDetector
+from engine.kernel.atomic import atomic_write_text
+from engine.perception.detection.faces import FaceDetector
 
 ROOT = Path(__file__).resolve().parents[1]
 FOOTAGE = ROOT.parent / "shared" / "data" / "footage"

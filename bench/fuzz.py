@@ -14,10 +14,10 @@ Each case ends as one of:
 - ``unnamed``: exit code 1 or 2, no traceback, but the message does not name the input (counted, not a crash);
 - ``success``: exit code 0 (bad inputs skipped with a warning, odd queries ranked, …);
 - ``crash``: a Python traceback in the output, an exception escaping the command, an exit by a signal, another
-  exit code, a hang past the timeout, a peak memory over ``--max-rss`` (2 GiB; measured with
-  ``resource.getrusage``: the worker's peak when this case raised it, or the real process's own), a file the case
-  names as a survivor moved or deleted (a planted gallery journal applied), or a file it forbids created (a
-  planted pickle run).
+  exit code, a hang past the timeout, a peak memory over ``--max-rss`` (2 GiB; measured as the worker's peak
+  during the case, started afresh before it where Linux allows (``/proc/self/clear_refs``), else the worker's
+  lifetime peak when this case raised it; a real process's own peak), a file the case names as a survivor
+  moved or deleted (a planted gallery journal applied), or a file it forbids created (a planted pickle run).
 
 Prints a table per entry point and input kind, then every crash with its command line and a reproducer
 (``--case N`` rebuilds that one input from the seed and runs it alone; ``--keep`` keeps its files). ``--json``
@@ -81,9 +81,9 @@ def build_fixtures(work: Path) -> Fixtures:
 
     torch.set_num_threads(1)
     from engine.ingest import ModelEncoder, ingest
-    from engine.models import create, save
-    from engine.models.discovery import load_model
-    from engine.world.build import build_world
+    from engine.lab.world.build import build_world
+    from engine.retrieval.models import create, save
+    from engine.retrieval.models.discovery import load_model
 
     root = work / "fixtures"
     shutil.rmtree(root, ignore_errors=True)
@@ -110,7 +110,7 @@ def build_fixtures(work: Path) -> Fixtures:
 def training_run(root: Path, world: Path, work: Path) -> Path | None:
     """A resumable one-epoch run of the tiny config on the fixture world (a real process), or None when it cannot
     be made here (the pickle cases then resume an empty folder)."""
-    from engine.world.build import build_world
+    from engine.lab.world.build import build_world
 
     run = root / "run"
     world = root / "trainworld"  # enough identities for the tiny config's batches
@@ -155,6 +155,28 @@ def peak_rss(who: int) -> int:
     return resource.getrusage(who).ru_maxrss * 1024
 
 
+def _status_bytes(field: str) -> int | None:
+    """A ``/proc/self/status`` memory field (``VmRSS``, ``VmHWM``) in bytes; None where there is no such file."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def reset_peak() -> bool:
+    """Start this process's peak resident memory (``VmHWM``) afresh (Linux ``clear_refs`` 5); False where the
+    system does not allow it, and the lifetime peak (``ru_maxrss``) is all there is."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        return False
+    return _status_bytes("VmHWM") is not None
+
+
 def worker_main(connection, env: dict[str, str]) -> None:
     """Run cases in-process with typer's ``CliRunner``; the shipped checkpoint is loaded once and reused."""
     os.environ.update(env)
@@ -164,12 +186,12 @@ def worker_main(connection, env: dict[str, str]) -> None:
     torch.set_num_threads(1)
     from typer.testing import CliRunner
 
-    import engine.models
-    import engine.models.checkpoint
-    from engine.models.discovery import default_checkpoint
+    import engine.retrieval.models
+    import engine.retrieval.models.checkpoint
+    from engine.retrieval.models.discovery import default_checkpoint
     from lineup.cli import app
 
-    original = engine.models.checkpoint.load
+    original = engine.retrieval.models.checkpoint.load
     shipped = Path(default_checkpoint()).resolve()
     cache: dict[str, object] = {}
 
@@ -181,7 +203,7 @@ def worker_main(connection, env: dict[str, str]) -> None:
             cache[key] = original(path, device=device)
         return cache[key]
 
-    engine.models.load = engine.models.checkpoint.load = load_once
+    engine.retrieval.models.load = engine.retrieval.models.checkpoint.load = load_once
     runner = CliRunner()
     while True:
         case = connection.recv()
@@ -189,13 +211,16 @@ def worker_main(connection, env: dict[str, str]) -> None:
             return
         started = time.monotonic()
         before = peak_rss(resource.RUSAGE_SELF)
+        resident = _status_bytes("VmRSS")  # what the worker holds before the case (model, caches)
+        fresh = reset_peak()  # the case's own peak, not the worker's lifetime one
         result = runner.invoke(app, case["argv"], input=case["stdin"], catch_exceptions=True)
         escaped = None
         if result.exception is not None and not isinstance(result.exception, SystemExit):
             escaped = "".join(traceback.format_exception(*result.exc_info))
-        after = peak_rss(resource.RUSAGE_SELF)
+        after = _status_bytes("VmHWM") if fresh else peak_rss(resource.RUSAGE_SELF)
+        peak = after if fresh or after > before else None
         connection.send({"exit_code": result.exit_code, "output": result.output, "escaped": escaped,
-                         "seconds": time.monotonic() - started, "peak_rss": after if after > before else None,
+                         "seconds": time.monotonic() - started, "peak_rss": peak, "rss_before": resident,
                          "worker_peak_rss": after})
 
 
@@ -348,7 +373,7 @@ def run_cases(cases: list[tuple[Case, Path]], env: dict[str, str], jobs: int, su
                 outcome, reason = classify(case, result)
                 record = {**asdict(case), "mode": case_mode, "outcome": outcome, "reason": reason,
                           "exit_code": result["exit_code"], "seconds": result["seconds"],
-                          "peak_rss": result.get("peak_rss"),
+                          "peak_rss": result.get("peak_rss"), "rss_before": result.get("rss_before"),
                           "output": (result.get("output") or "")[-4000:], "escaped": result.get("escaped")}
                 records[case.number] = record
                 echo(record)

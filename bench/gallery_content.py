@@ -1,6 +1,6 @@
 """What content-bound gallery fingerprints cost (docs/hardening.md, "Content-bound gallery fingerprints"): a
 gallery of ``--items`` items (default 2,400) with the views an ingest stores for a ``--dim``-d model
-(``engine.encoding.views.gallery_views``: one per text level and the image view) plus two 512-d appearance
+(``engine.retrieval.encoding.views.gallery_views``: one per text level and the image view) plus two 512-d appearance
 views, each item with a crop; prints seconds for
 
 * digesting every item from ``items.jsonl`` and the stored vectors (what ``verify``, a report's check through
@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.encoding.views import gallery_views
-from engine.gallery import Gallery, content
-from engine.gallery.verify import Problem, _check_content
+from engine.index import Gallery, content
+from engine.index.verify import Problem, _check_content
+from engine.retrieval.encoding.views import gallery_views
 
 
 def unit(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
@@ -88,7 +88,7 @@ def main() -> None:
 
 
 def gallery_item_json(record: dict) -> str:
-    from engine.gallery.items import as_item
+    from engine.index.items import as_item
 
     return as_item(record).to_json()
 

@@ -1,9 +1,9 @@
 """Hybrid ranking on a built world: MG-Eval separate mAP per level (docs/methods.md §1.2) with and without the attribute
 term, same queries, same gallery, same similarity.
 
-The similarity is the ``mg-separate`` protocol's own (``engine.evaluation``: every per-level query of the
+The similarity is the ``mg-separate`` protocol's own (``engine.lab.evaluation``: every per-level query of the
 world's ``granularity`` benchmark against its RGB gallery in the view of its given level); the metrics are
-``engine.evaluation.scoring``'s. The attribute term is the search session's (``engine.attributes.ranking``:
+``engine.lab.evaluation.scoring``'s. The attribute term is the search session's (``engine.retrieval.evidence.ranking``:
 each query's attributes from the text parser, agreement with the gallery items' stored evidence), from pixels
 (``extract_attributes``, no mask, no scene), from the checkpoint's attribute heads, or both. The ranking score
 is ``(similarity + w·agreement)/(1 + w)`` (divided so it stays a cosine in [−1, 1] for the metric code;
@@ -32,18 +32,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from engine.atomic import atomic_write_text  # noqa: E402
-from engine.attributes.gallery import compute_evidence  # noqa: E402
-from engine.attributes.ranking import AttributeTerm, GalleryEvidence  # noqa: E402
-from engine.evaluation.encoding import encode_texts, model_resolution  # noqa: E402
-from engine.evaluation.levels import gallery_views, image_query_level, query_levels, similarity_by_level  # noqa: E402
-from engine.evaluation.scoring import block, pooled, score  # noqa: E402
-from engine.evaluation.sources import world_benchmark  # noqa: E402
-from engine.gallery import evidence_table as store  # noqa: E402
-from engine.models.discovery import default_checkpoint  # noqa: E402
-from engine.ontology import LEVELS  # noqa: E402
-from engine.text.parser import parse  # noqa: E402
-from engine.world.benchmarks import relevance_matrix  # noqa: E402
+from engine.index import evidence_table as store  # noqa: E402
+from engine.kernel.atomic import atomic_write_text  # noqa: E402
+from engine.kernel.ontology import LEVELS  # noqa: E402
+from engine.lab.evaluation.encoding import encode_texts, model_resolution  # noqa: E402
+from engine.lab.evaluation.levels import gallery_views, image_query_level, query_levels, similarity_by_level  # noqa: E402
+from engine.lab.evaluation.scoring import block, pooled, score  # noqa: E402
+from engine.lab.evaluation.sources import world_benchmark  # noqa: E402
+from engine.lab.world.benchmarks import relevance_matrix  # noqa: E402
+from engine.retrieval.evidence.items import compute_evidence  # noqa: E402
+from engine.retrieval.evidence.ranking import AttributeTerm, GalleryEvidence  # noqa: E402
+from engine.retrieval.models.discovery import default_checkpoint  # noqa: E402
+from engine.retrieval.text.parser import parse  # noqa: E402
 
 SOURCE_SETS: dict[str, tuple[str, ...]] = {"pixels": ("pixels",), "model": ("model",), "both": ("pixels", "model")}
 
@@ -107,8 +107,8 @@ def metrics(ranking: np.ndarray, relevance: np.ndarray, given: list[str]) -> dic
 
 
 def run(checkpoint: Path, world: Path, weights: list[float], batch: int, cache: Path) -> dict:
-    from engine.hashing import sha256_file
-    from engine.models import load, model_fingerprint
+    from engine.kernel.hashing import sha256_file
+    from engine.retrieval.models import load, model_fingerprint
 
     model = load(checkpoint, device="cpu")
     bench, _ = world_benchmark(world, "granularity")

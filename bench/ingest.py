@@ -30,11 +30,11 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from engine.gallery import Gallery
+from engine.index import Gallery
 from engine.ingest import HogDetector, IngestOptions, ModelEncoder, ingest
-from engine.world.build import build_world
-from engine.world.identities import make_identity
-from engine.world.render import render_sample
+from engine.lab.world.build import build_world
+from engine.lab.world.identities import make_identity
+from engine.lab.world.render import render_sample
 
 GOAL = 0.7
 
@@ -143,7 +143,7 @@ def main() -> None:
     ap.add_argument("--sources", default="video,world", help="comma-separated: video, world")
     ap.add_argument("--json", type=Path, help="also write the figures to this file")
     args = ap.parse_args()
-    from engine.models import create, load
+    from engine.retrieval.models import create, load
 
     model = load(args.checkpoint, device=args.device) if args.checkpoint else create(args.config, device=args.device)
     encoder = ModelEncoder(model)

@@ -1,7 +1,7 @@
 """IVF recall@100 against exact search on a real gallery's vectors (issue 4, item 2), measured in one run.
 
 For every text view ``text:<level>`` and the ``rgb`` view of a gallery ingested with a trained checkpoint, an IVF
-index is built exactly as the gallery builds one beyond its size threshold (``engine.gallery.indexes.build``:
+index is built exactly as the gallery builds one beyond its size threshold (``engine.index.indexes.build``:
 nlist ≈ 4√n, nprobe tuned on gallery rows to recall@100 ≥ 0.95). Recall@100 is then measured with two query
 sets: (a) gallery rows (what the tuner sees) and (b) the real text queries of the world's granularity benchmark
 at that level, encoded by the same checkpoint — the queries an analyst actually sends. Also printed: the
@@ -25,11 +25,11 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from engine.evaluation.sources import world_benchmark  # noqa: E402
-from engine.gallery import Gallery  # noqa: E402
-from engine.gallery.indexes import RECALL_K, build, exact_top_k, recall_at_k  # noqa: E402
-from engine.models import load  # noqa: E402
-from engine.ontology import LEVELS  # noqa: E402
+from engine.index import Gallery  # noqa: E402
+from engine.index.indexes import RECALL_K, build, exact_top_k, recall_at_k  # noqa: E402
+from engine.kernel.ontology import LEVELS  # noqa: E402
+from engine.lab.evaluation.sources import world_benchmark  # noqa: E402
+from engine.retrieval.models import load  # noqa: E402
 
 
 def text_queries(model, world: Path, level: str, batch: int = 128) -> np.ndarray:

@@ -18,7 +18,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import torch  # noqa: E402
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
-from engine.models import LEVELS, create, load_config  # noqa: E402
+from engine.retrieval.models import LEVELS, create, load_config  # noqa: E402
 
 COMPONENTS = (
     ("granularity_experts", "OE-MVP experts"),

@@ -24,11 +24,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine.gallery import Gallery  # noqa: E402
-from engine.gallery import evidence_table as store  # noqa: E402
-from engine.ontology import BIOMETRIC_KEYS, ONTOLOGY  # noqa: E402
-from engine.resources import resource_path  # noqa: E402
-from engine.search import SearchSession, StepQuery  # noqa: E402
+from engine.index import Gallery  # noqa: E402
+from engine.index import evidence_table as store  # noqa: E402
+from engine.kernel.ontology import BIOMETRIC_KEYS, ONTOLOGY  # noqa: E402
+from engine.kernel.resources import resource_path  # noqa: E402
+from engine.retrieval.search import SearchSession, StepQuery  # noqa: E402
 
 BATCH = 20_000
 

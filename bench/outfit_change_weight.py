@@ -1,8 +1,8 @@
 """Calibrate λ of "find similar, clothes may have changed" on a synthetic world's any-time benchmark.
 
-The option ranks by (cos + λ·likeness) / (1 + λ) (``engine.search.outfit_change``). For each λ of the sweep
+The option ranks by (cos + λ·likeness) / (1 + λ) (``engine.retrieval.search.outfit_change``). For each λ of the sweep
 (∞: the biometric likeness alone) this prints, per time mode (DT, NT, AD), the metrics of
-``engine.evaluation.outfit_change`` on galleries holding both the same-clothes and the other-clothes sightings
+``engine.lab.evaluation.outfit_change`` on galleries holding both the same-clothes and the other-clothes sightings
 of each query's person: mAP over both kinds, R@1, and how often the first sighting in other clothes ranks first
 and within the first ten. The chosen λ maximises the mean mAP over the three time modes (the smaller λ among
 equals). Calibrate on a world that is not the one the figures are reported on (docs/training-notes.md, "Find
@@ -30,10 +30,10 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from engine.evaluation.attribute_reading import vectors_and_head_probabilities  # noqa: E402
-from engine.evaluation.outfit_change import TIME_MODES, anytime_outfit_change  # noqa: E402
-from engine.models.discovery import default_checkpoint, load_model  # noqa: E402
-from engine.world.benchmarks import load_benchmark  # noqa: E402
+from engine.lab.evaluation.attribute_reading import vectors_and_head_probabilities  # noqa: E402
+from engine.lab.evaluation.outfit_change import TIME_MODES, anytime_outfit_change  # noqa: E402
+from engine.lab.world.benchmarks import load_benchmark  # noqa: E402
+from engine.retrieval.models.discovery import default_checkpoint, load_model  # noqa: E402
 
 SWEEP = (0.0, 1.0, 2.0, 4.0, 8.0, 16.0, math.inf)
 BATCH = 64

@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.ontology import ATTRIBUTE_KEYS, LEVELS, ONTOLOGY
+from engine.kernel.ontology import ATTRIBUTE_KEYS, LEVELS, ONTOLOGY
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "parser_handwritten.jsonl"
 
@@ -111,9 +111,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--data {args.data}: no such file")
 
     try:
-        from engine.text.parser import parse
+        from engine.retrieval.text.parser import parse
     except ImportError as exc:
-        parser.error(f"engine.text.parser.parse is not importable ({exc})")
+        parser.error(f"engine.retrieval.text.parser.parse is not importable ({exc})")
 
     print_report(evaluate(load_cases(args.data), parse), args.max_failures)
     return 0

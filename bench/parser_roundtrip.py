@@ -13,9 +13,9 @@ import random
 import time
 from collections import Counter
 
-from engine.ontology import ONTOLOGY
-from engine.text.generator import describe, random_key_subset
-from engine.text.parser import parse
+from engine.kernel.ontology import ONTOLOGY
+from engine.retrieval.text.generator import describe, random_key_subset
+from engine.retrieval.text.parser import parse
 
 
 def random_identity(rng: random.Random) -> dict[str, str]:

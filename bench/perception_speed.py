@@ -34,13 +34,13 @@ import cv2  # noqa: E402
 import faiss  # noqa: E402
 import numpy as np  # noqa: E402
 
-from engine.appearance.shipped import ShippedAppearanceNetwork  # noqa: E402
-from engine.attributes.pretrained import AttributeNetwork  # noqa: E402
-from engine.gallery import Gallery  # noqa: E402
+from engine.index import Gallery  # noqa: E402
 from engine.ingest import IngestOptions, ModelEncoder, ingest  # noqa: E402
 from engine.ingest.detect import detect_frames  # noqa: E402
-from engine.models.discovery import load_model  # noqa: E402
-from engine.search import SearchSession, StepQuery  # noqa: E402
+from engine.perception.appearance.shipped import ShippedAppearanceNetwork  # noqa: E402
+from engine.perception.attributes.pretrained import AttributeNetwork  # noqa: E402
+from engine.retrieval.models.discovery import load_model  # noqa: E402
+from engine.retrieval.search import SearchSession, StepQuery  # noqa: E402
 
 FOOTAGE = ROOT.parent / "shared" / "data" / "footage"
 PEOPLE = ROOT / "tests" / "data" / "footage" / "people.json"
@@ -79,7 +79,7 @@ class Clock:
 
 
 def clip_ingest(clip: Path, model, folder: Path) -> dict:
-    from engine.detection.factory import make_detector
+    from engine.perception.detection.factory import make_detector
 
     detector = make_detector("auto")
     started = time.perf_counter()
@@ -103,7 +103,7 @@ def clip_ingest(clip: Path, model, folder: Path) -> dict:
 
 
 def crop_folder(model, folder: Path) -> dict:
-    from engine.attributes.accuracy import footage_samples
+    from engine.lab.evaluation.attribute_accuracy import footage_samples
 
     crops = folder / "crops"
     crops.mkdir()

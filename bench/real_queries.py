@@ -6,7 +6,7 @@ CC BY 4.0) that has hand-labelled people in ``tests/data/footage/people.json``:
 
 1. ingest it into a temporary gallery (``engine.ingest.ingest`` with its default detector and options, or
    ``--detector``; the checkpoint's encoder); each item records its frame, box and track;
-2. compute its items' attribute evidence (``engine.attributes.gallery.refresh_evidence``: pixels with the source
+2. compute its items' attribute evidence (``engine.retrieval.evidence.items.refresh_evidence``: pixels with the source
    frame for colour constancy, and the checkpoint's attribute heads);
 3. for every labelled person, run their ``description`` as one search step over the clip's items and check
    whether the first item is theirs: its frame is one of their labelled frames and IoU(item box, their box)
@@ -49,15 +49,15 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from engine.atomic import atomic_write_text  # noqa: E402
-from engine.attributes.gallery import refresh_evidence  # noqa: E402
-from engine.attributes.pretrained import AttributeNetwork  # noqa: E402
-from engine.attributes.ranking import DomainWeights, checkpoint_attribute_weight  # noqa: E402
-from engine.encoding.text_rewrite import checkpoint_rewrite_weight  # noqa: E402
-from engine.gallery import Gallery  # noqa: E402
-from engine.metrics.retrieval import evaluate_retrieval  # noqa: E402
-from engine.models.discovery import default_checkpoint  # noqa: E402
-from engine.search import SearchSession, StepQuery  # noqa: E402
+from engine.index import Gallery  # noqa: E402
+from engine.kernel.atomic import atomic_write_text  # noqa: E402
+from engine.perception.attributes.pretrained import AttributeNetwork  # noqa: E402
+from engine.retrieval.encoding.text_rewrite import checkpoint_rewrite_weight  # noqa: E402
+from engine.retrieval.evidence.items import refresh_evidence  # noqa: E402
+from engine.retrieval.evidence.ranking import DomainWeights, checkpoint_attribute_weight  # noqa: E402
+from engine.retrieval.metrics.retrieval import evaluate_retrieval  # noqa: E402
+from engine.retrieval.models.discovery import default_checkpoint  # noqa: E402
+from engine.retrieval.search import SearchSession, StepQuery  # noqa: E402
 
 FOOTAGE = ROOT.parent / "shared" / "data" / "footage"
 PEOPLE = ROOT / "tests" / "data" / "footage" / "people.json"
@@ -166,8 +166,8 @@ def summary(rows: list[dict], clips: dict, rankings: list[tuple[str, str, float]
 def detector_galleries(model, checkpoint: Path, people: dict, dense: dict | None, folder: Path, stride: int,
                        detector: str | None, rankings: list, text_rewrite: float = 0.0) -> dict:
     """Each clip ingested with the detector; a person's items matched by frame, IoU and track."""
-    from engine.encoding.model_encoder import ModelQueryEncoder
     from engine.ingest import IngestOptions, ModelEncoder, ingest, make_detector
+    from engine.retrieval.encoding.model_encoder import ModelQueryEncoder
 
     encoder, query_encoder = ModelEncoder(model), ModelQueryEncoder(model, text_rewrite=text_rewrite)
     network = AttributeNetwork()
@@ -197,11 +197,11 @@ def build_labelled_galleries(model, folder: Path, weight: float = 1.0) -> list[t
     boxes), evidence through the ingest hook (``add_evidence``, the frame as the scene, ingest's foreground
     silhouette, the pretrained attribute network); each records the footage domain, so searches use the footage
     reliabilities."""
-    from engine.attributes.accuracy import footage_samples
-    from engine.attributes.gallery import add_evidence
-    from engine.encoding.resolution import level_of_height
-    from engine.gallery import GalleryItem
+    from engine.index import GalleryItem
     from engine.ingest import ModelEncoder
+    from engine.lab.evaluation.attribute_accuracy import footage_samples
+    from engine.retrieval.encoding.resolution import level_of_height
+    from engine.retrieval.evidence.items import add_evidence
 
     encoder = ModelEncoder(model)
     network = AttributeNetwork()
@@ -243,7 +243,7 @@ def query_labelled_galleries(built: list, query_encoder, rankings: list) -> dict
 def labelled_galleries(model, folder: Path, rankings: list, text_rewrite: float = 0.0) -> dict:
     """Each clip's gallery = one crop per hand-labelled box (``build_labelled_galleries``), the same queries:
     the ranking alone, on real crops."""
-    from engine.encoding.model_encoder import ModelQueryEncoder
+    from engine.retrieval.encoding.model_encoder import ModelQueryEncoder
 
     built = build_labelled_galleries(model, folder)
     return query_labelled_galleries(built, ModelQueryEncoder(model, text_rewrite=text_rewrite), rankings)
@@ -251,7 +251,7 @@ def labelled_galleries(model, folder: Path, rankings: list, text_rewrite: float 
 
 def run(checkpoint: Path, weights: list[float] | None, folder: Path, dense_boxes: bool, stride: int,
         detector: str | None, parts: tuple[str, ...] = PARTS, text_rewrite: float | None = None) -> dict:
-    from engine.models import load
+    from engine.retrieval.models import load
 
     model = load(checkpoint, device="cpu")
     rankings = modes(weights or [checkpoint_attribute_weight(checkpoint)])

@@ -1,8 +1,8 @@
 """How far world renders are from real camera crops in simple image statistics, before and after the realism
-augmentation (``engine.data.realism.RealismAugment``).
+augmentation (``engine.lab.data.realism.RealismAugment``).
 
 Three sets of crops, each resized to the model input size (``--size``, default 192×96, the shipped model's) the
-way the training cache resizes (``engine.train.data.resize_to_input``):
+way the training cache resizes (``engine.lab.train.data.resize_to_input``):
 
 - real: every hand-labelled person box of ``tests/data/footage/boxes.json`` that is not ``ignore``, cut from
   the clips in ``--footage`` (© Intel Corporation and contributors, intel-iot-devkit/sample-videos, CC BY 4.0);
@@ -12,7 +12,7 @@ way the training cache resizes (``engine.train.data.resize_to_input``):
   training setting ``realism`` is that probability) with ``--seed``; ``--set FIELD=VALUE`` (JSON values,
   repeatable) overrides a field of the augmentation to try other ranges.
 
-Per statistic of ``engine.data.image_statistics``: mean and standard deviation of each set and the 1-D
+Per statistic of ``engine.lab.data.image_statistics``: mean and standard deviation of each set and the 1-D
 Wasserstein distance of world and of augmented to real, in units of the real standard deviation; the last
 line is the mean of those distances over the statistics and its ratio (augmented / world: below 1 = closer).
 
@@ -33,12 +33,12 @@ import numpy as np
 import torch
 from scipy.stats import wasserstein_distance
 
-from engine.atomic import atomic_write_text
-from engine.attributes.accuracy import read_frames
-from engine.data.image_statistics import STATISTICS, crop_statistics
-from engine.data.realism import RealismAugment, RealismConfigError
 from engine.ingest.box_labels import load_box_labels
-from engine.train.data import resize_to_input
+from engine.kernel.atomic import atomic_write_text
+from engine.lab.data.image_statistics import STATISTICS, crop_statistics
+from engine.lab.data.realism import RealismAugment, RealismConfigError
+from engine.lab.evaluation.attribute_accuracy import read_frames
+from engine.lab.train.data import resize_to_input
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_FOOTAGE = REPO.parent / "shared" / "data" / "footage"

@@ -20,10 +20,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from engine.world.build import build_world
-from engine.world.cameras import IR_CAMERAS, RGB_CAMERAS
-from engine.world.identities import random_attributes
-from engine.world.render import VIEWS, render_sample
+from engine.lab.world.build import build_world
+from engine.lab.world.cameras import IR_CAMERAS, RGB_CAMERAS
+from engine.lab.world.identities import random_attributes
+from engine.lab.world.render import VIEWS, render_sample
 
 
 def throughput(modality: str, resolution: str, samples: int, seed: int = 0) -> float:

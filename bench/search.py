@@ -31,9 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from engine.gallery import Gallery  # noqa: E402
-from engine.resources import resource_path  # noqa: E402
-from engine.search import SearchSession, StepQuery  # noqa: E402
+from engine.index import Gallery  # noqa: E402
+from engine.kernel.resources import resource_path  # noqa: E402
+from engine.retrieval.search import SearchSession, StepQuery  # noqa: E402
 
 RHO = 0.5
 STEPS = 4

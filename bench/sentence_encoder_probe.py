@@ -58,10 +58,10 @@ class TokenAdapter(nn.Module):
 
 
 def load_encoder():
-    """(tokenizer, frozen encoder) of the packaged all-MiniLM-L6-v2 (``engine.text.sentence_encoder``);
+    """(tokenizer, frozen encoder) of the packaged all-MiniLM-L6-v2 (``engine.retrieval.text.sentence_encoder``);
     SystemExit naming what is missing."""
-    from engine.text.sentence_encoder import SentenceEncoderMissing
-    from engine.text.sentence_encoder import load_encoder as load
+    from engine.retrieval.text.sentence_encoder import SentenceEncoderMissing
+    from engine.retrieval.text.sentence_encoder import load_encoder as load
 
     try:
         return load()
@@ -77,7 +77,7 @@ def token_states(tokenizer, encoder, texts: list[str]) -> tuple[torch.Tensor, to
 
 def training_set(model, tokenizer, encoder, world: Path, count: int):
     """(token states fp16 [N, L, W], masks [N, L], tower vectors [N, D]) of ``count`` of the world's texts."""
-    from engine.data.readers import read_world
+    from engine.ingest.datasets import read_world
 
     texts = sorted({text for s in read_world(world, check_images=False) if s.modality == "rgb" for text in s.captions})
     random.Random(0).shuffle(texts)
@@ -161,12 +161,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--blend: weights must lie in [0, 1], got {blends}")
     if args.texts <= HELD_OUT:
         parser.error(f"--texts must be above the {HELD_OUT} held-out texts")
-    from engine.encoding.text_rewrite import checkpoint_rewrite_weight
-    from engine.evaluation import world_protocols
-    from engine.evaluation.api import _eval_mode
-    from engine.evaluation.sources import world_benchmark
-    from engine.models import load
-    from engine.models.discovery import default_checkpoint
+    from engine.lab.evaluation import world_protocols
+    from engine.lab.evaluation.api import _eval_mode
+    from engine.lab.evaluation.sources import world_benchmark
+    from engine.retrieval.encoding.text_rewrite import checkpoint_rewrite_weight
+    from engine.retrieval.models import load
+    from engine.retrieval.models.discovery import default_checkpoint
 
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     checkpoint = args.checkpoint or default_checkpoint()

@@ -19,7 +19,7 @@ appearance network (``IngestOptions(crops=True)``: the ``appearance`` and ``appe
 is the source of one query per proxy; the query ranks the other crops of its clip (person ids are per clip);
 relevant = the same person's crops; the source crop and the same person's crops fewer than 15 frames from it are
 left out (near-duplicates), queries left without a relevant crop are not counted. R@1 and mAP per proxy and
-view (``engine.metrics.retrieval``); chance R@1 is the mean share of relevant crops among the ranked ones. One
+view (``engine.retrieval.metrics.retrieval``); chance R@1 is the mean share of relevant crops among the ranked ones. One
 sketch step through ``SearchSession`` reports the view the routing picks and is checked against the table's
 scores.
 
@@ -45,14 +45,15 @@ import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 from appearance import GAP, write_crops  # noqa: E402
 
-from engine.appearance.grey import encode_query, query_network  # noqa: E402
-from engine.encoding.model_encoder import ModelQueryEncoder  # noqa: E402
-from engine.encoding.views import APPEARANCE_GREY_VIEW, APPEARANCE_VIEW, IMAGE_QUERY_VIEW  # noqa: E402
-from engine.gallery import Gallery  # noqa: E402
+from engine.index import Gallery  # noqa: E402
 from engine.ingest import IngestOptions, ModelEncoder, ingest  # noqa: E402
-from engine.metrics.retrieval import evaluate_retrieval  # noqa: E402
-from engine.models.discovery import default_checkpoint, load_model  # noqa: E402
-from engine.search import SearchSession, StepQuery  # noqa: E402
+from engine.perception.appearance.grey import encode_query, query_network  # noqa: E402
+from engine.perception.appearance.views import APPEARANCE_GREY_VIEW, APPEARANCE_VIEW  # noqa: E402
+from engine.retrieval.encoding.model_encoder import ModelQueryEncoder  # noqa: E402
+from engine.retrieval.encoding.views import IMAGE_QUERY_VIEW  # noqa: E402
+from engine.retrieval.metrics.retrieval import evaluate_retrieval  # noqa: E402
+from engine.retrieval.models.discovery import default_checkpoint, load_model  # noqa: E402
+from engine.retrieval.search import SearchSession, StepQuery  # noqa: E402
 
 CHECKPOINT_ROW = f"checkpoint {IMAGE_QUERY_VIEW} (before; worlds)"
 GREY_ROW = f"re-id {APPEARANCE_GREY_VIEW} (now)"

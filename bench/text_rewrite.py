@@ -1,4 +1,5 @@
-"""Measure the text rewrite weight w of a checkpoint (``engine.encoding.text_rewrite``: each text query's vector
+"""Measure the text rewrite weight w of a checkpoint (``engine.retrieval.encoding.text_rewrite``: each text query's
+vector
 blended with the vector of its rewrite in the generator's words) and, with ``--write``, record the chosen w in
 its ``metadata.json`` (``text_rewrite_weight``; docs/training-notes.md, "Queries restated in the generator's
 words").
@@ -35,10 +36,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from real_queries import build_labelled_galleries, query_labelled_galleries  # noqa: E402
 
-from engine.atomic import atomic_write_json, atomic_write_text  # noqa: E402
-from engine.attributes.ranking import checkpoint_attribute_weight  # noqa: E402
-from engine.encoding.text_rewrite import METADATA_KEY, check_rewrite_weight  # noqa: E402
-from engine.models.discovery import default_checkpoint  # noqa: E402
+from engine.kernel.atomic import atomic_write_json, atomic_write_text  # noqa: E402
+from engine.retrieval.encoding.text_rewrite import METADATA_KEY, check_rewrite_weight  # noqa: E402
+from engine.retrieval.evidence.ranking import checkpoint_attribute_weight  # noqa: E402
+from engine.retrieval.models.discovery import default_checkpoint  # noqa: E402
 
 SWEEP = (0.0, 0.25, 0.5, 0.75, 1.0)
 HELD_OUT_SETS = ("reframed", "paraphrased", "handwritten")
@@ -47,9 +48,9 @@ TOLERANCE = 0.01  # the most mAP any text set may lose against w = 0
 
 def world_sweep(model, world: Path, weights: list[float], batch_size: int) -> list[dict]:
     """Per w: overall R@1 and mAP of each MG-Eval text set, one gallery encoding for all."""
-    from engine.evaluation import world_protocols
-    from engine.evaluation.api import _eval_mode
-    from engine.evaluation.sources import world_benchmark
+    from engine.lab.evaluation import world_protocols
+    from engine.lab.evaluation.api import _eval_mode
+    from engine.lab.evaluation.sources import world_benchmark
 
     bench, _ = world_benchmark(world, "granularity", None, 0)
     views: dict = {}
@@ -80,7 +81,7 @@ def choose(rows: list[dict]) -> dict:
 
 def real_sweep(model, checkpoint: Path, weights: list[float]) -> list[dict]:
     """Per w: rank-1 hits and mAP of the real descriptions, similarity and hybrid (footage weight) rankings."""
-    from engine.encoding.model_encoder import ModelQueryEncoder
+    from engine.retrieval.encoding.model_encoder import ModelQueryEncoder
 
     footage_w = checkpoint_attribute_weight(checkpoint, "footage")
     rankings = [("similarity", "-", 0.0), ("hybrid", "both", footage_w)]
@@ -125,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         weights = sorted({check_rewrite_weight(float(w)) for w in args.weights.split(",") if w.strip()} | {0.0})
     except ValueError as exc:
         parser.error(f"--weights: {exc}")
-    from engine.models import load
+    from engine.retrieval.models import load
 
     checkpoint = args.checkpoint or default_checkpoint()
     model = load(checkpoint, device="cpu")

@@ -19,13 +19,13 @@ from pathlib import Path
 
 import torch
 
-from engine.models import choose_device, create
-from engine.train.batches import BatchBuilder
-from engine.train.config import load_run_config
-from engine.train.data import build_training_data
-from engine.train.losses import compose_losses
-from engine.train.optim import build_optimizer
-from engine.world.build import build_world
+from engine.lab.train.batches import BatchBuilder
+from engine.lab.train.config import load_run_config
+from engine.lab.train.data import build_training_data
+from engine.lab.train.losses import compose_losses
+from engine.lab.train.optim import build_optimizer
+from engine.lab.world.build import build_world
+from engine.retrieval.models import choose_device, create
 
 
 def _sync(device: torch.device) -> None:

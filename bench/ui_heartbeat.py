@@ -37,8 +37,8 @@ STEPS = (("a person", ("rho", 0.5)), ("a person in a red top", ("rho", 0.5)),
 
 def walking_video(path: Path, frames: int) -> Path:
     """Two rendered people walking right over a plain background (MJPG AVI, 10 fps, 640×300)."""
-    from engine.world.identities import make_identity
-    from engine.world.render import render_sample
+    from engine.lab.world.identities import make_identity
+    from engine.lab.world.render import render_sample
 
     rng = np.random.default_rng(7)
     people = [cv2.cvtColor(render_sample(make_identity(0, i, 1).outfits[0], "rgb", "HR", "front", "cam02", rng),

@@ -3,7 +3,8 @@ than a character-trigram match? (docs/unknown-words.md)
 
 The test set is ``tests/data/unknown_phrases.json``: descriptions whose span word the parser does not know,
 each with the key=value a person means by it ({} = states nothing in the ontology), split into dev and held-out
-items. Each method is the parser with a fallback (``engine.text.guess``) reading unknown spans as their nearest
+items. Each method is the parser with a fallback (``engine.retrieval.text.guess``) reading unknown spans as their
+nearest
 lexicon phrase; its similarity threshold is chosen on the dev items (most correct minus wrong items, ties to
 the higher threshold) and the held-out items are reported:
 
@@ -29,15 +30,15 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine.text.guess import CharGramMatcher, Fallback, Span, candidates  # noqa: E402
-from engine.text.parser import parse  # noqa: E402
+from engine.retrieval.text.guess import CharGramMatcher, Fallback, Span, candidates  # noqa: E402
+from engine.retrieval.text.parser import parse  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "unknown_phrases.json"
 THRESHOLDS = [round(0.01 * k, 2) for k in range(0, 101)]
 
 
 class EncoderMatcher:
-    """Cosine between sentence-encoder vectors (``engine.text.sentence_encoder``; loaded on the first call).
+    """Cosine between sentence-encoder vectors (``engine.retrieval.text.sentence_encoder``; loaded on the first call).
 
     ``mode`` "word": the span alone against each candidate phrase alone. "context": the span's token states in
     its sentence, against each candidate phrase's token states in the same sentence with the span replaced,
@@ -53,7 +54,7 @@ class EncoderMatcher:
 
     def candidate_vectors(self):
         if self._vectors is None:
-            from engine.text.sentence_encoder import embed
+            from engine.retrieval.text.sentence_encoder import embed
 
             phrases = [c.phrase for c in candidates()]
             self._vectors = embed(phrases)
@@ -62,7 +63,7 @@ class EncoderMatcher:
     def match(self, text: str, spans: list[Span]) -> list[tuple[int, float]]:
         if not spans:
             return []
-        from engine.text.sentence_encoder import embed, embed_spans
+        from engine.retrieval.text.sentence_encoder import embed, embed_spans
 
         table = self.candidate_vectors()
         sims = embed([s.text for s in spans]) @ table.T
@@ -146,7 +147,7 @@ def choose_threshold(matcher, dev: list[dict]) -> tuple[float, dict]:
 def methods() -> list[tuple[str, object]]:
     out: list[tuple[str, object]] = [("char trigrams", CharGramMatcher())]
     try:
-        from engine.text.sentence_encoder import shared_encoder
+        from engine.retrieval.text.sentence_encoder import shared_encoder
 
         shared_encoder()
     except ImportError as exc:  # SentenceEncoderMissing names the module

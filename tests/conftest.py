@@ -3,7 +3,7 @@ import sys
 
 import pytest
 
-from engine.demo import DEMO_SEED, data_dir, demo_world_dir
+from engine.lab.demo import DEMO_SEED, data_dir, demo_world_dir
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -42,7 +42,7 @@ def user_data(tmp_path, monkeypatch):
 def tiny_checkpoint(tmp_path_factory):
     import torch
 
-    from engine.models import create, save
+    from engine.retrieval.models import create, save
 
     torch.manual_seed(0)  # the same untrained weights in every run: rankings on it repeat
     return save(create("tiny", device="cpu"), tmp_path_factory.mktemp("launch") / "checkpoint")
@@ -51,7 +51,7 @@ def tiny_checkpoint(tmp_path_factory):
 @pytest.fixture
 def tiny_demo_world(user_data):
     """A tiny world where the demo world is expected (same seed, 8 identities × 4 images)."""
-    from engine.world.build import build_world
+    from engine.lab.world.build import build_world
 
     build_world(demo_world_dir(), identities=8, images_per_identity=4, seed=DEMO_SEED)
     return demo_world_dir()

@@ -11,10 +11,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from engine.models.config import ModelConfig
-from engine.ontology import LEVELS, ONTOLOGY
-from engine.text.generator import descriptions_by_level
-from engine.world.identities import make_identity
+from engine.kernel.ontology import LEVELS, ONTOLOGY
+from engine.lab.world.identities import make_identity
+from engine.retrieval.models.config import ModelConfig
+from engine.retrieval.text.generator import descriptions_by_level
 
 SIZES = {"HR": (16, 8), "mild": (8, 4), "mid": (4, 2), "ultra": (4, 2)}
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from engine.detection.detectors import Detections
-from engine.world.identities import make_identity
-from engine.world.render import render_sample
+from engine.lab.world.identities import make_identity
+from engine.lab.world.render import render_sample
+from engine.perception.detection.detectors import Detections
 
 FPS = 10
 FRAME_W, FRAME_H = 640, 300

@@ -10,16 +10,17 @@ import cv2
 import numpy as np
 from report_cases import person_crop
 
-from engine.gallery import Gallery
-from engine.gallery import evidence_table as store
-from engine.ontology import ONTOLOGY
-from engine.pretrained.registry import shipped
+from engine.index import Gallery
+from engine.index import evidence_table as store
+from engine.kernel.ontology import ONTOLOGY
+from engine.perception.pretrained.registry import shipped
 
 N_ITEMS = 8
 
 
 def shipped_fingerprint(preset: str = "balanced") -> dict:
-    """What ``engine.appearance.shipped`` records for a shipped re-identification network (without loading it)."""
+    """What ``engine.perception.appearance.shipped`` records for a shipped re-identification network (without
+    loading it)."""
     model = shipped(preset)
     return {"kind": "openvino", "name": model.name, "precision": model.precision, "version": model.version,
             "file": model.name, "file_sha256": model.bin_sha256, "normalisation": "in-graph",

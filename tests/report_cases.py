@@ -11,7 +11,7 @@ import numpy as np
 from app.report import collect_content
 from app.store import CaseStore, StepInput
 from app.store.from_engine import gallery_identity
-from engine.gallery import Gallery
+from engine.index import Gallery
 
 N_ITEMS = 24
 CAMERAS = ("c0", "c1", "c2")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.encoding.views import gallery_views
-from engine.gallery import Gallery
-from engine.gallery import evidence_table as store
+from engine.index import Gallery
+from engine.index import evidence_table as store
+from engine.retrieval.encoding.views import gallery_views
 
 DIM = 4
 

@@ -29,10 +29,10 @@ from app.launch import Splash, _time_left, open_or_create_case, start_demo
 from app.main_window import CheckpointModels, MainWindow
 from app.state import AppState
 from app.workers import Job
-from engine.demo import DEMO_IDENTITIES, DEMO_IMAGES_PER_IDENTITY, DEMO_SEED, demo_world_dir
-from engine.gallery import Gallery
-from engine.gallery.verify import verify_gallery
-from engine.gallery.writer_lock import LOCK_FILES
+from engine.index import Gallery
+from engine.index.verify import verify_gallery
+from engine.index.writer_lock import LOCK_FILES
+from engine.lab.demo import DEMO_IDENTITIES, DEMO_IMAGES_PER_IDENTITY, DEMO_SEED, demo_world_dir
 
 WAIT = 60_000
 TINY = (6, 4)  # identities × images of the tests' shipped gallery
@@ -67,9 +67,9 @@ def small_demo(monkeypatch):
 def test_the_shipped_gallery_is_the_shipped_checkpoints():
     """What ``make demo-gallery`` records: the shipped checkpoint's fingerprint, the demo world, every RGB and IR
     image as an item, the archive's size and hash, and no folder of the machine that built it."""
-    from engine.models import load
-    from engine.models.checkpoint import model_fingerprint
-    from engine.models.discovery import default_checkpoint
+    from engine.retrieval.models import load
+    from engine.retrieval.models.checkpoint import model_fingerprint
+    from engine.retrieval.models.discovery import default_checkpoint
 
     folder = shipped_gallery_dir()
     info = ShippedInfo.read(folder)

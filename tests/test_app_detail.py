@@ -10,8 +10,8 @@ from PySide6.QtGui import QColor
 
 from app.views.detail import BOX_COLOR, OUTSIDE_DIM, DetailInputError, DetailPane, draw_box, read_source_frame
 from app.views.results import CONFIRMED, REJECTED, format_time
-from engine.gallery import GalleryItem
-from engine.hashing import sha256_file
+from engine.index import GalleryItem
+from engine.kernel.hashing import sha256_file
 
 BOX = (20.0, 10.0, 30.0, 50.0)
 GREY = 120

@@ -1,6 +1,6 @@
 """The detail pane in a 1366 × 768 main window: every metadata field and every action button can be seen (the
 pane never needs a sideways scroll, and the field values keep a width), and a footage item's explanation says
-how far its scores can be trusted (app/views/detail.py, engine/search/trust.py)."""
+how far its scores can be trusted (app/views/detail.py, engine/retrieval/search/trust.py)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from PySide6.QtWidgets import QApplication
 
 from app.main_window import MainWindow
 from app.state import AppState
-from engine.encoding.views import gallery_views
-from engine.gallery import Gallery
-from engine.gallery import evidence_table as store
-from engine.ontology import ONTOLOGY
-from engine.search import SearchSession, StepQuery
+from engine.index import Gallery
+from engine.index import evidence_table as store
+from engine.kernel.ontology import ONTOLOGY
+from engine.retrieval.encoding.views import gallery_views
+from engine.retrieval.search import SearchSession, StepQuery
 
 WAIT = 20_000
 SCREEN = (1366, 768)

@@ -1,5 +1,5 @@
 """Distribution panel (app/views/distribution.py): bin counts, the cut at the k-th score, dragging the cut,
-relevant/other split, AP and mSD equal to engine.metrics, empty state and input checks."""
+relevant/other split, AP and mSD equal to engine.retrieval.metrics, empty state and input checks."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
 
 from app.views.distribution import DistributionInputError, DistributionPanel
-from engine.gallery import Gallery
-from engine.metrics.msd import msd_per_query
-from engine.metrics.retrieval import evaluate_retrieval
-from engine.search import SearchSession, StepQuery
+from engine.index import Gallery
+from engine.retrieval.metrics.msd import msd_per_query
+from engine.retrieval.metrics.retrieval import evaluate_retrieval
+from engine.retrieval.search import SearchSession, StepQuery
 
 N = 300
 

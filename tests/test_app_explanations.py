@@ -9,11 +9,11 @@ from fixed_query_encoder import FixedQueryEncoder
 from PySide6.QtCore import Qt
 
 from app.views.detail import DetailPane, explanation_html
-from engine.encoding.views import gallery_views
-from engine.gallery import Gallery
-from engine.gallery import evidence_table as store
-from engine.ontology import ONTOLOGY
-from engine.search import SearchSession, StepQuery
+from engine.index import Gallery
+from engine.index import evidence_table as store
+from engine.kernel.ontology import ONTOLOGY
+from engine.retrieval.encoding.views import gallery_views
+from engine.retrieval.search import SearchSession, StepQuery
 
 WAIT = 20_000
 TEXT = "a man in a red shirt"
@@ -86,10 +86,10 @@ def tiny_gallery(tmp_path_factory):
     import torch
 
     from app.main_window import CheckpointModels
-    from engine.attributes.gallery import refresh_evidence
     from engine.ingest import ModelEncoder, ingest
-    from engine.models import create, save
-    from engine.world.build import build_world
+    from engine.lab.world.build import build_world
+    from engine.retrieval.evidence.items import refresh_evidence
+    from engine.retrieval.models import create, save
 
     torch.set_num_threads(1)
     root = tmp_path_factory.mktemp("explanations")
@@ -136,8 +136,8 @@ def test_main_window_explains_results_in_tooltips_and_the_detail_pane(qtbot, tmp
 
 def test_carried_objects_evidence_is_explained_with_its_source(qtbot, pane, tmp_path):
     """An item whose track showed a backpack: the detail pane and the grid's one-line tooltip name the source."""
-    from engine.attributes.objects import CarriedTally
-    from engine.attributes.ranking import explanation_line
+    from engine.perception.attributes.objects import CarriedTally
+    from engine.retrieval.evidence.ranking import explanation_line
 
     views = gallery_views(4)
     vectors = np.tile(np.array([[0.8, 0.6, 0, 0]], np.float32), (2, 1))

@@ -11,8 +11,8 @@ from PySide6.QtCore import QThreadPool
 
 from app.state import AppState, KeepRule, QuerySpec, timeline_rows
 from app.store import CaseStore
-from engine.encoding.views import gallery_views
-from engine.gallery import Gallery
+from engine.index import Gallery
+from engine.retrieval.encoding.views import gallery_views
 
 DIM = 8
 N, GROWN = 90, 40

@@ -11,7 +11,7 @@ from app.launch import open_or_create_case, resolve_checkpoint, start_demo
 from app.main_window import CheckpointModels, MainWindow
 from app.state import AppState
 from app.workers import Job
-from engine.demo import data_dir
+from engine.lab.demo import data_dir
 
 WAIT = 30_000
 
@@ -78,7 +78,7 @@ def test_lineup_app_is_a_cli_command():
 def test_the_checkpoint_encoders_are_made_once_and_shared_across_threads(tiny_checkpoint):
     import threading
 
-    from engine.models.checkpoint import model_fingerprint
+    from engine.retrieval.models.checkpoint import model_fingerprint
 
     models = CheckpointModels(tiny_checkpoint)
     made = {}

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QWidget
 
 from app.main_window import MINIMUM_SIZE, CheckpointModels, MainWindow
 from app.state import AppState, KeepRule
-from engine.gallery import Gallery
+from engine.index import Gallery
 
 WAIT = 20_000
 STEPS = ("a woman", "a woman in a red jacket", "a woman in a red jacket and blue jeans carrying a backpack")
@@ -24,8 +24,8 @@ def tiny_gallery(tmp_path_factory):
     import torch
 
     from engine.ingest import ModelEncoder, ingest
-    from engine.models import create, save
-    from engine.world.build import build_world
+    from engine.lab.world.build import build_world
+    from engine.retrieval.models import create, save
 
     torch.set_num_threads(1)
     root = tmp_path_factory.mktemp("main-window")

@@ -14,10 +14,10 @@ from app.main_window import MainWindow
 from app.provenance import SOURCE_LABELS, similarity_line, view_network
 from app.state import AppState
 from app.views.detail import DetailPane, explanation_html
-from engine.attributes.ranking import explanation_line
-from engine.gallery.evidence_table import SOURCES
-from engine.pretrained.registry import ATTRIBUTE_NETWORK, shipped
-from engine.search import SearchSession, StepQuery
+from engine.index.evidence_table import SOURCES
+from engine.perception.pretrained.registry import ATTRIBUTE_NETWORK, shipped
+from engine.retrieval.evidence.ranking import explanation_line
+from engine.retrieval.search import SearchSession, StepQuery
 
 WAIT = 20_000
 REID = "person-reidentification-retail-0287 (FP32, Intel Open Model Zoo 2023.0)"
@@ -107,7 +107,7 @@ def test_attribute_readings_name_the_attribute_network(tmp_path):
     # the results grid's tooltip line, as the window asks for it
     assert "✓ colour of the top: red by the attribute network (0.90)" in \
         explanation_line(step.explain("i0"), labels=SOURCE_LABELS)
-    # the CLI's words are the same (engine.attributes.wording): no internal source or key names
+    # the CLI's words are the same (engine.retrieval.evidence.wording): no internal source or key names
     assert "✓ colour of the top: red by the attribute network (0.90)" in explanation_line(step.explain("i0"))
     without = footage_gallery(tmp_path / "pixels-only", None, sources=("pixels",))
     plain = SearchSession(without, FixedQueryEncoder(), attribute_weight=0.5).step(StepQuery(text="a red top"))

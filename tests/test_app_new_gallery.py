@@ -14,7 +14,7 @@ from app.state import AppState
 from app.state.ingest_queue import CANCELLED, DONE, IngestQueue
 from app.store import CaseStore
 from app.views.new_gallery_dialog import NewGalleryDialog
-from engine.gallery import Gallery
+from engine.index import Gallery
 
 WAIT = 10_000
 DIM = 4

@@ -119,7 +119,7 @@ def test_valid_scripts_keep_every_action_in_order(tmp_path, rest):
 
 def _tiny_target(world: Path) -> tuple[str, str]:
     """(description, identity) of the first RGB identity of the tiny demo world."""
-    from engine.text.generator import describe
+    from engine.retrieval.text.generator import describe
 
     for line in (world / "manifest.jsonl").read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
@@ -211,7 +211,7 @@ def test_undo_branch_and_ground_truth_through_a_script(tiny_demo_world, tiny_che
     assert [s.candidates_after for s in path] == [24, 2]
     first = path[0].id
     assert len(state.children(first)) == 3  # the undone step, the kept-4 step and the branch's step
-    from engine.gallery import Gallery
+    from engine.index import Gallery
 
     gallery = Gallery.open(state.galleries[0].path)
     names = gallery.columns.identities.names

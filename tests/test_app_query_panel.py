@@ -12,9 +12,9 @@ from PySide6.QtWidgets import QApplication
 
 from app.state import KeepRule, QuerySpec, append_sentence, suggestion_sentence
 from app.views.query_panel import QueryPanel
-from engine.ontology import ONTOLOGY
-from engine.search import QueryInputError
-from engine.text.parser import parse
+from engine.kernel.ontology import ONTOLOGY
+from engine.retrieval.search import QueryInputError
+from engine.retrieval.text.parser import parse
 
 BASES = [
     "",

@@ -27,8 +27,8 @@ from app.views.results import (
 )
 from app.views.results_model import DeferredExplanations
 from app.views.thumbnails import MappedCrops
-from engine.gallery import Gallery
-from engine.search import SearchSession, StepQuery
+from engine.index import Gallery
+from engine.retrieval.search import SearchSession, StepQuery
 
 N = 24
 CAMERAS = ("c0", "c1", "c2")

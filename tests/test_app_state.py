@@ -12,8 +12,8 @@ from PySide6.QtCore import QThreadPool
 
 from app.state import AppState, KeepRule, QuerySpec, replay_plan, timeline_rows
 from app.store import CaseStore
-from engine.encoding.views import gallery_views
-from engine.gallery import Gallery
+from engine.index import Gallery
+from engine.retrieval.encoding.views import gallery_views
 
 DIM = 8
 N = 120
@@ -283,9 +283,9 @@ def test_find_similar_needs_no_encoder(qtbot, world, state, store):
 
 
 def test_find_similar_across_an_outfit_change_is_stored_and_rerun(qtbot, world, state, store, pool, tmp_path):
-    from engine.gallery import evidence_table
-    from engine.ontology import BIOMETRIC_KEYS, ONTOLOGY
-    from engine.search import SearchSession, StepQuery
+    from engine.index import evidence_table
+    from engine.kernel.ontology import BIOMETRIC_KEYS, ONTOLOGY
+    from engine.retrieval.search import SearchSession, StepQuery
 
     gallery, centres = world
     with qtbot.waitSignal(state.error, timeout=WAIT):  # no evidence: said in words

@@ -14,10 +14,10 @@ from app.state.gallery_session import GallerySession
 from app.state.marks import check_items, check_mark_state, record_marks
 from app.state.step_history import StepHistory
 from app.store import CaseStore
-from engine.encoding.views import gallery_views
-from engine.gallery import Gallery
-from engine.gallery.errors import GalleryMismatchError
-from engine.search import StepQuery
+from engine.index import Gallery
+from engine.index.errors import GalleryMismatchError
+from engine.retrieval.encoding.views import gallery_views
+from engine.retrieval.search import StepQuery
 
 DIM = 8
 N = 30

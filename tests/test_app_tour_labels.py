@@ -23,10 +23,10 @@ from app.views.notes_panel import NoteEditor, NotesPanel
 from app.views.query_panel import QueryPanel
 from app.views.results import GT_LEGEND, ResultsView, ground_truth_legend
 from app.window.banner import Banner
-from engine.gallery import Gallery
-from engine.images import IMAGE_EXTENSIONS
+from engine.index import Gallery
 from engine.ingest.sources import VIDEO_EXTENSIONS
-from engine.timefmt import screen_time
+from engine.kernel.images import IMAGE_EXTENSIONS
+from engine.kernel.timefmt import screen_time
 
 LONG_ID = "cam2-000000000000000000000000f311"  # 33 characters, as ingest makes them
 

@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QObject, QThread, QThreadPool, Signal
 
 from app.workers import PROGRESS_INTERVAL, Cancelled, Job, describe_error, run_in_worker, running_jobs
-from engine.search import QueryInputError
+from engine.retrieval.search import QueryInputError
 
 
 @pytest.fixture

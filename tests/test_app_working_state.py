@@ -12,8 +12,8 @@ from PySide6.QtCore import QThreadPool
 
 from app.main_window import MainWindow
 from app.state import AppState, Filters, KeepRule
-from engine.encoding.views import gallery_views
-from engine.gallery import Gallery
+from engine.index import Gallery
+from engine.retrieval.encoding.views import gallery_views
 
 DIM = 8
 N = 36

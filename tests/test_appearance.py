@@ -12,13 +12,13 @@ import torch
 from size_encoder import SizeEncoder
 from torch import nn
 
-from engine.appearance import AppearanceModelError, AppearanceNetwork, Normalisation, parse_normalisation
-from engine.appearance.gallery_view import compute_appearance_view
-from engine.gallery import Gallery
+from engine.index import Gallery
 from engine.ingest import IngestError, IngestOptions, ingest
 from engine.ingest.appearance import WithAppearance
-from engine.search.query import StepQuery
-from engine.search.session import SearchSession
+from engine.ingest.appearance_views import compute_appearance_view
+from engine.perception.appearance import AppearanceModelError, AppearanceNetwork, Normalisation, parse_normalisation
+from engine.retrieval.search.query import StepQuery
+from engine.retrieval.search.session import SearchSession
 
 COLOURS = {"red": (30, 30, 210), "green": (40, 200, 40), "blue": (210, 60, 30)}
 VIEWS = ("rgb", "reid:AD-LT")  # the checkpoint stand-in's views
@@ -244,7 +244,7 @@ def test_cli_crops_ingest_with_appearance_then_similar_and_rebuild(nets, crops, 
     from typer.testing import CliRunner
 
     from engine.cli import app
-    from engine.models import create, save
+    from engine.retrieval.models import create, save
 
     checkpoint = save(create("tiny", device="cpu"), tmp_path / "ck")
     runner = CliRunner()

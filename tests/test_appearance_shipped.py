@@ -10,15 +10,20 @@ import numpy as np
 import pytest
 from size_encoder import SizeEncoder
 
-from engine.appearance import AppearanceModelError, AppearanceNetwork, ShippedAppearanceNetwork, appearance_network
-from engine.appearance.gallery_view import compute_appearance_view
-from engine.appearance.normalisation import Normalisation
-from engine.gallery import Gallery
+from engine.index import Gallery
 from engine.ingest import IngestError, IngestOptions, ingest
 from engine.ingest.appearance import WithAppearance, auto_appearance, with_default_appearance
-from engine.search.query import StepQuery
-from engine.search.session import SearchSession
-from engine.world.build import build_world
+from engine.ingest.appearance_views import compute_appearance_view
+from engine.lab.world.build import build_world
+from engine.perception.appearance import (
+    AppearanceModelError,
+    AppearanceNetwork,
+    ShippedAppearanceNetwork,
+    appearance_network,
+)
+from engine.perception.appearance.normalisation import Normalisation
+from engine.retrieval.search.query import StepQuery
+from engine.retrieval.search.session import SearchSession
 
 
 @pytest.fixture(scope="module")
@@ -132,8 +137,8 @@ def test_an_existing_gallery_keeps_its_network(people, tmp_path):
 
 
 def test_the_gallery_records_which_view_find_similar_searches(people, tmp_path):
-    from engine.attributes.ranking import DomainWeights
-    from engine.gallery.report import info_lines
+    from engine.index.report import info_lines
+    from engine.retrieval.evidence.ranking import DomainWeights
 
     folder, _ = people
     weights = DomainWeights({"world": 0.5, "footage": 1.0}, {"world": "test", "footage": "test"})

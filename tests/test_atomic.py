@@ -8,8 +8,7 @@ import stat
 
 import pytest
 
-from engine.atomic import atomic_target, atomic_write_bytes, atomic_write_json, atomic_write_text
-from engine.data import atomic as old_location
+from engine.kernel.atomic import atomic_target, atomic_write_bytes, atomic_write_json, atomic_write_text
 
 
 def test_writes_replace_the_target_and_leave_no_temporary_file(tmp_path):
@@ -52,8 +51,3 @@ def test_atomic_target_gives_a_sibling_name_and_cleans_up_on_failure(tmp_path):
         tmp.write_bytes(b"new")
     assert target.read_bytes() == b"new"
     assert [p.name for p in tmp_path.iterdir()] == ["image.png"]
-
-
-def test_the_old_module_path_still_exports_the_same_functions():
-    assert old_location.atomic_write_text is atomic_write_text
-    assert old_location.atomic_target is atomic_target

@@ -1,4 +1,4 @@
-"""Scoring carried-objects evidence against labels (engine/attributes/carried_accuracy.py) and the bench that
+"""Scoring carried-objects evidence against labels (engine/lab/evaluation/carried_accuracy.py) and the bench that
 runs it (bench/attribute_accuracy.py --detector), on a generated clip and world with a fake object detector."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from bench_modules import load_bench
 
-from engine.attributes.carried_accuracy import CarriedRow, labelled_carrying, score_carrying, world_carrying
-from engine.detection.detectors import CarriedObjects, Detections
-from engine.detection.factory import DETECTORS
+from engine.lab.evaluation.carried_accuracy import CarriedRow, labelled_carrying, score_carrying, world_carrying
+from engine.perception.detection.detectors import CarriedObjects, Detections
+from engine.perception.detection.factory import DETECTORS
 
 PEOPLE = {"p1": [40, 40, 60, 150], "p2": [200, 40, 60, 150], "p3": [330, 40, 50, 150]}
 
@@ -167,7 +167,7 @@ def test_the_bench_takes_its_detector_by_name_with_options(labelled, world, tmp_
 def test_the_bench_scores_a_checkpoints_attribute_heads_on_the_labelled_crops(labelled, tmp_path, capsys):
     import torch
 
-    from engine.models import create, save
+    from engine.retrieval.models import create, save
 
     torch.manual_seed(0)
     checkpoint = tmp_path / "tiny"

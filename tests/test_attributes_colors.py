@@ -1,4 +1,4 @@
-"""Colour naming, colour constancy and skin exclusion of ``engine.attributes``."""
+"""Colour naming, colour constancy and skin exclusion of ``engine.perception.attributes``."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from figure_drawing import draw_figure
 
-from engine.attributes import extract_attributes
-from engine.attributes.colors import GARMENT_NAMER, HAIR_NAMER, ColorNamer, lab_of_rgb
-from engine.attributes.constancy import apply_gains, shades_of_grey
-from engine.attributes.skin import skin_candidates
-from engine.ontology import COLORS, ONTOLOGY
+from engine.kernel.ontology import COLORS, ONTOLOGY
+from engine.perception.attributes import extract_attributes
+from engine.perception.attributes.colors import GARMENT_NAMER, HAIR_NAMER, ColorNamer, lab_of_rgb
+from engine.perception.attributes.constancy import apply_gains, shades_of_grey
+from engine.perception.attributes.skin import skin_candidates
 
 #: Typical dye colours (BGR) of each ontology colour, chosen apart from the namer's prototypes.
 DYES_BGR = {

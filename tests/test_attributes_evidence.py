@@ -12,8 +12,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from engine.attributes import AttributeEvidence, AttributeEvidenceError, AttributeInputError, extract_attributes
-from engine.ontology import ONTOLOGY
+from engine.kernel.ontology import ONTOLOGY
+from engine.perception.attributes import (
+    AttributeEvidence,
+    AttributeEvidenceError,
+    AttributeInputError,
+    extract_attributes,
+)
 
 
 def assert_valid(evidence: AttributeEvidence) -> None:

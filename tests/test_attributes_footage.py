@@ -13,10 +13,10 @@ from pathlib import Path
 import cv2
 import pytest
 
-from engine.attributes import extract_attributes
-from engine.attributes.accuracy import SCORED, Tally, footage_samples, load_people
-from engine.ontology import ONTOLOGY
-from engine.world.build import build_world
+from engine.kernel.ontology import ONTOLOGY
+from engine.lab.evaluation.attribute_accuracy import SCORED, Tally, footage_samples, load_people
+from engine.lab.world.build import build_world
+from engine.perception.attributes import extract_attributes
 
 REPO = Path(__file__).resolve().parents[1]
 PEOPLE = REPO / "tests" / "data" / "footage" / "people.json"

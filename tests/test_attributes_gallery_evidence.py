@@ -1,4 +1,4 @@
-"""Evidence for gallery items (engine/attributes/gallery.py): computing it from crops, the ingest hook, the
+"""Evidence for gallery items (engine/retrieval/evidence/items.py): computing it from crops, the ingest hook, the
 refresh from stored crops and source frames, `lineup gallery rebuild --attributes`, and `lineup search` with
 the hybrid ranking (--attribute-weight, --require, explanations in --json and text)."""
 
@@ -12,13 +12,13 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-import engine.attributes.gallery as evidence_module
-from engine.attributes.gallery import add_evidence, compute_evidence, refresh_evidence, source_frames
+import engine.retrieval.evidence.items as evidence_module
 from engine.cli import app
-from engine.encoding.model_encoder import encode_items, model_views
-from engine.gallery import Gallery, GalleryItem
-from engine.gallery import evidence_table as store
-from engine.models import create, model_fingerprint, save
+from engine.index import Gallery, GalleryItem
+from engine.index import evidence_table as store
+from engine.retrieval.encoding.model_encoder import encode_items, model_views
+from engine.retrieval.evidence.items import add_evidence, compute_evidence, refresh_evidence, source_frames
+from engine.retrieval.models import create, model_fingerprint, save
 
 BACKGROUND = (120, 120, 120)
 RED, GREEN, BLACK, WHITE = (0, 0, 200), (0, 200, 0), (30, 30, 30), (220, 220, 220)

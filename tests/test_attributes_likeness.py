@@ -7,9 +7,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.attributes.likeness import EPSILON, consecutive_columns, key_columns, key_score, likeness, same_value
-from engine.evaluation.oracle import matching_attributes
-from engine.ontology import ATTRIBUTE_KEYS, BIOMETRIC_KEYS, ONTOLOGY
+from engine.kernel.ontology import ATTRIBUTE_KEYS, BIOMETRIC_KEYS, ONTOLOGY
+from engine.lab.evaluation.oracle import matching_attributes
+from engine.retrieval.evidence.likeness import (
+    EPSILON,
+    consecutive_columns,
+    key_columns,
+    key_score,
+    likeness,
+    same_value,
+)
 
 SIZES = [len(ONTOLOGY.attributes[key]) for key in ATTRIBUTE_KEYS]
 

@@ -1,4 +1,4 @@
-"""Carried objects as attribute evidence (engine/attributes/objects.py): assigning detected bags to people,
+"""Carried objects as attribute evidence (engine/perception/attributes/objects.py): assigning detected bags to people,
 the evidence a track's sightings give, the "objects" source in the store, the ranking and its explanations,
 keeping it through a refresh, and ingest end to end with a detector that reports objects."""
 
@@ -11,9 +11,13 @@ import numpy as np
 import pytest
 from fixed_query_encoder import FixedQueryEncoder
 
-from engine.attributes.agreement import key_agreement
-from engine.attributes.gallery import refresh_evidence
-from engine.attributes.objects import (
+from engine.index import Gallery
+from engine.index import evidence_table as store
+from engine.ingest import IngestOptions, ingest
+from engine.kernel.ontology import ONTOLOGY
+from engine.lab.world.identities import make_identity
+from engine.lab.world.render import render_sample
+from engine.perception.attributes.objects import (
     HALF_FRAMES,
     NONE_TRUST,
     CarriedObjectsError,
@@ -21,16 +25,12 @@ from engine.attributes.objects import (
     assign_objects,
     objects_by_person,
 )
-from engine.attributes.ranking import explanation_line
-from engine.detection.detectors import CarriedObjects, Detections
-from engine.encoding.views import gallery_views
-from engine.gallery import Gallery
-from engine.gallery import evidence_table as store
-from engine.ingest import IngestOptions, ingest
-from engine.ontology import ONTOLOGY
-from engine.search import SearchSession
-from engine.world.identities import make_identity
-from engine.world.render import render_sample
+from engine.perception.detection.detectors import CarriedObjects, Detections
+from engine.retrieval.encoding.views import gallery_views
+from engine.retrieval.evidence.agreement import key_agreement
+from engine.retrieval.evidence.items import refresh_evidence
+from engine.retrieval.evidence.ranking import explanation_line
+from engine.retrieval.search import SearchSession
 
 KINDS = ONTOLOGY.attributes["carrying_type"]
 
@@ -330,9 +330,9 @@ def test_cli_search_explains_and_rebuild_keeps_the_objects_evidence(tmp_path):
     from typer.testing import CliRunner
 
     from engine.cli import app
-    from engine.encoding.model_encoder import encode_items, model_views
-    from engine.gallery import GalleryItem
-    from engine.models import create, model_fingerprint, save
+    from engine.index import GalleryItem
+    from engine.retrieval.encoding.model_encoder import encode_items, model_views
+    from engine.retrieval.models import create, model_fingerprint, save
 
     torch.manual_seed(0)
     model = create("tiny", device="cpu")

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.attributes.agreement import key_agreement
-from engine.attributes.gallery import compute_evidence
-from engine.attributes.pretrained import (
+from engine.index import evidence_table as store
+from engine.kernel.ontology import ONTOLOGY
+from engine.perception.attributes.pretrained import (
     OUTPUTS,
     AttributeNetwork,
     calibrate,
@@ -21,10 +21,16 @@ from engine.attributes.pretrained import (
     evidence_from_outputs,
     shipped_platt,
 )
-from engine.attributes.ranking import AttributeTerm, GalleryEvidence
-from engine.attributes.reliability import check_table, fit_reliability, for_domain, log_likelihood, scale_confidence
-from engine.gallery import evidence_table as store
-from engine.ontology import ONTOLOGY
+from engine.retrieval.evidence.agreement import key_agreement
+from engine.retrieval.evidence.items import compute_evidence
+from engine.retrieval.evidence.ranking import AttributeTerm, GalleryEvidence
+from engine.retrieval.evidence.reliability import (
+    check_table,
+    fit_reliability,
+    for_domain,
+    log_likelihood,
+    scale_confidence,
+)
 
 MAPPED = {"gender", "carrying_type", "hat_type", "top_length", "bottom_length", "bottom_type", "hairstyle", "top_type"}
 

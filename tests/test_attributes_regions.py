@@ -1,4 +1,4 @@
-"""Body regions, silhouettes and length cues of ``engine.attributes`` on drawn figures with known bands."""
+"""Body regions, silhouettes and length cues of ``engine.perception.attributes`` on drawn figures with known bands."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from figure_drawing import draw_figure
 
-from engine.attributes import extract_attributes
-from engine.attributes.mask import clean_foreground, grabcut_mask, person_mask
-from engine.attributes.regions import BANDS, body_regions, figure_frame
+from engine.perception.attributes import extract_attributes
+from engine.perception.attributes.mask import clean_foreground, grabcut_mask, person_mask
+from engine.perception.attributes.regions import BANDS, body_regions, figure_frame
 
 
 def test_frame_of_a_whole_figure_matches_the_drawn_bands():

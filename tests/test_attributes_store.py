@@ -1,5 +1,5 @@
-"""Gallery attribute evidence on disk (engine/attributes/store.py) and the agreement math
-(engine/attributes/agreement.py), checked by hand."""
+"""Gallery attribute evidence on disk (engine/perception/attributes/store.py) and the agreement math
+(engine/retrieval/evidence/agreement.py), checked by hand."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import math
 import numpy as np
 import pytest
 
-from engine.attributes import agreement as agree
-from engine.attributes.model_heads import evidence_from_probabilities
-from engine.gallery import evidence_table as store
-from engine.gallery.errors import GalleryCorruptError, GalleryInputError
-from engine.gallery.evidence import AttributeEvidence
-from engine.ontology import ONTOLOGY
+from engine.index import evidence_table as store
+from engine.index.errors import GalleryCorruptError, GalleryInputError
+from engine.kernel.ontology import ONTOLOGY
+from engine.perception.attributes.evidence import AttributeEvidence
+from engine.retrieval.evidence import agreement as agree
+from engine.retrieval.evidence.model_heads import evidence_from_probabilities
 
 COLORS = ONTOLOGY.attributes["top_color"]
 

@@ -8,8 +8,8 @@ import cv2
 import numpy as np
 import pytest
 
-from engine.ontology import ATTRIBUTE_KEYS, LEVELS, ONTOLOGY
-from engine.world.benchmarks import (
+from engine.kernel.ontology import ATTRIBUTE_KEYS, LEVELS, ONTOLOGY
+from engine.lab.world.benchmarks import (
     BENCHMARKS,
     MODES,
     RELEVANCE,
@@ -24,7 +24,8 @@ CHAIN_SIZES = (3, 7, 10, 13, 16)
 
 
 def fake_chain(attributes: dict, rng: random.Random) -> list[dict]:
-    """A stand-in for engine.text.generator.query_chain: nested random key subsets of sizes 3, 7, 10, 13, 16."""
+    """A stand-in for engine.retrieval.text.generator.query_chain: nested random key subsets of sizes 3, 7, 10, 13,
+    16."""
     keys = sorted(attributes)
     rng.shuffle(keys)
     return [{"text": ", ".join(f"{k} {attributes[k]}" for k in keys[:n]), "keys": keys[:n],
@@ -252,7 +253,7 @@ def test_max_identities_and_bad_chain(tmp_path):
 
 
 def test_with_the_real_generator(tmp_path):
-    from engine.text import generator
+    from engine.retrieval.text import generator
 
     write_world(tmp_path, identities=2)
     summary = build_benchmarks(tmp_path, query_chain=generator.query_chain)

@@ -18,11 +18,11 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from engine.gallery import Gallery, GalleryBusyError, GalleryCorruptError, writing
-from engine.images import HEADER_BYTES, ImageInputError, PixelBudget, image_size, read_image, read_image_bytes
+from engine.index import Gallery, GalleryBusyError, GalleryCorruptError, writing
 from engine.ingest import IngestOptions, ingest
-from engine.search.errors import QueryInputError
-from engine.search.query import load_image
+from engine.kernel.images import HEADER_BYTES, ImageInputError, PixelBudget, image_size, read_image, read_image_bytes
+from engine.retrieval.search.errors import QueryInputError
+from engine.retrieval.search.query import load_image
 
 
 def _chunk(kind: bytes, body: bytes) -> bytes:
@@ -159,7 +159,7 @@ def test_decode_image_sized_gives_the_stored_size_and_shrinks_a_grey_png_in_one_
         b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", struct.pack(">IIBBBBB", side, side, 8, 0, 0, 0, 0))
         + _chunk(b"IDAT", body) + _chunk(b"IEND", b""))
     script = (
-        "import resource, sys; from engine.images import decode_image_sized, read_image_bytes\n"
+        "import resource, sys; from engine.kernel.images import decode_image_sized, read_image_bytes\n"
         "data = read_image_bytes(sys.argv[1]); before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
         "image, size = decode_image_sized(data, sys.argv[1], max_side=2048)\n"
         "grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before\n"
@@ -215,8 +215,8 @@ def test_nan_weights_are_blamed_on_the_checkpoint_file(tmp_path):
     import torch
     from safetensors.torch import load_file, save_file
 
-    from engine.models import create, save
-    from engine.models.checkpoint import CheckpointError, load
+    from engine.retrieval.models import create, save
+    from engine.retrieval.models.checkpoint import CheckpointError, load
 
     torch.manual_seed(0)
     folder = save(create("tiny", device="cpu"), tmp_path / "ckpt")
@@ -277,7 +277,7 @@ def test_a_second_cli_writer_is_refused_before_the_model_loads(tmp_path, monkeyp
     source.mkdir()
     person(source / "a.png")
     loaded = []
-    monkeypatch.setattr("engine.models.discovery.load_model", lambda *a, **k: loaded.append(1) or 1 / 0)
+    monkeypatch.setattr("engine.retrieval.models.discovery.load_model", lambda *a, **k: loaded.append(1) or 1 / 0)
     release, thread = _held(gallery)
     try:
         result = CliRunner().invoke(app, ["ingest", str(source), "--crops", "--gallery", str(gallery)])
@@ -326,10 +326,10 @@ def test_anytime_skips_a_scenario_without_queries_and_reports_the_others(tmp_pat
     from rich.console import Console
     from test_evaluation_protocols import TINY
 
-    from engine.evaluation import evaluate, render
-    from engine.evaluation.api import evaluate_benchmark
-    from engine.evaluation.sources import world_benchmark
-    from engine.models import create
+    from engine.lab.evaluation import evaluate, render
+    from engine.lab.evaluation.api import evaluate_benchmark
+    from engine.lab.evaluation.sources import world_benchmark
+    from engine.retrieval.models import create
 
     write_world(tmp_path / "w", identities=4)
     model = create(TINY, device="cpu")
@@ -365,8 +365,8 @@ def test_a_file_too_short_for_its_declared_size_is_refused_undecoded(tmp_path):
 
 
 def test_deep_json_in_a_world_manifest_names_the_file_and_line(tmp_path):
-    from engine.data.readers.records import DatasetFormatError
-    from engine.data.readers.world import read_world
+    from engine.ingest.datasets.records import DatasetFormatError
+    from engine.ingest.datasets.world import read_world
 
     world = tmp_path / "w"
     world.mkdir()
@@ -380,11 +380,11 @@ def test_deeply_nested_gallery_files_are_named_errors(tmp_path, name):
     gallery = Gallery.create(tmp_path / "g", {"rgb": 4}, "ckpt")
     target = gallery.root / "gallery.json"
     if name == "evidence":
-        from engine.gallery.evidence_table import META_FILE, folder_of
+        from engine.index.evidence_table import META_FILE, folder_of
 
         folder_of(gallery.root).mkdir(parents=True, exist_ok=True)
         target = folder_of(gallery.root) / META_FILE
-        from engine.gallery.evidence_table import _read_meta as read_meta
+        from engine.index.evidence_table import _read_meta as read_meta
     else:
         read_meta = Gallery._read_meta
     target.write_text("[" * 3000)

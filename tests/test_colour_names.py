@@ -1,4 +1,4 @@
-"""Colour-name regions (``engine.colour_names``) and the world's wide palette that paints from them."""
+"""Colour-name regions (``engine.kernel.colour_names``) and the world's wide palette that paints from them."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.attributes.colors import GARMENT_NAMER, HAIR_NAMER
-from engine.colour_names import GARMENT_REGIONS, HAIR_REGIONS, lab_of_rgb, rgb_of_lab
-from engine.ontology import COLORS, ONTOLOGY
-from engine.world.identities import make_identity
-from engine.world.look import WIDE_SPREAD, make_look
-from engine.world.modalities import COLOR_RGB, jitter_color
+from engine.kernel.colour_names import GARMENT_REGIONS, HAIR_REGIONS, lab_of_rgb, rgb_of_lab
+from engine.kernel.ontology import COLORS, ONTOLOGY
+from engine.lab.world.identities import make_identity
+from engine.lab.world.look import WIDE_SPREAD, make_look
+from engine.lab.world.modalities import COLOR_RGB, jitter_color
+from engine.perception.attributes.colors import GARMENT_NAMER, HAIR_NAMER
 
 HAIR_COLORS = ONTOLOGY.attributes["hair_color"]
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.data.readers import (
+from engine.ingest.datasets import (
     DatasetFormatError,
     DatasetNotFoundError,
     market1501_protocol,

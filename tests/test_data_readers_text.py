@@ -7,7 +7,7 @@ import cv2
 import numpy as np
 import pytest
 
-from engine.data.readers import (
+from engine.ingest.datasets import (
     READERS,
     DatasetFormatError,
     DatasetNotFoundError,

@@ -4,8 +4,8 @@ from collections import Counter
 import pytest
 import torch
 
-from engine.data.augment import ImageAugment, TextAugment
-from engine.data.sampler import IdentityBalancedBatches
+from engine.lab.data.augment import ImageAugment, TextAugment
+from engine.lab.data.sampler import IdentityBalancedBatches
 
 
 def test_batches_hold_p_identities_times_k_samples_and_cover_each_identity_once():

@@ -7,9 +7,9 @@ import cv2
 import numpy as np
 import pytest
 
-from engine.data.export import export_cuhk_pedes, identity_splits
-from engine.data.readers import DatasetFormatError, DatasetNotFoundError, read_dataset
-from engine.ontology import ATTRIBUTE_KEYS, LEVELS, ONTOLOGY
+from engine.ingest.datasets import DatasetFormatError, DatasetNotFoundError, read_dataset
+from engine.kernel.ontology import ATTRIBUTE_KEYS, LEVELS, ONTOLOGY
+from engine.lab.data.export import export_cuhk_pedes, identity_splits
 
 
 def _attributes(k: int) -> dict:

@@ -7,8 +7,8 @@ import json
 import pytest
 import torch
 
-from engine.models import load, read_metadata
-from engine.models.discovery import default_checkpoint
+from engine.retrieval.models import load, read_metadata
+from engine.retrieval.models.discovery import default_checkpoint
 
 PROTOCOLS = ("mg-separate", "modes", "cross-res", "mg-progressive", "anytime")
 
@@ -39,7 +39,7 @@ def test_its_evaluation_reports_sit_beside_it(shipped):
 
 
 def test_its_text_rewrite_weight_is_measured_and_its_reports_use_it(shipped):
-    from engine.encoding.text_rewrite import checkpoint_rewrite_weight
+    from engine.retrieval.encoding.text_rewrite import checkpoint_rewrite_weight
 
     metadata = read_metadata(shipped)
     weight = checkpoint_rewrite_weight(shipped)
@@ -56,7 +56,7 @@ def test_it_has_scenario_tokens_and_its_any_time_report_compares_them(shipped):
     assert config.scenarios.enabled and config.vision.stem == "mobilenetv2" and config.fusion.keys == "sequence"
     report = json.loads((shipped / "eval" / "anytime.json").read_text(encoding="utf-8"))
     assert set(report["plain_view"]["by"]) == set(report["by"])
-    from engine.attributes.likeness import OUTFIT_CHANGE_WEIGHT
+    from engine.retrieval.evidence.likeness import OUTFIT_CHANGE_WEIGHT
 
     assert report["outfit_change"]["weight"] == OUTFIT_CHANGE_WEIGHT  # measured with the λ that ships
 
@@ -64,8 +64,8 @@ def test_it_has_scenario_tokens_and_its_any_time_report_compares_them(shipped):
 @pytest.mark.slow
 def test_it_finds_people_of_an_unseen_world_from_fine_descriptions(shipped, tmp_path):
     """20 identities never seen in training: a UF description ranks its own person's image first for most."""
-    from engine.evaluation.encoding import prepared_images
-    from engine.world.build import build_world
+    from engine.lab.evaluation.encoding import prepared_images
+    from engine.lab.world.build import build_world
 
     manifest = build_world(tmp_path / "w", identities=20, images_per_identity=4, seed=424242)
     records = [json.loads(line) for line in manifest.read_text(encoding="utf-8").splitlines()]

@@ -1,4 +1,4 @@
-"""The face detector report redaction uses (engine/detection/faces.py): decoding face-detection-retail-0005's
+"""The face detector report redaction uses (engine/perception/detection/faces.py): decoding face-detection-retail-0005's
 ``527`` rows (padding, score threshold, clipping, mapping a window back to crop pixels), the windows it
 searches, the head-window-then-whole-crop order, bad input, and the shipped network on a rendered person."""
 
@@ -8,8 +8,8 @@ import cv2
 import numpy as np
 import pytest
 
-from engine.detection.errors import DetectorError
-from engine.detection.faces import (
+from engine.perception.detection.errors import DetectorError
+from engine.perception.detection.faces import (
     CROP_PASS,
     FACE_OUTPUT,
     HEAD_PASS,
@@ -140,8 +140,8 @@ def test_a_score_threshold_outside_zero_to_one_is_refused():
 
 
 def test_the_shipped_network_finds_a_rendered_persons_face_in_the_head_window():
-    from engine.world.identities import make_identity
-    from engine.world.render import render_sample
+    from engine.lab.world.identities import make_identity
+    from engine.lab.world.render import render_sample
 
     rng = np.random.default_rng(3)
     person = cv2.cvtColor(render_sample(make_identity(0, 4, 1).outfits[0], "rgb", "HR", "front", "cam02", rng),

@@ -1,4 +1,5 @@
-"""The shipped OpenVINO person detectors (engine.detection.openvino_ssd) as ``--detector`` choices: the decoder
+"""The shipped OpenVINO person detectors (engine.perception.detection.openvino_ssd) as ``--detector`` choices: the
+decoder
 on hand-built ``detection_out`` arrays, tiles mapped back to frame pixels, named errors, the factory and CLI
 names, and the real networks on frames of a shared clip (skipped when ``../shared/data/footage`` is absent)."""
 
@@ -11,13 +12,13 @@ import pytest
 from footage_frames import FOOTAGE, real_frame
 from typer.testing import CliRunner
 
-from engine.boxes import iou_matrix
 from engine.cli import DETECTOR_HELP, MIN_SCORE_HELP, TILES_HELP, app
-from engine.detection.factory import DETECTORS, TILED, make_detector
-from engine.detection.openvino_ssd import SSD_DETECTORS, OpenVinoSsdDetector, decode_ssd
 from engine.ingest import DetectorError
 from engine.ingest.box_labels import load_box_labels, score_frame
-from engine.pretrained.registry import shipped
+from engine.kernel.boxes import iou_matrix
+from engine.perception.detection.factory import DETECTORS, TILED, make_detector
+from engine.perception.detection.openvino_ssd import SSD_DETECTORS, OpenVinoSsdDetector, decode_ssd
+from engine.perception.pretrained.registry import shipped
 
 LABELS = Path(__file__).parent / "data" / "footage" / "boxes.json"
 WALKING = "face-demographics-walking.gif"

@@ -8,9 +8,9 @@ import torch
 from evaluation_data import LookupModel, one_hot, write_cuhk, write_image, write_world
 from rich.console import Console
 
-from engine.evaluation import EvaluationError, evaluate, evaluate_benchmark, render, world_benchmark
-from engine.world.benchmarks import MODES, SCENARIOS
-from engine.world.identities import BIOMETRIC_KEYS
+from engine.lab.evaluation import EvaluationError, evaluate, evaluate_benchmark, render, world_benchmark
+from engine.lab.world.benchmarks import MODES, SCENARIOS
+from engine.lab.world.identities import BIOMETRIC_KEYS
 
 
 @pytest.fixture(scope="module")

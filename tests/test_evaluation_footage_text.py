@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.attributes.pretrained import OUTPUTS, evidence_from_outputs
-from engine.attributes.ranking import GalleryEvidence
-from engine.evaluation.footage_text import ATTRIBUTES_ONLY, FOOTAGE_RANKING, SIMILARITY_ONLY, rank_captions
-from engine.gallery import evidence_table as store
+from engine.index import evidence_table as store
+from engine.lab.evaluation.footage_text import ATTRIBUTES_ONLY, FOOTAGE_RANKING, SIMILARITY_ONLY, rank_captions
+from engine.perception.attributes.pretrained import OUTPUTS, evidence_from_outputs
+from engine.retrieval.evidence.ranking import GalleryEvidence
 
 
 def network(**values: float):

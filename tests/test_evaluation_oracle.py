@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from engine.evaluation import EvaluationError
-from engine.evaluation.oracle import (
+from engine.kernel.ontology import ATTRIBUTE_KEYS, ONTOLOGY
+from engine.lab.evaluation import EvaluationError
+from engine.lab.evaluation.oracle import (
     COLOR_KEYS,
     VISIBLE,
     anytime_oracle,
@@ -12,9 +13,8 @@ from engine.evaluation.oracle import (
     attribute_oracle,
     matching_attributes,
 )
-from engine.ontology import ATTRIBUTE_KEYS, ONTOLOGY
-from engine.world.benchmarks import SCENARIOS
-from engine.world.identities import BIOMETRIC_KEYS
+from engine.lab.world.benchmarks import SCENARIOS
+from engine.lab.world.identities import BIOMETRIC_KEYS
 
 
 def person(index: int) -> dict[str, str]:

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from engine.evaluation.outfit_change import first_hit_within, union_masks
-from engine.world.benchmarks import anytime_masks
+from engine.lab.evaluation.outfit_change import first_hit_within, union_masks
+from engine.lab.world.benchmarks import anytime_masks
 
 
 def record(identity, outfit, camera, modality="rgb"):

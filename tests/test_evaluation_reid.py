@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from evaluation_data import LookupModel, one_hot, write_image
 
-from engine.data.readers import read_dataset
-from engine.encoding.resolution import level_of_height
-from engine.evaluation import EvaluationError, evaluate
-from engine.ontology import BIOMETRIC_KEYS, ONTOLOGY
+from engine.ingest.datasets import read_dataset
+from engine.kernel.ontology import BIOMETRIC_KEYS, ONTOLOGY
+from engine.lab.evaluation import EvaluationError, evaluate
+from engine.retrieval.encoding.resolution import level_of_height
 
 # person → Market-1501 images (camera, code painted); code = the image's "look" the double's embedding reads
 QUERY = {1: (1, 1), 3: (5, 3)}

@@ -11,11 +11,11 @@ import cv2
 import numpy as np
 import pytest
 
-from engine.appearance import ShippedAppearanceNetwork
-from engine.data.readers import DatasetFormatError, DatasetNotFoundError, read_dataset, read_spec
-from engine.data.readers.pku_sketch import pku_sketch_protocol
-from engine.evaluation import EvaluationError, evaluate, render
-from engine.world.build import build_world
+from engine.ingest.datasets import DatasetFormatError, DatasetNotFoundError, read_dataset, read_spec
+from engine.ingest.datasets.pku_sketch import pku_sketch_protocol
+from engine.lab.evaluation import EvaluationError, evaluate, render
+from engine.lab.world.build import build_world
+from engine.perception.appearance import ShippedAppearanceNetwork
 
 IDS = ("007", "7", "a_b", "zed", "q9")  # strings: "007" and "7" are two people; "a_b" holds the separator
 
@@ -168,8 +168,8 @@ def test_reid_find_similar_ranks_by_the_shipped_appearance_network(people, tmp_p
 
 
 def test_an_infrared_query_compares_in_the_grey_view(people, tmp_path):
-    from engine.data.readers import Sample
-    from engine.evaluation.appearance_rank import find_similar, load_network
+    from engine.ingest.datasets import Sample
+    from engine.lab.evaluation.appearance_rank import find_similar, load_network
 
     paths = []
     for person, images in enumerate(people[:3]):

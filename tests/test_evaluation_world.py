@@ -10,7 +10,7 @@ from __future__ import annotations
 import cv2
 from evaluation_data import SHOTS, paint_value, write_world
 
-from engine.data.readers.world import read_world
+from engine.ingest.datasets.world import read_world
 
 
 def test_world_writer_makes_a_readable_world(tmp_path):

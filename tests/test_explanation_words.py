@@ -1,5 +1,5 @@
-"""Explanations in words, graded against what the evidence read (engine.attributes.readings, .wording), and
-how far a ranking on real footage can be trusted (engine.search.trust), on small real galleries."""
+"""Explanations in words, graded against what the evidence read (engine.retrieval.evidence.readings, .wording), and
+how far a ranking on real footage can be trusted (engine.retrieval.search.trust), on small real galleries."""
 
 from __future__ import annotations
 
@@ -9,16 +9,16 @@ import numpy as np
 import pytest
 from fixed_query_encoder import FixedQueryEncoder
 
-from engine.attributes import agreement as agree
-from engine.attributes.pretrained import OUTPUTS, evidence_from_outputs
-from engine.attributes.reliability import footage_calibration
-from engine.attributes.wording import attribute_sentence, explanation_line
-from engine.encoding.views import gallery_views
-from engine.gallery import Gallery
-from engine.gallery import evidence_table as store
-from engine.ontology import ONTOLOGY, key_label, labels, parse_labels, value_label
-from engine.search import SearchSession, StepQuery
-from engine.search.trust import explanation_trust, ranking_trust, step_trust
+from engine.index import Gallery
+from engine.index import evidence_table as store
+from engine.kernel.ontology import ONTOLOGY, key_label, labels, parse_labels, value_label
+from engine.perception.attributes.pretrained import OUTPUTS, evidence_from_outputs
+from engine.retrieval.encoding.views import gallery_views
+from engine.retrieval.evidence import agreement as agree
+from engine.retrieval.evidence.reliability import footage_calibration
+from engine.retrieval.evidence.wording import attribute_sentence, explanation_line
+from engine.retrieval.search import SearchSession, StepQuery
+from engine.retrieval.search.trust import explanation_trust, ranking_trust, step_trust
 
 COLOURS = ONTOLOGY.attributes["top_color"]
 

@@ -11,10 +11,10 @@ import time
 import pytest
 from typer.testing import CliRunner
 
-from engine.gallery import Gallery
-from engine.models import create, save
-from engine.models.checkpoint import CONFIG_FILE, METADATA_FILE
-from engine.world.build import build_world
+from engine.index import Gallery
+from engine.lab.world.build import build_world
+from engine.retrieval.models import create, save
+from engine.retrieval.models.checkpoint import CONFIG_FILE, METADATA_FILE
 from lineup.cli import app
 
 
@@ -230,7 +230,7 @@ def test_a_tile_grid_of_billions_is_refused(world, tmp_path):
 def test_an_onnx_input_size_of_a_hundred_thousand_pixels_is_refused(world, tmp_path):
     """fuzz seed 2 case 511: ``--onnx-size 100000x100000`` allocated a 27.9 GiB input blob (numpy
     ``_ArrayMemoryError``)."""
-    from engine.resources import resource_path
+    from engine.kernel.resources import resource_path
 
     image = next((world / "images").rglob("*.jpg"))
     model = resource_path("models", "detectors", "yolox_nano.onnx")

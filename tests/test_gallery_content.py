@@ -1,4 +1,4 @@
-"""Content-bound gallery fingerprints (engine/gallery/content.py, docs/hardening.md): swapping two items' stored
+"""Content-bound gallery fingerprints (engine/index/content.py, docs/hardening.md): swapping two items' stored
 vectors, or their crop paths and hashes in items.jsonl, changes the gallery's fingerprint and ``lineup gallery
 verify`` names both items; adding items digests only the new ones; remove, set_view and rebuild keep the
 digests recorded at ingest (a write does not hide a change); a gallery made before digests were kept says so and
@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from app.report.galleries import GalleryLookup
 from app.store.from_engine import gallery_fingerprint
 from engine.cli import app
-from engine.gallery import Gallery, content, vector_file
-from engine.gallery.versions import ids_fingerprint
+from engine.index import Gallery, content, vector_file
+from engine.index.versions import ids_fingerprint
 
 DIM = 8
 

@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from engine.cli import app
-from engine.gallery import Gallery, journal, store, vector_file
-from engine.gallery.errors import GalleryCorruptError, GalleryPendingChangeError
+from engine.index import Gallery, journal, store, vector_file
+from engine.index.errors import GalleryCorruptError, GalleryPendingChangeError
 
 DIM = 8
 VIEWS = {"text:UC": DIM, "rgb": DIM}

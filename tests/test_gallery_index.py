@@ -6,7 +6,7 @@ import faiss
 import numpy as np
 import pytest
 
-from engine.gallery import Gallery, indexes
+from engine.index import Gallery, indexes
 
 DIM = 32
 

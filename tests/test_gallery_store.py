@@ -7,14 +7,14 @@ import json
 import numpy as np
 import pytest
 
-from engine.gallery import (
+from engine.index import (
     Gallery,
     GalleryInputError,
     GalleryItem,
     GalleryMismatchError,
     GalleryNotFoundError,
 )
-from engine.gallery.scoring import inner_products
+from engine.index.scoring import inner_products
 
 DIM = 16
 VIEWS = {"text:UC": DIM, "rgb": DIM}
@@ -207,7 +207,7 @@ def test_checkpoint_mismatch_is_reported(gallery):
 
 
 def test_silhouettes_round_trip_and_bad_ones_are_refused(tmp_path):
-    from engine.gallery.crops import put_silhouette, read_silhouette
+    from engine.index.crops import put_silhouette, read_silhouette
 
     mask = np.zeros((30, 12), np.uint8)
     mask[5:25, 3:9] = 255

@@ -9,7 +9,7 @@ import faiss
 import numpy as np
 import pytest
 
-from engine.gallery import Gallery, GalleryCorruptError, GalleryIndexError, indexes, vector_file
+from engine.index import Gallery, GalleryCorruptError, GalleryIndexError, indexes, vector_file
 
 DIM = 8
 
@@ -52,7 +52,7 @@ def test_source_hash_is_checked_on_request(tmp_path):
     source = tmp_path / "clip.bin"
     source.write_bytes(b"footage")
     g = Gallery.create(tmp_path / "g", {"rgb": DIM}, "ckpt")
-    from engine.hashing import sha256_file
+    from engine.kernel.hashing import sha256_file
 
     g.add([{"id": "a", "source": str(source), "source_sha256": sha256_file(source)}], {"rgb": unit(rng, 1)})
     assert g.verify(check_sources=True) == []

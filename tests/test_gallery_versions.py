@@ -1,4 +1,4 @@
-"""Gallery versions (engine.gallery.versions): an ingest records a version, a grown gallery still answers for the
+"""Gallery versions (engine.index.versions): an ingest records a version, a grown gallery still answers for the
 first n items a case searched, removing items retires the versions past the first removed row, and
 ``lineup gallery info`` lists the versions."""
 
@@ -9,9 +9,9 @@ import json
 import numpy as np
 import pytest
 
-from engine.gallery import Gallery
-from engine.gallery.report import info_lines
-from engine.gallery.versions import fingerprint
+from engine.index import Gallery
+from engine.index.report import info_lines
+from engine.index.versions import fingerprint
 
 DIM = 4
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.gallery import Gallery, GalleryBusyError, writing
-from engine.gallery import evidence_table as evidence_store
-from engine.gallery.writer_lock import HOLDER_FILE, LOCK_FILE, holder
+from engine.index import Gallery, GalleryBusyError, writing
+from engine.index import evidence_table as evidence_store
+from engine.index.writer_lock import HOLDER_FILE, LOCK_FILE, holder
 
 REPO = Path(__file__).parent.parent
 DIM = 8
@@ -102,7 +102,7 @@ def test_the_lock_files_do_not_make_a_folder_non_empty(tmp_path):
 def test_a_process_killed_while_writing_leaves_a_lock_that_blocks_nobody(gallery, tmp_path):
     script = textwrap.dedent(f"""
         import sys, time
-        from engine.gallery import writing
+        from engine.index import writing
         with writing({str(gallery.root)!r}):
             print("holding", flush=True)
             time.sleep(120)
@@ -131,7 +131,7 @@ def test_a_reader_opening_during_an_add_sees_the_last_commit(tmp_path):
     Gallery.create(root, {"rgb": DIM}, "model-1").add(items(0, 4), {"rgb": vectors[:4]})
     script = textwrap.dedent(f"""
         import numpy as np
-        from engine.gallery import Gallery
+        from engine.index import Gallery
         vectors = np.load({str(tmp_path / "v.npy")!r})
         items = [{{"id": f"item{{i}}", "source": "clip.mp4", "frame": i}} for i in range(4, 12)]
         Gallery.open({str(root)!r}).add(items, {{"rgb": vectors[4:]}}, batch_size=3)
@@ -167,7 +167,7 @@ def wait_for(notice: Path, process: subprocess.Popen, limit: float = 120.0) -> N
 def test_a_reader_whose_open_races_a_commit_reads_the_new_commit(gallery, monkeypatch):
     """A writer commits (and saves its index) after the reader read gallery.json and before it read the index:
     the reader sees an index ahead of its commit, notices gallery.json changed, and opens the new commit."""
-    from engine.gallery import indexes
+    from engine.index import indexes
 
     real_peek = indexes.peek
     rng = np.random.default_rng(6)
@@ -184,7 +184,7 @@ def test_a_reader_whose_open_races_a_commit_reads_the_new_commit(gallery, monkey
 
 
 def test_an_index_ahead_of_its_commit_without_a_writer_is_reported(gallery):
-    from engine.gallery import GalleryIndexError, indexes
+    from engine.index import GalleryIndexError, indexes
 
     bigger, _ = indexes.build(np.asarray(unit(np.random.default_rng(7), 6), dtype=np.float16), "flat")
     indexes.save(bigger, gallery.root / "index" / "rgb.faiss")

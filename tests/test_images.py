@@ -12,11 +12,11 @@ import cv2
 import numpy as np
 import pytest
 
-from engine.gallery import Gallery
-from engine.images import ImageInputError, decode_image, read_image
+from engine.index import Gallery
 from engine.ingest import HogDetector, ingest
-from engine.search.errors import QueryInputError
-from engine.search.query import QUERY_MAX_SIDE, load_image
+from engine.kernel.images import ImageInputError, decode_image, read_image
+from engine.retrieval.search.errors import QueryInputError
+from engine.retrieval.search.query import QUERY_MAX_SIDE, load_image
 
 ROOT = Path(__file__).resolve().parents[1]
 

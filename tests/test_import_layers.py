@@ -77,11 +77,11 @@ def test_the_unchanged_engine_keeps_both_contracts(engine_copy):
 
 
 def test_an_upward_import_breaks_the_layers_contract(engine_copy):
-    _add_import(engine_copy / "engine" / "gallery" / "scoring.py", "import engine.search.session")
+    _add_import(engine_copy / "engine" / "gallery" / "scoring.py", "import engine.retrieval.search.session")
     result = _lint(engine_copy)
     assert result.returncode == 1
     assert "strict stack of layers" in result.stdout and "BROKEN" in result.stdout
-    assert "engine.gallery.scoring -> engine.search.session" in result.stdout
+    assert "engine.index.scoring -> engine.retrieval.search.session" in result.stdout
 
 
 def test_a_lazy_upward_import_inside_a_function_breaks_it_too(engine_copy):
@@ -89,11 +89,11 @@ def test_a_lazy_upward_import_inside_a_function_breaks_it_too(engine_copy):
                 "def _late():\n    from engine.ingest import timing\n    return timing")
     result = _lint(engine_copy)
     assert result.returncode == 1
-    assert "engine.encoding.resolution -> engine.ingest.timing" in result.stdout
+    assert "engine.retrieval.encoding.resolution -> engine.ingest.timing" in result.stdout
 
 
 def test_a_file_cycle_inside_a_folder_breaks_the_acyclic_contract(engine_copy):
-    _add_import(engine_copy / "engine" / "gallery" / "items.py", "import engine.gallery.store")
+    _add_import(engine_copy / "engine" / "gallery" / "items.py", "import engine.index.store")
     result = _lint(engine_copy)
     assert result.returncode == 1
     broken = [line for line in result.stdout.splitlines() if "BROKEN" in line]

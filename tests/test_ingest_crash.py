@@ -1,4 +1,4 @@
-"""Crash-consistent ingest: a real ingest subprocess is stopped at a named point (``engine.pause_points``) and
+"""Crash-consistent ingest: a real ingest subprocess is stopped at a named point (``engine.kernel.pause_points``) and
 killed with SIGKILL there; the resumed ingest leaves no duplicates, every item with its attribute evidence,
 indexes in step, ``gallery verify`` agreeing with reality and a working search. Two concurrent `lineup ingest`
 runs into one gallery: the second is refused at once and the gallery stays consistent."""
@@ -19,11 +19,11 @@ from footage_fakes import START, FakeEncoder, ForegroundDetector, walkers, write
 from typer.testing import CliRunner
 
 from engine.cli import app
-from engine.gallery import Gallery
-from engine.gallery import evidence_table as evidence_store
-from engine.hashing import sha256_file
+from engine.index import Gallery
+from engine.index import evidence_table as evidence_store
 from engine.ingest import IngestOptions, ingest
 from engine.ingest.markers import read_marker
+from engine.kernel.hashing import sha256_file
 
 REPO = Path(__file__).parent.parent
 OPTIONS = IngestOptions(batch_size=1, samples_per_track=4)  # 8 items, one commit each
@@ -171,7 +171,7 @@ def test_items_without_evidence_are_named_by_verify_and_filled_on_resume(video, 
 
 @pytest.mark.slow
 def test_a_second_lineup_ingest_into_the_same_gallery_fails_fast(video, tmp_path):
-    from engine.models import create, save
+    from engine.retrieval.models import create, save
 
     checkpoint = save(create("tiny", device="cpu"), tmp_path / "ck")
     root = tmp_path / "g"

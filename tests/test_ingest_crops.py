@@ -6,11 +6,11 @@ import cv2
 import numpy as np
 import pytest
 
-from engine.gallery import Gallery
-from engine.hashing import sha256_file
+from engine.index import Gallery
 from engine.ingest import IngestError, IngestOptions, ingest, level_of_height
 from engine.ingest.crops import MIN_CROP_HEIGHT, MIN_CROP_WIDTH
 from engine.ingest.timing import parse_time
+from engine.kernel.hashing import sha256_file
 
 STAMP = "20240506T101530"
 
@@ -83,7 +83,7 @@ def test_every_image_is_one_item_with_its_whole_box(crop_folder, tmp_path):
     assert "1×1" in reasons[str(crop_folder / "lobby" / "dot.png")]
     assert "not an image" in reasons[str(crop_folder / "lobby" / "notes.txt")]
     assert "decodable" in reasons[str(crop_folder / "lobby" / "broken.png")]
-    from engine.gallery.evidence_table import current_table, folder_of
+    from engine.index.evidence_table import current_table, folder_of
 
     table = current_table(folder_of(gallery.root))
     assert table is not None and set(table.row_of) == set(gallery.ids)  # evidence for every crop
@@ -106,7 +106,7 @@ def test_natural_order_and_resume_without_duplicates(crop_folder, tmp_path):
 
 def test_a_folder_as_crops_is_not_marked_done_as_footage(crop_folder, tmp_path):
     """The same folder read as footage (detector) first, then as crops: the crop ingest still runs."""
-    from engine.detection.detectors import Detections
+    from engine.perception.detection.detectors import Detections
 
     class Nobody:
         name = "nobody"

@@ -1,4 +1,5 @@
-"""The fused person detector (background subtraction + HOG, engine.detection.motion) on drawn scenes with known
+"""The fused person detector (background subtraction + HOG, engine.perception.detection.motion) on drawn scenes with
+known
 boxes, the hand labels of the real clips (tests/data/footage/boxes.json), the detector on a labelled real clip,
 and ingest of that clip with the default detector.
 
@@ -13,14 +14,14 @@ import cv2
 import numpy as np
 import pytest
 
-from engine.attributes import extract_attributes
-from engine.attributes.gallery import refresh_evidence, source_frames
-from engine.detection.detectors import iou_matrix
-from engine.gallery import Gallery
-from engine.gallery.crops import read_silhouette
-from engine.gallery.evidence_table import EvidenceTable
+from engine.index import Gallery
+from engine.index.crops import read_silhouette
+from engine.index.evidence_table import EvidenceTable
 from engine.ingest import DetectorError, FusedDetector, IngestOptions, ingest, make_detector
 from engine.ingest.box_labels import LabelsError, Tally, load_box_labels, score_frame
+from engine.perception.attributes import extract_attributes
+from engine.perception.detection.detectors import iou_matrix
+from engine.retrieval.evidence.items import refresh_evidence, source_frames
 
 FOOTAGE = Path(__file__).parents[2] / "shared" / "data" / "footage"
 LABELS = Path(__file__).parent / "data" / "footage" / "boxes.json"
@@ -392,7 +393,7 @@ def test_fused_detector_on_the_labelled_walking_clip():
 @pytest.mark.slow
 def test_ingest_of_the_walking_clip_keeps_both_people(tmp_path):
     from engine.ingest.encoder import ModelEncoder
-    from engine.models import create
+    from engine.retrieval.models import create
 
     path = real_clip(WALKING)
     summary = ingest(path, tmp_path / "g", ModelEncoder(create("tiny", device="cpu")), options=IngestOptions())

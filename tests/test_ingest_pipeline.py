@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 from footage_fakes import FPS, START, FakeEncoder, ForegroundDetector, walkers, write_video
 
-from engine.gallery import Gallery, GalleryMismatchError
-from engine.hashing import sha256_file
+from engine.index import Gallery, GalleryMismatchError
 from engine.ingest import HogDetector, IngestError, IngestOptions, ingest, level_of_height
 from engine.ingest.encoder import ModelEncoder
 from engine.ingest.markers import read_marker
 from engine.ingest.timing import parse_time
+from engine.kernel.hashing import sha256_file
 
 T0 = parse_time(START, "test")
 
@@ -44,7 +44,7 @@ def footage(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def tiny_encoder():
-    from engine.models import create
+    from engine.retrieval.models import create
 
     return ModelEncoder(create("tiny", device="cpu"))
 
@@ -189,7 +189,7 @@ def test_corrupt_inputs_are_listed_and_the_rest_goes_on(footage, tmp_path):
 
 
 def test_world_items_carry_ground_truth_without_detection(tmp_path):
-    from engine.world.build import build_world
+    from engine.lab.world.build import build_world
 
     world = tmp_path / "world"
     build_world(world, identities=2, images_per_identity=6, seed=3, workers=1)
@@ -217,8 +217,8 @@ def test_world_items_carry_ground_truth_without_detection(tmp_path):
 
 
 def test_ingest_records_the_gallery_domain_and_its_weight(footage, tmp_path):
-    from engine.attributes.ranking import DomainWeights
-    from engine.world.build import build_world
+    from engine.lab.world.build import build_world
+    from engine.retrieval.evidence.ranking import DomainWeights
 
     weights = DomainWeights({"world": 0.5, "footage": 2.0}, {"world": "synthetic", "footage": "real people"})
     world = tmp_path / "world"
@@ -286,7 +286,7 @@ def test_cli_ingest_with_a_checkpoint(footage, tmp_path):
     from typer.testing import CliRunner
 
     from engine.cli import app
-    from engine.models import create, save
+    from engine.retrieval.models import create, save
 
     video, _, _ = footage
     checkpoint = save(create("tiny", device="cpu"), tmp_path / "ck")

@@ -8,7 +8,6 @@ import cv2
 import numpy as np
 import pytest
 
-from engine.detection.detectors import clip_boxes, suppress
 from engine.ingest import (
     Detections,
     DetectorError,
@@ -24,6 +23,7 @@ from engine.ingest import (
 from engine.ingest.samples import Candidate, TrackSamples, sharpness
 from engine.ingest.timing import Stamp, parse_time, read_image_sidecar, read_video_sidecar, stamp_from_name
 from engine.ingest.tracking import PersonTracker, SeparateDetections
+from engine.perception.detection.detectors import clip_boxes, suppress
 
 T0 = datetime(2024, 5, 6, 10, 15, 30, tzinfo=UTC).timestamp()
 

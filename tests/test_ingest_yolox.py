@@ -1,4 +1,5 @@
-"""The shipped detectors (engine.detection.yolox, engine.detection.darknet, engine.detection.tiles) and
+"""The shipped detectors (engine.perception.detection.yolox, engine.perception.detection.darknet,
+engine.perception.detection.tiles) and
 ``lineup detect``:
 the YOLOX decoder on hand-built outputs, letterbox mapping, tile planning and merging, the real networks on a
 frame of a shared clip (skipped when ``../shared/data/footage`` is absent), the CLI's JSON and its named errors."""
@@ -14,10 +15,10 @@ from footage_frames import FOOTAGE, real_frame
 from typer.testing import CliRunner
 
 from engine.cli import app
-from engine.detection.tiles import cut_by_tile, merge_passes, parse_tiles, plan_tiles
-from engine.detection.yolox import YoloxDetector, decode_yolox, input_shape, letterbox
 from engine.ingest import DetectorError, make_detector
 from engine.ingest.box_labels import load_box_labels, score_frame
+from engine.perception.detection.tiles import cut_by_tile, merge_passes, parse_tiles, plan_tiles
+from engine.perception.detection.yolox import YoloxDetector, decode_yolox, input_shape, letterbox
 
 LABELS = Path(__file__).parent / "data" / "footage" / "boxes.json"
 WALKING = "face-demographics-walking.gif"
@@ -229,7 +230,7 @@ def test_ingest_takes_the_tiling_of_its_default_detector(tmp_path):
 @pytest.mark.parametrize(("layout", "message"), [("yolov8", "gives 8396 classes, so it is not the 'yolov8' layout"),
                                                  ("yolo", "that is the 'yolox' layout")])
 def test_a_real_detector_declared_with_the_wrong_layout_is_refused_when_built(layout, message):
-    from engine.detection.yolox import shipped_yolox
+    from engine.perception.detection.yolox import shipped_yolox
 
     with pytest.raises(DetectorError, match=message):
         make_detector(str(shipped_yolox()), layout=layout, input_size=(640, 640))

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import jsonio
-from engine.jsonio import JsonInputError
+from engine.kernel import jsonio
+from engine.kernel.jsonio import JsonInputError
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),

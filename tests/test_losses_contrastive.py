@@ -3,8 +3,8 @@ import math
 import pytest
 import torch
 
-from engine.losses._checks import LossInputError
-from engine.losses.contrastive import info_nce_from_similarity, info_nce_loss
+from engine.lab.losses._checks import LossInputError
+from engine.lab.losses.contrastive import info_nce_from_similarity, info_nce_loss
 
 
 def test_info_nce_hand_2x2():

@@ -4,8 +4,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from engine.losses._checks import LossInputError
-from engine.losses.crst import (
+from engine.lab.losses._checks import LossInputError
+from engine.lab.losses.crst import (
     IGNORE_INDEX,
     cr_rda_loss,
     masked_token_loss,

@@ -3,8 +3,8 @@ import math
 import pytest
 import torch
 
-from engine.losses._checks import LossInputError
-from engine.losses.gcr import (
+from engine.lab.losses._checks import LossInputError
+from engine.lab.losses.gcr import (
     consistency_matching_loss,
     granularity_classification_loss,
     reasoning_loss,

@@ -3,8 +3,8 @@ import math
 import pytest
 import torch
 
-from engine.losses._checks import LossInputError
-from engine.losses.orthogonality import expert_pair_cosines, orthogonality_loss
+from engine.lab.losses._checks import LossInputError
+from engine.lab.losses.orthogonality import expert_pair_cosines, orthogonality_loss
 
 
 def test_vanishes_for_orthogonal_expert_outputs():

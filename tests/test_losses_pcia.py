@@ -2,8 +2,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from engine.losses._checks import LossInputError
-from engine.losses.pcia import (
+from engine.kernel.ontology import ATTRIBUTE_KEYS, ONTOLOGY
+from engine.lab.losses._checks import LossInputError
+from engine.lab.losses.pcia import (
     UNSTATED,
     attribute_id,
     attribute_overlap,
@@ -11,8 +12,7 @@ from engine.losses.pcia import (
     pcia_soft_labels,
     pcia_tal_loss,
 )
-from engine.losses.tal import level_margins, soft_tal_loss
-from engine.ontology import ATTRIBUTE_KEYS, ONTOLOGY
+from engine.lab.losses.tal import level_margins, soft_tal_loss
 
 QUERY = {
     "gender": "male",

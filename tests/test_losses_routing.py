@@ -3,8 +3,8 @@ import math
 import pytest
 import torch
 
-from engine.losses._checks import LossInputError
-from engine.losses.routing import routing_entropy, top_p_gates, top_p_mask
+from engine.lab.losses._checks import LossInputError
+from engine.lab.losses.routing import routing_entropy, top_p_gates, top_p_mask
 
 
 def test_top_one_when_max_reaches_threshold():

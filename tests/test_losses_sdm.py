@@ -4,8 +4,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from engine.losses._checks import LossInputError
-from engine.losses.sdm import identity_target, kl_to_target, sdm_from_logits, sdm_loss
+from engine.lab.losses._checks import LossInputError
+from engine.lab.losses.sdm import identity_target, kl_to_target, sdm_from_logits, sdm_loss
 
 LOGITS = [[2.0, 1.0, 0.0], [0.5, 1.5, -1.0], [0.0, 0.3, 3.0]]
 LABELS = [7, 7, 4]  # texts/images 0 and 1 share an identity

@@ -3,8 +3,8 @@ import math
 import pytest
 import torch
 
-from engine.losses._checks import LossInputError
-from engine.losses.tal import level_margins, soft_tal_loss, soft_tal_rows
+from engine.lab.losses._checks import LossInputError
+from engine.lab.losses.tal import level_margins, soft_tal_loss, soft_tal_rows
 
 
 def rde_tal_reference(scores, pids, tau, margin, reduction="sum"):

@@ -3,8 +3,8 @@ import math
 import pytest
 import torch
 
-from engine.losses._checks import LossInputError
-from engine.losses.uniat import (
+from engine.lab.losses._checks import LossInputError
+from engine.lab.losses.uniat import (
     IR,
     RGB,
     SCENARIOS,

@@ -3,9 +3,9 @@ import math
 import numpy as np
 import pytest
 
-from engine.metrics._arrays import MetricInputError
-from engine.metrics.msd import mean_sd, msd_per_query
-from engine.metrics.retrieval import evaluate_retrieval
+from engine.retrieval.metrics._arrays import MetricInputError
+from engine.retrieval.metrics.msd import mean_sd, msd_per_query
+from engine.retrieval.metrics.retrieval import evaluate_retrieval
 
 REL = np.array([[True, False, True, False, False]])  # positives at ranks 1 and 3 of 5
 

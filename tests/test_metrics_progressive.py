@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
-from engine.metrics import SUMMARY_KEYS, evaluate_all, summarise
-from engine.metrics._arrays import MetricInputError
-from engine.metrics.progressive import evaluate_progressive, keep_count, progressive_ranking
+from engine.retrieval.metrics import SUMMARY_KEYS, evaluate_all, summarise
+from engine.retrieval.metrics._arrays import MetricInputError
+from engine.retrieval.metrics.progressive import evaluate_progressive, keep_count, progressive_ranking
 
 BIG = 5.0  # planted on items that are no longer candidates: must never influence the order
 

@@ -3,8 +3,8 @@ import pytest
 import torch
 from sklearn.metrics import average_precision_score
 
-from engine.metrics._arrays import MetricInputError, stable_order
-from engine.metrics.retrieval import evaluate_retrieval
+from engine.retrieval.metrics._arrays import MetricInputError, stable_order
+from engine.retrieval.metrics.retrieval import evaluate_retrieval
 
 
 def test_hand_worked_two_queries():

@@ -2,8 +2,8 @@
 
 import torch
 
-from engine.losses.routing import top_p_mask
-from engine.models.adapters import AdapterMixture, top_k_selection, top_p_selection
+from engine.lab.losses.routing import top_p_mask
+from engine.retrieval.models.adapters import AdapterMixture, top_k_selection, top_p_selection
 
 
 def _mixture(routing: str = "top_p", n: int = 6, **kwargs) -> AdapterMixture:

@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from open_clip.model import CLIP, CLIPTextCfg, CLIPVisionCfg
 from safetensors.torch import save_file
 
-from engine.models import (
+from engine.retrieval.models import (
     CheckpointError,
     create,
     load,
@@ -182,8 +182,8 @@ def test_export_to_fp16_halves_the_weights_and_keeps_the_metadata(tmp_path):
     from typer.testing import CliRunner
 
     from engine.cli import app
-    from engine.models import create, load, read_metadata, save
-    from engine.models.checkpoint import export_checkpoint
+    from engine.retrieval.models import create, load, read_metadata, save
+    from engine.retrieval.models.checkpoint import export_checkpoint
 
     torch.manual_seed(0)
     source = save(create("tiny", device="cpu"), tmp_path / "run" / "model",

@@ -7,9 +7,9 @@ import pytest
 from typer.testing import CliRunner
 
 from engine.cli import app
-from engine.gallery import Gallery
-from engine.models import create, load, save
-from engine.models.checkpoint import CONFIG_FILE, WEIGHTS_FILE, CheckpointError, warm_start
+from engine.index import Gallery
+from engine.retrieval.models import create, load, save
+from engine.retrieval.models.checkpoint import CONFIG_FILE, WEIGHTS_FILE, CheckpointError, warm_start
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,9 @@ import pytest
 from typer.testing import CliRunner
 
 from engine.cli import app
-from engine.models import create, read_metadata, save
-from engine.models.components import NAMES, ComponentNoteError, component_note, components
-from engine.models.config import ModelConfig
+from engine.retrieval.models import create, read_metadata, save
+from engine.retrieval.models.components import NAMES, ComponentNoteError, component_note, components
+from engine.retrieval.models.config import ModelConfig
 
 TINY = {
     "name": "tiny-components", "embed_dim": 32,

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from engine.models.config import ConfigError, ModelConfig, load_config, shipped_config_names
+from engine.retrieval.models.config import ConfigError, ModelConfig, load_config, shipped_config_names
 
 ABLATION_ROWS = {
     "cmam": ["cmam_baseline", "cmam_oemvp", "cmam_oemvp_pcia", "cmam_full"],

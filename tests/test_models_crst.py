@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from engine.models.crst import MaskedGrounding, ReliabilityGate, ResolutionEmbedding, TextGuidedRefinement
+from engine.retrieval.models.crst import MaskedGrounding, ReliabilityGate, ResolutionEmbedding, TextGuidedRefinement
 
 
 def test_resolution_embedding_is_lambda_times_e_r_per_sample():

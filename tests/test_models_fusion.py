@@ -4,8 +4,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from engine.models.fusion import MeanFusion, QueryFusion, mode_modalities
-from engine.models.names import FUSION_MODES
+from engine.retrieval.models.fusion import MeanFusion, QueryFusion, mode_modalities
+from engine.retrieval.models.names import FUSION_MODES
 
 
 def _inputs(batch: int = 3, dim: int = 16):

@@ -3,8 +3,8 @@
 import torch
 from torch import nn
 
-from engine.models.gcr import ConsistencyMatcher, GranularityClassifier
-from engine.models.granularity import GranularityExperts
+from engine.retrieval.models.gcr import ConsistencyMatcher, GranularityClassifier
+from engine.retrieval.models.granularity import GranularityExperts
 
 WIDTHS = (4, 8, 16, 32, 64)
 

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from engine.models import LEVELS, SCENARIOS, create, load_config
+from engine.retrieval.models import LEVELS, SCENARIOS, create, load_config
 
 
 def _perturb(model):

@@ -4,8 +4,8 @@ import pytest
 import torch
 from torch import nn
 
-from engine.models.names import SCENARIOS
-from engine.models.scenarios import ATTRIBUTE_LAYERS, AttributeExperts, ScenarioHeads, scenario_attributes
+from engine.retrieval.models.names import SCENARIOS
+from engine.retrieval.models.scenarios import ATTRIBUTE_LAYERS, AttributeExperts, ScenarioHeads, scenario_attributes
 
 
 def _moae(gate: str = "renormalized") -> AttributeExperts:

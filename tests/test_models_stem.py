@@ -4,9 +4,9 @@ import pytest
 import torch
 from torchvision.models import mobilenet_v2
 
-from engine.models import create, load_config
-from engine.models.stem import MobileNetV2Stem, StemWeightsError, load_mobilenetv2_weights
-from engine.resources import resource_path
+from engine.kernel.resources import resource_path
+from engine.retrieval.models import create, load_config
+from engine.retrieval.models.stem import MobileNetV2Stem, StemWeightsError, load_mobilenetv2_weights
 
 SHIPPED = resource_path("models", "backbones", "mobilenetv2_imagenet.pt")
 
@@ -66,7 +66,7 @@ def test_stem_weight_errors_name_the_file_and_the_problem(tmp_path):
 
 
 def test_the_stem_needs_its_stride_as_patch_size():
-    from engine.models.config import ConfigError
+    from engine.retrieval.models.config import ConfigError
 
     with pytest.raises(ConfigError, match="must be 16 for the mobilenetv2 stem"):
         load_config("tiny").with_overrides({"vision": {"stem": "mobilenetv2", "patch_size": 8}})

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from engine.models.tokenizer import CLIP_VOCAB_SIZE, TextTruncationWarning, Tokenizer
+from engine.retrieval.models.tokenizer import CLIP_VOCAB_SIZE, TextTruncationWarning, Tokenizer
 
 LONG_UF = (
     "A middle-aged woman of short height with medium skin and an average build. Her shoulder-length brown hair "

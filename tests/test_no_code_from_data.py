@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from engine.train.state import RunFolder, RunFolderError, capture_rng, restore_rng
+from engine.lab.train.state import RunFolder, RunFolderError, capture_rng, restore_rng
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCES = ("engine", "app", "lineup", "bench", "migrations")

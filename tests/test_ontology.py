@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.ontology import ATTRIBUTE_KEYS, LEVELS, ONTOLOGY, level_of, load_ontology
-from engine.resources import resource_path
+from engine.kernel.ontology import ATTRIBUTE_KEYS, LEVELS, ONTOLOGY, level_of, load_ontology
+from engine.kernel.resources import resource_path
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "ontology.json"
 

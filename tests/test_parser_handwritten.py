@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.ontology import DEPENDENT_COLORS, LEVELS, ONTOLOGY
+from engine.kernel.ontology import DEPENDENT_COLORS, LEVELS, ONTOLOGY
 
 DATA = Path(__file__).resolve().parent / "data" / "parser_handwritten.jsonl"
 # Written after the parser was finished and never used to tune it: the honest generalisation check.
@@ -107,7 +107,7 @@ def test_parser_exact_match_rate_on_held_out_lines():
 
 
 def _assert_exact_match_rate(cases: list[dict]) -> None:
-    from engine.text.parser import parse
+    from engine.retrieval.text.parser import parse
 
     failures = []
     for case in cases:

@@ -12,13 +12,13 @@ import pytest
 from typer.testing import CliRunner
 
 from engine.cli import app
-from engine.data.readers import DatasetFormatError, read_dataset, read_spec
-from engine.gallery import Gallery, GalleryCorruptError, GalleryItem
-from engine.gallery.evidence_table import EvidenceTable, folder_of
-from engine.gallery.journal import JOURNAL_FILE
+from engine.index import Gallery, GalleryCorruptError, GalleryItem
+from engine.index.evidence_table import EvidenceTable, folder_of
+from engine.index.journal import JOURNAL_FILE
 from engine.ingest import ingest
-from engine.ontology import ATTRIBUTE_KEYS, LEVELS, ONTOLOGY
-from engine.paths import PathEscapeError, contained, is_contained
+from engine.ingest.datasets import DatasetFormatError, read_dataset, read_spec
+from engine.kernel.ontology import ATTRIBUTE_KEYS, LEVELS, ONTOLOGY
+from engine.kernel.paths import PathEscapeError, contained, is_contained
 
 
 def _image(path: Path) -> Path:
@@ -128,7 +128,7 @@ def test_evidence_store_file_names_stay_in_its_folder(tmp_path):
     root = _gallery(tmp_path)
     folder = folder_of(root)
     folder.mkdir(parents=True, exist_ok=True)
-    from engine.gallery.evidence_table import COLUMN_NAMES, FORMAT_VERSION, META_FILE
+    from engine.index.evidence_table import COLUMN_NAMES, FORMAT_VERSION, META_FILE
 
     meta = {"format": FORMAT_VERSION, "generation": "0/../../../x", "rows": 0, "ids_bytes": 0,
             "columns": list(COLUMN_NAMES), "sources": {}}

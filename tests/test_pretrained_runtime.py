@@ -1,4 +1,4 @@
-"""The IR loader (engine.pretrained): every shipped network loads and runs; missing, truncated, altered and
+"""The IR loader (engine.perception.pretrained): every shipped network loads and runs; missing, truncated, altered and
 mismatched files are refused by name; OpenVINO's telemetry package is never imported."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import sys
 import numpy as np
 import pytest
 
-from engine.pretrained import SHIPPED, IRModel, PretrainedModelError, load_shipped, shipped
-from engine.pretrained import runtime as rt
-from engine.pretrained.registry import APPEARANCE_PRESETS, REID
+from engine.perception.pretrained import SHIPPED, IRModel, PretrainedModelError, load_shipped, shipped
+from engine.perception.pretrained import runtime as rt
+from engine.perception.pretrained.registry import APPEARANCE_PRESETS, REID
 
 
 @pytest.mark.parametrize("name", sorted(SHIPPED))
@@ -105,8 +105,8 @@ def test_batches_give_what_single_crops_give():
 
 def test_telemetry_is_opted_out_and_nothing_is_written_home(tmp_path):
     code = ("import numpy as np\n"
-            "from engine.pretrained import SHIPPED, load_shipped\n"
-            "from engine.pretrained.runtime import telemetry_consent\n"
+            "from engine.perception.pretrained import SHIPPED, load_shipped\n"
+            "from engine.perception.pretrained.runtime import telemetry_consent\n"
             "for name in SHIPPED:\n"
             "    _, net = load_shipped(name, threads=1)\n"
             "    net.infer(np.zeros((1, 3, *net.input_size), np.float32))\n"

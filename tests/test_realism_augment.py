@@ -1,4 +1,4 @@
-"""Realism augmentation (engine.data.realism): reproducible, each step moves the image statistics the way a
+"""Realism augmentation (engine.lab.data.realism): reproducible, each step moves the image statistics the way a
 camera does, and in training it reaches RGB and IR images but never sketches, with realism 0 the old batches."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 import torch
 from tiny_training import build_tiny_world, tiny_run
 
-from engine.data.augment import ImageAugment
-from engine.data.image_statistics import (
+from engine.lab.data.augment import ImageAugment
+from engine.lab.data.image_statistics import (
     ImageStatisticsError,
     blockiness,
     brightness,
@@ -22,12 +22,12 @@ from engine.data.image_statistics import (
     red_share,
     saturation,
 )
-from engine.data.realism import RealismAugment, RealismConfigError
-from engine.models import create
-from engine.train import load_run_config
-from engine.train.batches import BatchBuilder
-from engine.train.config import TrainConfig, TrainConfigError
-from engine.train.data import build_training_data
+from engine.lab.data.realism import RealismAugment, RealismConfigError
+from engine.lab.train import load_run_config
+from engine.lab.train.batches import BatchBuilder
+from engine.lab.train.config import TrainConfig, TrainConfigError
+from engine.lab.train.data import build_training_data
+from engine.retrieval.models import create
 
 STEPS = ("squash", "cast", "tone", "saturation", "defocus", "motion", "lowres", "noise", "jpeg")
 NONE = {f"{step}_p": 0.0 for step in STEPS}

@@ -17,9 +17,9 @@ from app.report import blur, export_report, read_manifest
 from app.report.blur import FACE, FACE_AND_HEAD, HEAD, blur_faces, head_region
 from app.report.errors import ReportError
 from app.report.images import read_image
-from engine.detection.faces import FACE_OUTPUT, FaceDetector
-from engine.hashing import sha256_file
-from engine.pretrained.errors import PretrainedModelError
+from engine.kernel.hashing import sha256_file
+from engine.perception.detection.faces import FACE_OUTPUT, FaceDetector
+from engine.perception.pretrained.errors import PretrainedModelError
 
 pytestmark = pytest.mark.usefixtures("qapp")  # a QApplication, as in the app (not a bare QGuiApplication)
 
@@ -117,8 +117,8 @@ def test_tiny_crops_are_blurred_whole_or_by_their_head_band():
 def test_a_person_inside_a_loose_crop_has_their_own_face_blurred():
     """A world render shrunk into the lower right of a plain canvas: the crop's top band is empty wall, and
     the blur must land on the person's face instead."""
-    from engine.world.identities import make_identity
-    from engine.world.render import render_sample
+    from engine.lab.world.identities import make_identity
+    from engine.lab.world.render import render_sample
 
     rng = np.random.default_rng(3)
     person = cv2.cvtColor(render_sample(make_identity(0, 4, 1).outfits[0], "rgb", "HR", "front", "cam02", rng),

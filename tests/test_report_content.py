@@ -14,8 +14,8 @@ from report_cases import (
 )
 
 from app.store import CaseStore
-from engine.gallery import Gallery
-from engine.hashing import sha256_file
+from engine.index import Gallery
+from engine.kernel.hashing import sha256_file
 
 
 @pytest.fixture

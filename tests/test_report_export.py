@@ -15,7 +15,7 @@ from app.report import ReportError, export_report, read_manifest, verify_report
 from app.report import export as export_module
 from app.report.manifest import MANIFEST_FORMAT
 from app.store import CaseStore
-from engine.hashing import sha256_file
+from engine.kernel.hashing import sha256_file
 
 pytestmark = pytest.mark.usefixtures("qapp")  # a QApplication, as in the app (not a bare QGuiApplication)
 

@@ -17,7 +17,7 @@ from app.report import collect_content, export_report
 from app.report.html import render_html
 from app.store import CaseStore
 from app.store.from_engine import gallery_identity
-from engine.pretrained.registry import ATTRIBUTE_NETWORK, FACE_NETWORK, MSMT17, shipped
+from engine.perception.pretrained.registry import ATTRIBUTE_NETWORK, FACE_NETWORK, MSMT17, shipped
 
 pytestmark = pytest.mark.usefixtures("qapp")
 

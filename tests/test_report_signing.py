@@ -21,7 +21,7 @@ from app.report.signing import KEY_VARIABLE, grouped, installation_key
 from app.store import CaseStore
 from app.store.audit import entry_hash
 from app.store.models import canonical_json
-from engine.hashing import sha256_file
+from engine.kernel.hashing import sha256_file
 from lineup.cli import app
 
 pytestmark = pytest.mark.usefixtures("qapp")

@@ -18,7 +18,7 @@ from app.report.tree import tree_rows
 from app.state.timeline_rows import timeline_rows
 from app.store import CaseStore
 from app.store.from_engine import gallery_identity
-from engine.attributes.reliability import footage_calibration
+from engine.retrieval.evidence.reliability import footage_calibration
 
 pytestmark = pytest.mark.usefixtures("qapp")
 
@@ -169,7 +169,7 @@ def test_a_footage_step_says_which_sources_ranked_it_and_how_far_each_measured(t
     network = calibration["reliability"]["pretrained"]
     assert "top_color" not in network and "attribute network: not measured on footage (trusted as it says)" in said
     assert "gender: male — no source holds evidence for it" in said  # the gallery's evidence has no gender
-    # the engine's plain statement of the step's trust (engine.search.trust), as the results header words it
+    # the engine's plain statement of the step's trust (engine.retrieval.search.trust), as the results header words it
     assert ranking.trust.sentence.startswith("Ranked on real footage by similarity and the attribute evidence of "
                                              "the pixels and the attribute network.")
     assert ranking.trust.sentence in said
@@ -182,8 +182,8 @@ def test_a_world_case_has_no_footage_statement(tmp_path):
 
 
 def test_a_find_similar_across_clothes_names_the_heads_biometric_readings_and_their_reliability(tmp_path):
-    from engine.gallery import evidence_table
-    from engine.ontology import ONTOLOGY
+    from engine.index import evidence_table
+    from engine.kernel.ontology import ONTOLOGY
 
     gallery = footage_gallery(tmp_path / "footage", None, sources=())
     gallery.record_ranking("footage", 1.0, "the checkpoint's footage weight")

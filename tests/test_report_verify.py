@@ -19,7 +19,7 @@ from app.report.signing import grouped, installation_key
 from app.store import CaseStore
 from app.store.audit import entry_hash
 from app.store.models import canonical_json
-from engine.gallery import Gallery
+from engine.index import Gallery
 
 pytestmark = pytest.mark.usefixtures("qapp")  # a QApplication, as in the app (not a bare QGuiApplication)
 

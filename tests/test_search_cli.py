@@ -12,10 +12,10 @@ import torch
 from typer.testing import CliRunner
 
 from engine.cli import app
-from engine.gallery import Gallery
-from engine.models import create, save
-from engine.models.config import load_config
-from engine.world.build import build_world
+from engine.index import Gallery
+from engine.lab.world.build import build_world
+from engine.retrieval.models import create, save
+from engine.retrieval.models.config import load_config
 
 IDENTITIES, IMAGES = 8, 4
 TEXTS = ["a man", "a man in a red jacket", "a tall young man in a red jacket and blue jeans with a backpack"]
@@ -89,8 +89,8 @@ def test_three_steps_narrow_by_ceil_rho_and_report_items(built):
 
 
 def test_step_scores_are_exact_cosines_over_the_survivors(built):
-    from engine.encoding.model_encoder import ModelQueryEncoder
-    from engine.models import load
+    from engine.retrieval.encoding.model_encoder import ModelQueryEncoder
+    from engine.retrieval.models import load
 
     # attribute weight 0: the similarity alone (the hybrid score is tested in test_search_hybrid.py)
     report = search_json(built, "--text", TEXTS[0], "--then", TEXTS[1], "--top", "24", "--attribute-weight", "0")
@@ -308,7 +308,7 @@ def test_gallery_and_checkpoint_problems_are_clear_errors(built, tmp_path):
 
 
 def test_without_checkpoint_and_without_a_shipped_default_the_error_says_what_to_do(built, monkeypatch):
-    from engine.models import discovery as sources
+    from engine.retrieval.models import discovery as sources
 
     monkeypatch.setattr(sources, "DEFAULT_CHECKPOINT", ("checkpoints", "not-shipped"))
     result = CliRunner().invoke(app, ["search", "--gallery", str(built[0]), "--text", "a man"])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.gallery import Gallery, GalleryMismatchError
-from engine.search import NoCandidatesError, QueryInputError, SearchSession, SessionStateError, StepQuery
+from engine.index import Gallery, GalleryMismatchError
+from engine.retrieval.search import NoCandidatesError, QueryInputError, SearchSession, SessionStateError, StepQuery
 
 DIM = 8
 

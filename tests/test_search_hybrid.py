@@ -11,18 +11,18 @@ import pytest
 from fixed_query_encoder import FixedQueryEncoder
 from similarity_gallery import DIM, similarity_gallery
 
-from engine.attributes.ranking import (
+from engine.index import Gallery, GalleryInputError
+from engine.index import evidence_table as store
+from engine.kernel.ontology import ONTOLOGY
+from engine.retrieval.encoding.views import gallery_views
+from engine.retrieval.evidence.ranking import (
     DEFAULT_ATTRIBUTE_WEIGHT,
     DomainWeights,
     checkpoint_attribute_weight,
     evidence_for,
     explanation_line,
 )
-from engine.encoding.views import gallery_views
-from engine.gallery import Gallery, GalleryInputError
-from engine.gallery import evidence_table as store
-from engine.ontology import ONTOLOGY
-from engine.search import QueryInputError, SearchSession, StepQuery
+from engine.retrieval.search import QueryInputError, SearchSession, StepQuery
 
 SIMILARITY = [0.9, 0.8, 0.7, 0.6, 0.5, 0.4]
 TOL = 2e-3  # gallery vectors are float16

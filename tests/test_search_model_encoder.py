@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 import torch
 
-from engine.encoding.model_encoder import ModelQueryEncoder, check_gallery, encode_items, model_views
-from engine.encoding.views import gallery_views
-from engine.gallery import Gallery, GalleryMismatchError
-from engine.models import create
-from engine.models.config import load_config
-from engine.ontology import LEVELS
-from engine.search import QueryEncoder, QueryInputError, SearchSession, StepQuery
-from engine.world.build import build_world
+from engine.index import Gallery, GalleryMismatchError
+from engine.kernel.ontology import LEVELS
+from engine.lab.world.build import build_world
+from engine.retrieval.encoding.model_encoder import ModelQueryEncoder, check_gallery, encode_items, model_views
+from engine.retrieval.encoding.views import gallery_views
+from engine.retrieval.models import create
+from engine.retrieval.models.config import load_config
+from engine.retrieval.search import QueryEncoder, QueryInputError, SearchSession, StepQuery
 
 
 def tiny_variant(**changes):

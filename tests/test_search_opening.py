@@ -1,4 +1,4 @@
-"""``engine.search.opening``: the one way the CLI and the app assemble a search. The query encoder carries the
+"""``engine.retrieval.search.opening``: the one way the CLI and the app assemble a search. The query encoder carries the
 checkpoint's attribute weight, the session takes the weight by step > session > gallery > checkpoint > default,
 and every step records which rule gave its level, so transcripts and the case store need not ask the encoder."""
 
@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 import torch
 
-from engine.attributes.ranking import DEFAULT_ATTRIBUTE_WEIGHT
-from engine.encoding.model_encoder import ModelQueryEncoder, encode_items, model_views
-from engine.gallery import Gallery
-from engine.models import create
-from engine.search import QueryInputError, StepQuery
-from engine.search.opening import open_search, query_encoder
-from engine.search.transcript import step_record
+from engine.index import Gallery
+from engine.retrieval.encoding.model_encoder import ModelQueryEncoder, encode_items, model_views
+from engine.retrieval.evidence.ranking import DEFAULT_ATTRIBUTE_WEIGHT
+from engine.retrieval.models import create
+from engine.retrieval.search import QueryInputError, StepQuery
+from engine.retrieval.search.opening import open_search, query_encoder
+from engine.retrieval.search.transcript import step_record
 
 
 @pytest.fixture(scope="module")

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from similarity_gallery import DIM, similarity_gallery
 
-from engine.attributes.likeness import EPSILON
-from engine.encoding.views import BIOMETRICS_VIEW, gallery_views
-from engine.gallery import Gallery
-from engine.ontology import BIOMETRIC_KEYS, COLOR_KEYS, ONTOLOGY
-from engine.search import QueryInputError, SearchSession, StepQuery
-from engine.search.outfit_change import LIKENESS_WEIGHT
+from engine.index import Gallery
+from engine.kernel.ontology import BIOMETRIC_KEYS, COLOR_KEYS, ONTOLOGY
+from engine.retrieval.encoding.views import BIOMETRICS_VIEW, gallery_views
+from engine.retrieval.evidence.likeness import EPSILON
+from engine.retrieval.search import QueryInputError, SearchSession, StepQuery
+from engine.retrieval.search.outfit_change import LIKENESS_WEIGHT
 
 #: Embedding similarity to the example i0: i1 wears the same clothes (nearest), i2 is the same person in others.
 SIMILARITY = [1.0, 0.95, 0.3, 0.5, 0.4, 0.2]
@@ -151,7 +151,7 @@ def test_the_prompt_searches_across_an_outfit_change_end_to_end(tmp_path):
     from typer.testing import CliRunner
 
     from engine.cli import app
-    from engine.models import create, save
+    from engine.retrieval.models import create, save
 
     rng = np.random.default_rng(0)
     crops = tmp_path / "crops"
@@ -179,7 +179,7 @@ def test_the_prompt_searches_across_an_outfit_change_end_to_end(tmp_path):
 
 def test_the_explanation_reads_as_biometrics_in_the_prompt_and_the_detail_pane(gallery):
     from app.views.detail import explanation_html
-    from engine.attributes.ranking import explanation_line
+    from engine.retrieval.evidence.ranking import explanation_line
 
     step = SearchSession(gallery, rho=1.0).step(StepQuery(example="i0", outfit_changed=True))
     explanation = step.explain("i1")
@@ -192,8 +192,8 @@ def test_the_explanation_reads_as_biometrics_in_the_prompt_and_the_detail_pane(g
 
 
 def test_the_similarity_mixed_in_is_the_appearance_view_when_the_gallery_has_one():
-    from engine.encoding.views import route
-    from engine.search.outfit_change import similarity_view
+    from engine.retrieval.encoding.views import route
+    from engine.retrieval.search.outfit_change import similarity_view
 
     assert similarity_view({"rgb": 8, "appearance": 256}) == "appearance"
     assert similarity_view({"rgb": 8}) == "rgb"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.gallery import Gallery
-from engine.search import SearchSession, StepQuery
-from engine.search.ranking import CONFIRMED, UNRANKED
+from engine.index import Gallery
+from engine.retrieval.search import SearchSession, StepQuery
+from engine.retrieval.search.ranking import CONFIRMED, UNRANKED
 
 ANGLES = {"A": 0, "B": 20, "C": 40, "D": 60, "E": 80, "F": 100}
 

@@ -8,14 +8,14 @@ from dataclasses import FrozenInstanceError
 import numpy as np
 import pytest
 
-import engine.search.session as session_module
-from engine.encoding.views import gallery_views
-from engine.gallery import Gallery
-from engine.gallery.scoring import inner_products
-from engine.metrics.progressive import progressive_ranking
-from engine.ontology import LEVELS
-from engine.search import SearchSession, StepQuery
-from engine.search.ranking import CONFIRMED, UNRANKED
+import engine.retrieval.search.session as session_module
+from engine.index import Gallery
+from engine.index.scoring import inner_products
+from engine.kernel.ontology import LEVELS
+from engine.retrieval.encoding.views import gallery_views
+from engine.retrieval.metrics.progressive import progressive_ranking
+from engine.retrieval.search import SearchSession, StepQuery
+from engine.retrieval.search.ranking import CONFIRMED, UNRANKED
 
 DIM = 16
 N = 1001

@@ -14,18 +14,19 @@ from fixed_query_encoder import FixedQueryEncoder
 from similarity_gallery import similarity_gallery
 from size_encoder import SizeEncoder
 
-from engine.appearance import AppearanceModelError, ShippedAppearanceNetwork
-from engine.appearance.gallery_view import compute_appearance_view
-from engine.appearance.grey import encode_query, grey_bgr, query_network
-from engine.attributes.ranking import evidence_for
-from engine.encoding.views import APPEARANCE_GREY_VIEW, APPEARANCE_VIEW, APPEARANCE_VIEWS, route
-from engine.gallery import Gallery, GalleryMismatchError
+from engine.index import Gallery, GalleryMismatchError
 from engine.ingest import IngestOptions, ingest
 from engine.ingest.appearance import WithAppearance, with_default_appearance
-from engine.ontology import ONTOLOGY
-from engine.search.query import StepQuery
-from engine.search.session import SearchSession
-from engine.world.build import build_world
+from engine.ingest.appearance_views import compute_appearance_view
+from engine.kernel.ontology import ONTOLOGY
+from engine.lab.world.build import build_world
+from engine.perception.appearance import AppearanceModelError, ShippedAppearanceNetwork
+from engine.perception.appearance.grey import encode_query, grey_bgr, query_network
+from engine.perception.appearance.views import APPEARANCE_GREY_VIEW, APPEARANCE_VIEW, APPEARANCE_VIEWS
+from engine.retrieval.encoding.views import route
+from engine.retrieval.evidence.ranking import evidence_for
+from engine.retrieval.search.query import StepQuery
+from engine.retrieval.search.session import SearchSession
 
 TOL = 2e-3  # gallery vectors are float16
 

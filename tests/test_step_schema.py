@@ -1,4 +1,4 @@
-"""The step schema (``engine.step_schema``) reaches every written form of a step: each field of an engine step
+"""The step schema (``engine.kernel.step_schema``) reaches every written form of a step: each field of an engine step
 goes through the CLI record, the case store (input, columns, read-back, audit payload), the migrated database
 and the report's chain rows with its value intact. A field added to the schema that a form does not carry,
 or a form that leaves out a field the schema does not say it leaves out, fails here."""
@@ -16,9 +16,9 @@ from app.report.content import ChainStep, collect_content
 from app.store import CaseStore, StepInput, StepState
 from app.store.from_engine import gallery_identity, step_input
 from app.store.models import Step
-from engine.search import StepQuery, StepResult
-from engine.search.transcript import step_record
-from engine.step_schema import STEP_FIELD_NAMES, STEP_FIELDS, StepRecord, cli_values, step_values
+from engine.kernel.step_schema import STEP_FIELD_NAMES, STEP_FIELDS, StepRecord, cli_values, step_values
+from engine.retrieval.search import StepQuery, StepResult
+from engine.retrieval.search.transcript import step_record
 
 #: The fields ``lineup search --json`` does not write (it has printed the same keys since before the schema).
 NOT_IN_THE_CLI = {"scenario", "level_overridden", "filters"}

@@ -8,9 +8,9 @@ import pytest
 
 from app.store import CaseStore
 from app.store.from_engine import gallery_identity, step_input
-from engine.encoding.views import gallery_views
-from engine.gallery import Gallery
-from engine.search import SearchSession, StepQuery
+from engine.index import Gallery
+from engine.retrieval.encoding.views import gallery_views
+from engine.retrieval.search import SearchSession, StepQuery
 
 DIM = 8
 N = 240

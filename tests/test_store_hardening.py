@@ -139,8 +139,8 @@ def test_case_databases_and_evidence_are_owner_only(tmp_path):
 
 
 def test_galleries_are_owner_only(tmp_path):
-    from engine.gallery import Gallery, GalleryItem
-    from engine.permissions import current_umask
+    from engine.index import Gallery, GalleryItem
+    from engine.kernel.permissions import current_umask
 
     gallery = Gallery.create(tmp_path / "g", {"rgb": 4}, "ckpt")
     relative, _ = gallery.put_crop(b"\x89PNG crop bytes")

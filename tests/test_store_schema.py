@@ -295,12 +295,13 @@ def test_the_store_imports_no_qt_and_of_the_engine_only_the_step_schema_and_the_
     modules = set(json.loads(run.stdout))
     loaded = {m.split('.')[0] for m in modules}
     assert not loaded & {"PySide6", "pyqtgraph", "torch", "faiss", "cv2"}
-    assert {m for m in modules if m.split(".")[0] == "engine"} == {"engine", "engine.step_schema", "engine.jsonio"}
+    engine_modules = {m for m in modules if m.split(".")[0] == "engine"}
+    assert engine_modules == {"engine", "engine.kernel", "engine.kernel.step_schema", "engine.kernel.jsonio"}
     assert "sqlalchemy" in loaded
 
 
 def test_the_stores_level_names_are_the_ontologys():
     from app.store.models import LEVELS
-    from engine.ontology import LEVELS as ONTOLOGY_LEVELS
+    from engine.kernel.ontology import LEVELS as ONTOLOGY_LEVELS
 
     assert tuple(LEVELS) == tuple(ONTOLOGY_LEVELS)

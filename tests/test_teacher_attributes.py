@@ -1,4 +1,4 @@
-"""The pixel reader as a teacher of the image attribute heads (engine/train/teacher.py, losses.teacher_attributes):
+"""The pixel reader as a teacher of the image attribute heads (engine/lab/train/teacher.py, losses.teacher_attributes):
 the source reads an ingested gallery and keeps only confident readings, the loss, a training step with and
 without the teacher, resume, the settings' named errors, and ``--clips`` of bench/attribute_accuracy.py."""
 
@@ -16,15 +16,23 @@ import torch
 from bench_modules import load_bench
 from tiny_training import build_tiny_world, tiny_run
 
-from engine.attributes.accuracy import footage_samples
-from engine.gallery import Gallery
-from engine.gallery.evidence_table import COLUMN_OF, CONFIDENCE_COLUMN, EvidenceTable
+from engine.index import Gallery
+from engine.index.evidence_table import COLUMN_OF, CONFIDENCE_COLUMN, EvidenceTable
 from engine.ingest import IngestOptions, ingest
-from engine.models import read_metadata
-from engine.ontology import ATTRIBUTE_KEYS, ONTOLOGY
-from engine.train import TrainConfig, TrainConfigError, Trainer, TrainOptions, compose_losses, load_run_config, train
-from engine.train.losses import teacher_attribute_loss
-from engine.train.teacher import TeacherDataError, read_teacher_data
+from engine.kernel.ontology import ATTRIBUTE_KEYS, ONTOLOGY
+from engine.lab.evaluation.attribute_accuracy import footage_samples
+from engine.lab.train import (
+    TrainConfig,
+    TrainConfigError,
+    Trainer,
+    TrainOptions,
+    compose_losses,
+    load_run_config,
+    train,
+)
+from engine.lab.train.losses import teacher_attribute_loss
+from engine.lab.train.teacher import TeacherDataError, read_teacher_data
+from engine.retrieval.models import read_metadata
 
 GREY = (120, 120, 120)
 #: (top, bottom) BGR colours of the crops in the teacher gallery
@@ -204,7 +212,7 @@ def test_a_step_with_the_teacher_changes_the_heads_and_without_it_is_the_old_ste
 
     # the old step, written out: batch, forward, losses, backward, clip, optimiser — no teacher anywhere
     old = Trainer.prepare(_options(world, tmp_path / "old", tiny_run()))
-    from engine.train.trainer import step_seed
+    from engine.lab.train.trainer import step_seed
 
     seed = step_seed(5, 0, 0)
     torch.manual_seed(seed)

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.ontology import ATTRIBUTE_KEYS, ONTOLOGY
-from engine.text.generator import (
+from engine.kernel.ontology import ATTRIBUTE_KEYS, ONTOLOGY
+from engine.retrieval.text.generator import (
     CHAIN_SIZES,
     describe,
     descriptions_by_level,
@@ -20,7 +20,7 @@ from engine.text.generator import (
     random_key_subset,
     stated_keys,
 )
-from engine.text.parser import parse
+from engine.retrieval.text.parser import parse
 
 FULL = {
     "gender": "female", "skin_color": "medium", "age": "young", "height": "tall", "physique": "slim",
@@ -154,7 +154,7 @@ def test_property_roundtrip_random_identity_and_subset(seed):
 
 
 def test_every_generator_surface_form_parses_back():
-    from engine.text import lexicon as lx
+    from engine.retrieval.text import lexicon as lx
 
     tables = [("hat_type", lx.HAT_FORMS), ("top_type", lx.TOP_FORMS), ("bottom_type", lx.BOTTOM_FORMS),
               ("shoe_type", lx.SHOE_FORMS), ("carrying_type", lx.CARRY_FORMS)]

@@ -1,4 +1,5 @@
-"""The unknown-word fallback (engine.text.guess, docs/unknown-words.md): the labelled test set's format, spans of
+"""The unknown-word fallback (engine.retrieval.text.guess, docs/unknown-words.md): the labelled test set's format,
+spans of
 unknown content words, a fallback reading typos and (when the encoder package is installed) clear unknown
 words, stop words never read, and a parse that is unchanged when every word is known."""
 
@@ -12,12 +13,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.ontology import ONTOLOGY
-from engine.text.generator import describe, random_key_subset
-from engine.text.guess import STOP_WORDS, CharGramMatcher, Fallback, candidates, is_content_word, unknown_spans
-from engine.text.parser import parse
-from engine.text.tokens import tokenize
-from engine.text.units import read_units
+from engine.kernel.ontology import ONTOLOGY
+from engine.retrieval.text.generator import describe, random_key_subset
+from engine.retrieval.text.guess import (
+    STOP_WORDS,
+    CharGramMatcher,
+    Fallback,
+    candidates,
+    is_content_word,
+    unknown_spans,
+)
+from engine.retrieval.text.parser import parse
+from engine.retrieval.text.tokens import tokenize
+from engine.retrieval.text.units import read_units
 
 DATA = Path(__file__).parent / "data" / "unknown_phrases.json"
 

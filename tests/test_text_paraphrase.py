@@ -5,10 +5,10 @@ import re
 
 import pytest
 
-from engine.ontology import ATTRIBUTE_KEYS, ONTOLOGY
-from engine.text.generator import describe, nested_key_subsets
-from engine.text.paraphrase import ParaphraseError, paraphrase
-from engine.world.identities import make_identity
+from engine.kernel.ontology import ATTRIBUTE_KEYS, ONTOLOGY
+from engine.lab.world.identities import make_identity
+from engine.retrieval.text.generator import describe, nested_key_subsets
+from engine.retrieval.text.paraphrase import ParaphraseError, paraphrase
 
 FUNCTION_WORDS = {"a", "an", "the", "with", "in", "and", "on", "of", "no", "to", "up", "at"}
 

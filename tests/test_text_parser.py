@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.ontology import ATTRIBUTE_KEYS, ONTOLOGY
-from engine.text.parser import SUGGESTION_ORDER, ParseResult, parse
+from engine.kernel.ontology import ATTRIBUTE_KEYS, ONTOLOGY
+from engine.retrieval.text.parser import SUGGESTION_ORDER, ParseResult, parse
 
 
 def attrs(text: str) -> dict[str, str]:

@@ -1,5 +1,6 @@
-"""Queries restated in the generator's words: the rewrite (``engine.text.rewrite``), the blend of text vectors
-(``engine.encoding.text_rewrite``), the checkpoint's weight, and where the search and the evaluation use it."""
+"""Queries restated in the generator's words: the rewrite (``engine.retrieval.text.rewrite``), the blend of text vectors
+(``engine.retrieval.encoding.text_rewrite``), the checkpoint's weight, and where the search and the evaluation use
+it."""
 
 from __future__ import annotations
 
@@ -13,19 +14,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from engine.encoding.model_encoder import ModelQueryEncoder
-from engine.encoding.text_rewrite import (
+from engine.kernel.ontology import ONTOLOGY
+from engine.retrieval.encoding.model_encoder import ModelQueryEncoder
+from engine.retrieval.encoding.text_rewrite import (
     METADATA_KEY,
     check_rewrite_weight,
     checkpoint_rewrite_weight,
     encode_rewritten,
 )
-from engine.ontology import ONTOLOGY
-from engine.search.errors import QueryInputError
-from engine.search.opening import query_encoder
-from engine.text.generator import describe, random_key_subset
-from engine.text.parser import parse
-from engine.text.rewrite import canonical_text
+from engine.retrieval.search.errors import QueryInputError
+from engine.retrieval.search.opening import query_encoder
+from engine.retrieval.text.generator import describe, random_key_subset
+from engine.retrieval.text.parser import parse
+from engine.retrieval.text.rewrite import canonical_text
 
 # ------------------------------------------------------------------------------------------- rewrite
 
@@ -57,8 +58,8 @@ def test_rewrite_of_a_text_without_attributes_is_none(text):
 
 
 def test_rewrite_drops_a_colour_whose_item_is_not_stated(monkeypatch):
-    import engine.text.rewrite as rewrite_module
-    from engine.text.parser import ParseResult
+    import engine.retrieval.text.rewrite as rewrite_module
+    from engine.retrieval.text.parser import ParseResult
 
     read = {"gender": "male", "carrying_color": "red", "hat_type": "none", "hat_color": "blue"}
     monkeypatch.setattr(rewrite_module, "parse", lambda text: ParseResult(dict(read), len(read), None))
@@ -145,7 +146,7 @@ def test_checkpoint_weight_recorded_absent_unreadable_and_invalid(tmp_path):
 
 @pytest.fixture(scope="module")
 def tiny_model(tiny_checkpoint):
-    from engine.models import load
+    from engine.retrieval.models import load
 
     return load(tiny_checkpoint, device="cpu")
 
@@ -179,14 +180,14 @@ def test_query_encoder_rejects_a_bad_weight(tiny_model):
 
 @pytest.fixture(scope="module")
 def small_world(tmp_path_factory):
-    from engine.world.build import build_world
+    from engine.lab.world.build import build_world
 
     return build_world(tmp_path_factory.mktemp("rewrite") / "world", identities=6, images_per_identity=3,
                        seed=11).parent
 
 
 def test_evaluation_records_and_applies_the_weight(tiny_model, small_world):
-    from engine.evaluation import evaluate
+    from engine.lab.evaluation import evaluate
 
     plain = evaluate(tiny_model, small_world, "mg-separate", texts="both")
     blended = evaluate(tiny_model, small_world, "mg-separate", texts="both", text_rewrite=1.0)
@@ -238,7 +239,7 @@ def test_bench_chooses_the_best_held_out_weight_that_costs_no_set_more_than_the_
 def test_bench_writes_the_chosen_weight(tmp_path, small_world):
     import torch
 
-    from engine.models import create, save
+    from engine.retrieval.models import create, save
 
     torch.manual_seed(0)
     checkpoint = save(create("tiny", device="cpu"), tmp_path / "checkpoint")
@@ -255,7 +256,7 @@ def test_bench_writes_the_chosen_weight(tmp_path, small_world):
 
 def test_checkpoint_info_shows_the_query_weights(tmp_path):
     from engine.cli import app
-    from engine.models import create, save
+    from engine.retrieval.models import create, save
 
     checkpoint = save(create("tiny", device="cpu"), tmp_path / "checkpoint")
     info = json.loads(CliRunner().invoke(app, ["checkpoint", "info", str(checkpoint), "--json"]).output)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.ontology import ONTOLOGY
-from engine.text.generator import describe, random_key_subset
-from engine.text.parser import parse
+from engine.kernel.ontology import ONTOLOGY
+from engine.retrieval.text.generator import describe, random_key_subset
+from engine.retrieval.text.parser import parse
 
 HANDWRITTEN = Path(__file__).parent / "data" / "parser_handwritten.jsonl"
 

@@ -1,4 +1,4 @@
-"""``engine.timefmt``: one rule for wall-clock vs footage-clock seconds, UTC with its zone in exports, local
+"""``engine.kernel.timefmt``: one rule for wall-clock vs footage-clock seconds, UTC with its zone in exports, local
 time with its zone on screen, and reading times back."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from engine.timefmt import (
+from engine.kernel.timefmt import (
     WALL_CLOCK_FROM,
     TimeInputError,
     export_moment,

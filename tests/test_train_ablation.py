@@ -1,4 +1,4 @@
-"""Ablation plans (engine/train/ablation.py) and warm starts (engine/models/checkpoint.warm_start)."""
+"""Ablation plans (engine/lab/train/ablation.py) and warm starts (engine/retrieval/models/checkpoint.warm_start)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import torch
 from tiny_training import build_tiny_world, tiny_run
 from typer.testing import CliRunner
 
-from engine.models import create, load, save
-from engine.models.checkpoint import backbone_tensor_names, warm_start
-from engine.models.config import load_config
-from engine.train.ablation import AblationPlanError, load_plan, parse_plan, render_markdown, run_ablation
-from engine.train.config import load_run_config
-from engine.train.optim import freeze_all_but
+from engine.lab.train.ablation import AblationPlanError, load_plan, parse_plan, render_markdown, run_ablation
+from engine.lab.train.config import load_run_config
+from engine.lab.train.optim import freeze_all_but
+from engine.retrieval.models import create, load, save
+from engine.retrieval.models.checkpoint import backbone_tensor_names, warm_start
+from engine.retrieval.models.config import load_config
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 SHIPPED_PLANS = sorted(path.stem for path in (REPOSITORY / "resources" / "ablations").glob("*.json"))
@@ -187,7 +187,7 @@ def test_a_partial_table_marks_rows_pending(tmp_path):
     (tmp_path / "full").mkdir()
     report = {"overall": {"R@1": 0.5, "mAP": 0.25}, "by": {"UF": {"R@1": 1.0, "mAP": 0.5}}}
     (tmp_path / "full" / "eval-mg-separate.json").write_text(json.dumps(report))
-    from engine.train.ablation import collect_table
+    from engine.lab.train.ablation import collect_table
 
     table = collect_table(plan, tmp_path)
     assert [row["status"] for row in table["rows"]] == ["done", "pending"]
@@ -250,7 +250,7 @@ def test_a_backbone_scoped_plan_says_so_in_its_table(tmp_path):
     plan = parse_plan(_plan(init="warm", init_scope="backbone"))
     assert plan.warm_start and plan.init_scope == "backbone"
     (tmp_path / "plan.json").write_text(json.dumps({"init": "ckpt/default"}))
-    from engine.train.ablation import collect_table
+    from engine.lab.train.ablation import collect_table
 
     table = collect_table(plan, tmp_path)
     assert table["init_scope"] == "backbone"
@@ -259,7 +259,7 @@ def test_a_backbone_scoped_plan_says_so_in_its_table(tmp_path):
 
 
 def test_seed_summary_is_the_mean_with_a_students_t_interval():
-    from engine.train.ablation import seed_summary
+    from engine.lab.train.ablation import seed_summary
 
     reports = [{"overall": {"mAP": v, "R@1": 2 * v, "queries": 10}, "by": {"UF": {"mAP": v, "R@1": None}}}
                for v in (0.40, 0.42, 0.44)]
@@ -302,7 +302,7 @@ def test_several_seeds_run_each_row_per_seed_and_tabulate_intervals(world, tmp_p
 
 
 def test_a_seed_still_missing_keeps_the_row_pending(tmp_path):
-    from engine.train.ablation import collect_table
+    from engine.lab.train.ablation import collect_table
 
     plan = parse_plan(_plan())
     (tmp_path / "plan.json").write_text(json.dumps({"seed": 1, "seeds": [1, 2]}))
@@ -321,7 +321,7 @@ def test_ablate_cli_refuses_bad_seeds(tmp_path):
 
 
 def test_rows_are_compared_with_the_first_row_seed_by_seed(tmp_path):
-    from engine.train.ablation import collect_table
+    from engine.lab.train.ablation import collect_table
 
     plan = parse_plan(_plan())
     (tmp_path / "plan.json").write_text(json.dumps({"seeds": [1, 2, 3]}))
@@ -344,7 +344,7 @@ def test_rows_are_compared_with_the_first_row_seed_by_seed(tmp_path):
 
 
 def test_a_cumulative_plan_pairs_each_row_with_the_row_above(tmp_path):
-    from engine.train.ablation import collect_table
+    from engine.lab.train.ablation import collect_table
 
     run = tiny_run()
     rows = [{"name": name, "model": run["model"]} for name in ("base", "plus_a", "plus_b")]
@@ -365,7 +365,7 @@ def test_a_cumulative_plan_pairs_each_row_with_the_row_above(tmp_path):
 
 
 def test_the_table_shows_each_runs_learning_curve(tmp_path):
-    from engine.train.ablation import collect_table
+    from engine.lab.train.ablation import collect_table
 
     plan = parse_plan(_plan())
     (tmp_path / "plan.json").write_text(json.dumps({"seeds": [1, 2]}))
@@ -385,7 +385,7 @@ def test_the_table_shows_each_runs_learning_curve(tmp_path):
 
 
 def test_a_single_seed_table_has_no_paired_comparison(tmp_path):
-    from engine.train.ablation import collect_table
+    from engine.lab.train.ablation import collect_table
 
     plan = parse_plan(_plan())
     _write_eval(tmp_path / "full", 0.5)
@@ -398,7 +398,7 @@ def test_a_single_seed_table_has_no_paired_comparison(tmp_path):
 def test_a_row_another_process_is_training_is_skipped(world, tmp_path):
     import threading
 
-    from engine.train.state import RunFolder
+    from engine.lab.train.state import RunFolder
 
     plan = parse_plan(_plan())
     out = tmp_path / "ablation"
@@ -443,7 +443,7 @@ def test_a_row_can_change_the_budget_for_itself(tmp_path):
     assert plan.run_file(plan.rows[0])["training"] == plan.training
     frozen = plan.run_file(plan.rows[1])["training"]
     assert frozen == {**plan.training, "trainable": ["text_attributes"], "lr": 1e-3}
-    from engine.train.ablation import collect_table
+    from engine.lab.train.ablation import collect_table
 
     markdown = render_markdown(collect_table(plan, tmp_path))
     assert 'Row `frozen` also trains with `{"lr": 0.001, "trainable": ["text_attributes"]}`.' in markdown

@@ -18,9 +18,8 @@ from safetensors.torch import load_file
 from tiny_training import build_tiny_world, tiny_run
 from typer.testing import CliRunner
 
-from engine.models import load, read_metadata
-from engine.resources import resource_path
-from engine.train import (
+from engine.kernel.resources import resource_path
+from engine.lab.train import (
     RunFolderError,
     TrainConfigError,
     Trainer,
@@ -28,6 +27,7 @@ from engine.train import (
     TrainOptions,
     train,
 )
+from engine.retrieval.models import load, read_metadata
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +69,8 @@ def test_a_second_stage_validates_on_the_first_stages_identities(world, tmp_path
 
 
 def test_validation_seed_pins_the_held_out_draw(world):
-    from engine.train.data import HeldOut, build_training_data
-    from engine.train.trainer import resolve_run_config
+    from engine.lab.train.data import HeldOut, build_training_data
+    from engine.lab.train.trainer import resolve_run_config
 
     config = resolve_run_config(_options(world, Path("unused"))).model
 
@@ -279,7 +279,7 @@ def test_trainable_prefixes_train_only_those_parameters(world, tmp_path):
 
 
 def test_stem_weights_start_a_mobilenet_stem_from_imagenet(world, tmp_path):
-    from engine.train.trainer import TrainingError
+    from engine.lab.train.trainer import TrainingError
 
     mobilenet = {"vision": {"stem": "mobilenetv2", "patch_size": 16, "image_size": [64, 32], "stem_channels": []}}
     weights = "models/backbones/mobilenetv2_imagenet.pt"
@@ -314,7 +314,7 @@ def test_realism_is_recorded_and_changes_what_the_run_sees(world, tmp_path):
 
 
 def test_a_second_trainer_into_the_same_folder_is_refused(world, tmp_path):
-    from engine.train.state import HOLDER_FILE, RunBusyError
+    from engine.lab.train.state import HOLDER_FILE, RunBusyError
 
     out = tmp_path / "run"
     second: list[RunFolderError] = []
@@ -378,7 +378,7 @@ def test_a_resumed_run_records_the_command_that_started_it_and_its_validation_or
 
 
 def test_a_run_that_failed_before_its_first_checkpoint_starts_again(world, tmp_path, monkeypatch):
-    import engine.train.trainer as trainer_module
+    import engine.lab.train.trainer as trainer_module
 
     def broken(*args, **kwargs):
         raise RuntimeError("the first step failed")

@@ -9,16 +9,16 @@ import pytest
 import torch
 from tiny_training import build_tiny_world, tiny_run
 
-from engine.data.export import export_cuhk_pedes
-from engine.models import create
-from engine.models.names import RESOLUTIONS
-from engine.ontology import LEVELS, ONTOLOGY
-from engine.train import compose_losses, load_run_config
-from engine.train.batches import BatchBuilder
-from engine.train.config import TrainConfig, TrainConfigError
-from engine.train.data import build_training_data
-from engine.train.optim import LearningRateFactor, build_optimizer, freeze_all_but, trainable_matcher
-from engine.train.texts import TextSource, attribute_token_mask, ordinary_token_mask
+from engine.kernel.ontology import LEVELS, ONTOLOGY
+from engine.lab.data.export import export_cuhk_pedes
+from engine.lab.train import compose_losses, load_run_config
+from engine.lab.train.batches import BatchBuilder
+from engine.lab.train.config import TrainConfig, TrainConfigError
+from engine.lab.train.data import build_training_data
+from engine.lab.train.optim import LearningRateFactor, build_optimizer, freeze_all_but, trainable_matcher
+from engine.lab.train.texts import TextSource, attribute_token_mask, ordinary_token_mask
+from engine.retrieval.models import create
+from engine.retrieval.models.names import RESOLUTIONS
 
 ALL_OFF = {
     "granularity": {"enabled": False}, "gcr": {"enabled": False}, "adapters": {"enabled": False},
@@ -88,7 +88,7 @@ def test_loss_composition_has_exactly_the_enabled_terms(world, overrides, expect
 
 def test_sdm_uses_the_hr_view_and_the_lr_terms_the_refined_view(world):
     _, batch, outputs, losses, _, _ = _step_outputs(world, {})
-    from engine.losses.sdm import sdm_loss
+    from engine.lab.losses.sdm import sdm_loss
 
     tau = 0.02
     expected = sdm_loss(outputs["text_embeds"], outputs["image_embeds_hr"], batch.match_labels, tau)
@@ -100,7 +100,7 @@ def test_sdm_uses_the_hr_view_and_the_lr_terms_the_refined_view(world):
 
 def test_text_matches_follow_the_outfit_rule(world):
     _, batch, outputs, losses, data, _ = _step_outputs(world, {})
-    from engine.losses.sdm import sdm_loss
+    from engine.lab.losses.sdm import sdm_loss
 
     items = [data.pairs[i] for i in range(6)]
     assert batch.match_labels.tolist() == [item.clothing for item in items]
@@ -167,7 +167,7 @@ def test_world_texts_are_fresh_and_match_their_level():
 
 
 def test_attribute_tokens_mark_colours_and_garments():
-    from engine.models.tokenizer import Tokenizer
+    from engine.retrieval.models.tokenizer import Tokenizer
 
     tokenizer = Tokenizer(32)
     ids = tokenizer(["a tall man wearing a red jacket and black jeans"])
@@ -214,7 +214,7 @@ def test_captioned_data_uses_captions_with_parsed_levels(world, tmp_path):
 
 
 def test_validation_counts_matches_by_the_runs_rule(world):
-    from engine.train.validate import evaluate as validate
+    from engine.lab.train.validate import evaluate as validate
 
     config, _, _, _, data, builder = _step_outputs(world, {})
     validation = data.validation
@@ -231,7 +231,7 @@ def test_validation_counts_matches_by_the_runs_rule(world):
 
 
 def test_runs_that_train_sketch_and_ir_queries_validate_them_on_held_out_identities(world):
-    from engine.train.validate import evaluate as validate
+    from engine.lab.train.validate import evaluate as validate
 
     config, _, _, _, data, builder = _step_outputs(world, {})
     validation = data.validation
@@ -251,8 +251,8 @@ def test_runs_that_train_sketch_and_ir_queries_validate_them_on_held_out_identit
 
 
 def test_sketch_and_ir_attribute_supervision_ignores_colours(world):
-    from engine.ontology import ATTRIBUTE_KEYS, COLOR_KEYS
-    from engine.train.losses import _attribute_ce, _without_colours
+    from engine.kernel.ontology import ATTRIBUTE_KEYS, COLOR_KEYS
+    from engine.lab.train.losses import _attribute_ce, _without_colours
 
     config, batch, outputs, losses, _, _ = _step_outputs(world, {"losses": {"query_attributes": 0.5}})
     assert losses.weights["query_attributes"] == 0.5
@@ -269,7 +269,7 @@ def test_sketch_and_ir_attribute_supervision_ignores_colours(world):
 
 
 def test_sketch_and_ir_attribute_supervision_needs_image_heads():
-    from engine.train.config import TrainConfigError
+    from engine.lab.train.config import TrainConfigError
 
     with pytest.raises(TrainConfigError, match="query_attributes"):
         load_run_config(tiny_run({"attributes": {"image": False}, "losses": {"query_attributes": 1.0}}))

@@ -10,11 +10,11 @@ import pytest
 from typer.testing import CliRunner
 
 from engine.cli import app
-from engine.ontology import ATTRIBUTE_KEYS, LEVELS, ONTOLOGY
-from engine.world.build import WorldBuildError, build_world, outfit_count, plan_identity
-from engine.world.cameras import IR_CAMERAS, RGB_CAMERAS, daytime_of
-from engine.world.identities import BIOMETRIC_KEYS
-from engine.world.modalities import RESOLUTIONS
+from engine.kernel.ontology import ATTRIBUTE_KEYS, LEVELS, ONTOLOGY
+from engine.lab.world.build import WorldBuildError, build_world, outfit_count, plan_identity
+from engine.lab.world.cameras import IR_CAMERAS, RGB_CAMERAS, daytime_of
+from engine.lab.world.identities import BIOMETRIC_KEYS
+from engine.lab.world.modalities import RESOLUTIONS
 
 FIELDS = ["id", "image", "identity", "outfit", "attributes", "camera", "time", "daytime", "modality", "resolution",
           "view", "descriptions"]

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.ontology import ATTRIBUTE_KEYS, ONTOLOGY
-from engine.world.identities import (
+from engine.kernel.ontology import ATTRIBUTE_KEYS, ONTOLOGY
+from engine.lab.world.identities import (
     BIOMETRIC_KEYS,
     CLOTHING_KEYS,
     canonical,

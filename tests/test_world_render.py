@@ -4,10 +4,10 @@ import cv2
 import numpy as np
 import pytest
 
-from engine.world.cameras import CAMERAS
-from engine.world.identities import random_attributes
-from engine.world.modalities import RESOLUTIONS
-from engine.world.render import VIEWS, RenderError, render_sample
+from engine.lab.world.cameras import CAMERAS
+from engine.lab.world.identities import random_attributes
+from engine.lab.world.modalities import RESOLUTIONS
+from engine.lab.world.render import VIEWS, RenderError, render_sample
 
 PERSON = {"gender": "male", "skin_color": "medium", "age": "young", "height": "average", "physique": "average",
           "hairstyle": "short", "hair_color": "black", "top_type": "t_shirt", "top_length": "short_sleeve",

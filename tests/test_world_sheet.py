@@ -4,7 +4,7 @@ import cv2
 import numpy as np
 import pytest
 
-from engine.world.sheet import CELL_H, CELL_W, COLUMNS, HEADER_H, PANEL_W, contact_sheet, render_sheet
+from engine.lab.world.sheet import CELL_H, CELL_W, COLUMNS, HEADER_H, PANEL_W, contact_sheet, render_sheet
 
 
 def test_contact_sheet_layout(tmp_path):

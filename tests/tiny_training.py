@@ -42,7 +42,7 @@ def tiny_run(model_overrides: dict | None = None, **training) -> dict:
 
 def build_tiny_world(root: Path) -> Path:
     """12 identities × 8 images (a sketch, RGB and IR images over two outfits each)."""
-    from engine.world.build import build_world
+    from engine.lab.world.build import build_world
 
     build_world(root, identities=12, images_per_identity=8, seed=3, workers=1)
     return root

@@ -26,7 +26,7 @@ class IngestFootageJob(BackgroundJob):
     def run(self, job: Job):
         from contextlib import ExitStack
 
-        from engine.gallery import writing
+        from engine.index import writing
         from engine.ingest import IngestOptions, ingest
 
         with ExitStack() as lock:

@@ -16,8 +16,8 @@ from app.jobs.job import BackgroundJob
 from app.store import CaseState, CaseStore
 from app.store.from_engine import gallery_identity
 from app.workers import Job
-from engine.gallery import Gallery
-from engine.search import QueryEncoder
+from engine.index import Gallery
+from engine.retrieval.search import QueryEncoder
 
 EncoderFactory = Callable[[Gallery], QueryEncoder | None]
 #: (open case, gallery) → the older version of the gallery the case's path searched, or None

@@ -18,7 +18,7 @@ from app.jobs.job import BackgroundJob
 from app.store import CaseState, CaseStore
 from app.store.from_engine import step_input
 from app.workers import Job
-from engine.search import SearchSession, SessionStateError, StepResult
+from engine.retrieval.search import SearchSession, SessionStateError, StepResult
 
 SessionFactory = Callable[[], SearchSession]
 

@@ -12,7 +12,7 @@ from app.jobs.rerun_steps import ReplayOutcome, SessionFactory, apply_marks, rep
 from app.store import CaseState, CaseStore
 from app.store.from_engine import step_input
 from app.workers import Job
-from engine.search import SearchSession, StepQuery, StepResult
+from engine.retrieval.search import SearchSession, StepQuery, StepResult
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Face blurring for the report's copies of person crops (never for the evidence files themselves).
 
-Faces are found by the shipped face detector ``face-detection-retail-0005`` (``engine.detection.faces``): first
+Faces are found by the shipped face detector ``face-detection-retail-0005`` (``engine.perception.detection.faces``):
+first
 in the crop's head window (its top ``width × width`` square, enlarged to the network's input so that the small
 face of a whole-body crop is big enough to be found), then, when the head window holds none, in the whole
 crop. Every face found is blurred, grown by ``FACE_MARGIN`` of its size on each side.
@@ -36,9 +37,9 @@ import cv2
 import numpy as np
 
 from app.report.errors import ReportError
-from engine.detection.errors import DetectorError
-from engine.detection.faces import Face, FaceDetector, as_bgr
-from engine.pretrained.errors import PretrainedModelError
+from engine.perception.detection.errors import DetectorError
+from engine.perception.detection.faces import Face, FaceDetector, as_bgr
+from engine.perception.pretrained.errors import PretrainedModelError
 
 FACE_MARGIN = 0.2
 FACE_ZONE = 0.5

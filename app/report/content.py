@@ -27,9 +27,9 @@ from app.report.text import audit_summary
 from app.report.tree import tree_rows
 from app.store import CaseStore
 from app.store.state import CaseState, CaseSummary, MarkState, StepState
-from engine.hashing import sha256_file
-from engine.resources import resource_path
-from engine.step_schema import StepRecord, step_values
+from engine.kernel.hashing import sha256_file
+from engine.kernel.resources import resource_path
+from engine.kernel.step_schema import StepRecord, step_values
 
 #: Written beside the resources at build time (``git rev-parse HEAD``); without it the report gives the version.
 BUILD_COMMIT_FILE = "BUILD_COMMIT"
@@ -64,7 +64,7 @@ class GalleryInfo:
 
 @dataclass(frozen=True, kw_only=True)
 class ChainStep(StepRecord):
-    """One step of the case's step tree: its fields (``engine.step_schema``) and where the report places it.
+    """One step of the case's step tree: its fields (``engine.kernel.step_schema``) and where the report places it.
     ``label`` is the app timeline's ("3", "3a": ``app.case_tree.step_labels``), ``number`` the step's
     depth + 1 (its place along its branch), ``lane`` how many branches in it lies, ``branch_of`` the label of the
     step a branch's first step continues from ("0": the start). ``active``: on the current branch (from the start

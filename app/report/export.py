@@ -27,9 +27,9 @@ from app.report.qt import ensure_gui_application
 from app.report.signing import SigningKey, installation_key
 from app.store import CaseStore
 from app.store.models import utc_text
-from engine.atomic import atomic_target
-from engine.hashing import sha256_file
-from engine.permissions import owner_only_umask
+from engine.kernel.atomic import atomic_target
+from engine.kernel.hashing import sha256_file
+from engine.kernel.permissions import owner_only_umask
 
 FORMATS = {".pdf": "pdf", ".html": "html", ".htm": "html"}
 

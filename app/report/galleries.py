@@ -8,8 +8,8 @@ from pathlib import Path
 
 from app.report.errors import ReportError
 from app.store.from_engine import gallery_fingerprint
-from engine.gallery import Gallery, GalleryItem
-from engine.paths import PathEscapeError, contained
+from engine.index import Gallery, GalleryItem
+from engine.kernel.paths import PathEscapeError, contained
 
 
 class GalleryLookup:

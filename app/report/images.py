@@ -11,8 +11,8 @@ import numpy as np
 
 from app.report.blur import blur_faces
 from app.report.errors import ReportError
-from engine.images import ImageInputError
-from engine.images import read_image as load
+from engine.kernel.images import ImageInputError
+from engine.kernel.images import read_image as load
 
 MAX_SIDE = 320
 

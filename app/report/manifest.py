@@ -23,8 +23,8 @@ from typing import Any
 from app.report.errors import ReportError
 from app.report.signing import ALGORITHM, SigningKey
 from app.store.models import canonical_json
-from engine import jsonio
-from engine.atomic import atomic_write_json
+from engine.kernel import jsonio
+from engine.kernel.atomic import atomic_write_json
 
 MANIFEST_FORMAT = "lineup-report-manifest/2"
 MANIFEST_SUFFIX = ".manifest.json"

@@ -20,9 +20,9 @@ from app.report.blur import FACE, FACE_AND_HEAD, HEAD, METHODS
 from app.report.content import ChainStep, GalleryInfo, MarkedResult, ReportContent
 from app.report.images import ReportImage
 from app.report.plots import render_distribution
-from engine.encoding.views import BIOMETRICS_VIEW
-from engine.ontology import key_label, value_label
-from engine.pretrained.registry import ATTRIBUTE_NETWORK, FACE_NETWORK
+from engine.kernel.ontology import key_label, value_label
+from engine.perception.pretrained.registry import ATTRIBUTE_NETWORK, FACE_NETWORK
+from engine.retrieval.encoding.views import BIOMETRICS_VIEW
 
 THUMBNAIL_BOX = (150, 150)
 QUERY_IMAGE_BOX = (200, 180)

@@ -4,9 +4,9 @@ A step on a footage gallery scores similarity + w · agreement (docs/pretrained-
 search"): the similarity of the searched view's vectors, plus the agreement of the attributes its text states
 with each attribute evidence source the gallery holds, each source's confidence scaled by its reliability r on
 footage. A find similar whose person may have changed clothes adds the likeness of the checkpoint's heads'
-reading of the biometrics. The plain statement and its warning are the engine's (``engine.search.trust``, as
+reading of the biometrics. The plain statement and its warning are the engine's (``engine.retrieval.search.trust``, as
 the app's results header words it); the per-key figures beside it come from the same shipped footage calibration
-(``engine.attributes.reliability.footage_measurements``, docs/pretrained-models.md, "Trusting each source as far
+(``engine.retrieval.evidence.reliability.footage_measurements``, docs/pretrained-models.md, "Trusting each source as far
 as it measured"); the weight w and the gallery's domain from what the gallery records (``Gallery.ranking``),
 read at export. The stated attributes are the parser's reading of the step's text.
 """
@@ -18,11 +18,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.attributes.reliability import footage_measurements, measured_on
-from engine.encoding.views import BIOMETRICS_VIEW
-from engine.gallery.evidence_table import META_FILE, SOURCES, folder_of
-from engine.ontology import BIOMETRIC_KEYS
-from engine.search.trust import RankingTrust, ranking_trust
+from engine.index.evidence_table import META_FILE, SOURCES, folder_of
+from engine.kernel.ontology import BIOMETRIC_KEYS
+from engine.retrieval.encoding.views import BIOMETRICS_VIEW
+from engine.retrieval.evidence.reliability import footage_measurements, measured_on
+from engine.retrieval.search.trust import RankingTrust, ranking_trust
 
 FOOTAGE = "footage"
 
@@ -55,7 +55,8 @@ class StepRanking:
     """What ranked one footage step: ``sources`` (evidence sources that took part, in ``SOURCES`` order),
     ``weight`` w and its origin as the gallery records them, the ``attributes`` that entered and ``likeness``
     (the biometric keys of a clothes-may-have-changed find similar); ``trust``: the engine's statement of how
-    far the step's scores can be trusted (``engine.search.trust.ranking_trust``: ``sentence``, ``warning``)."""
+    far the step's scores can be trusted (``engine.retrieval.search.trust.ranking_trust``: ``sentence``,
+    ``warning``)."""
 
     step_id: int
     sources: tuple[str, ...]
@@ -111,7 +112,7 @@ def _measure(table: Mapping[str, Any], source: str, key: str) -> SourceMeasure:
 def _stated(text: str | None) -> tuple[tuple[str, str], ...]:
     if not text:
         return ()
-    from engine.text.parser import parse
+    from engine.retrieval.text.parser import parse
 
     return tuple(parse(text).attributes.items())
 

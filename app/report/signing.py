@@ -30,8 +30,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from platformdirs import user_data_dir
 
 from app.report.errors import ReportError
-from engine.atomic import atomic_write_bytes
-from engine.permissions import owner_only_umask, restrict
+from engine.kernel.atomic import atomic_write_bytes
+from engine.kernel.permissions import owner_only_umask, restrict
 
 KEY_FILE = "report-signing-key.pem"
 KEY_VARIABLE = "LINEUP_SIGNING_KEY"

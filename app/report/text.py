@@ -9,9 +9,10 @@ from datetime import datetime
 from typing import Any
 
 from app.provenance import network_name
-from engine.encoding.views import APPEARANCE_VIEWS, BIOMETRICS_VIEW
-from engine.timefmt import export_moment
-from engine.timefmt import export_time as footage_time
+from engine.kernel.timefmt import export_moment
+from engine.kernel.timefmt import export_time as footage_time
+from engine.perception.appearance.views import APPEARANCE_VIEWS
+from engine.retrieval.encoding.views import BIOMETRICS_VIEW
 
 MODALITY_NAMES = {"text": "text", "sketch": "sketch", "ir": "IR", "example": "example item"}
 LEVEL_SOURCE_NAMES = {"override": "set by the analyst", "encoder": "model's estimate", "parser": "attribute parser",

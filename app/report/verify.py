@@ -29,7 +29,7 @@ from app.report.galleries import GalleryLookup
 from app.report.manifest import CONTENT_KINDS, Manifest, content_digests, manifest_path, read_manifest
 from app.report.signing import grouped, public_fingerprint, signature_valid, trusted_keys
 from app.store import CaseNotFoundError, CaseStore
-from engine.hashing import sha256_file
+from engine.kernel.hashing import sha256_file
 
 #: query images and crops are images: anything far larger is not one Lineup kept
 MAX_EVIDENCE_BYTES = 512 * 1024 * 1024

@@ -34,8 +34,8 @@ from app.state.step_history import StepHistory
 from app.state.working_state import Filters, QueryInputs, WorkingState, read_working_state, save_sketch
 from app.store import CaseState, CaseStore, CaseSummary, StepState
 from app.workers import WorkerHandle, describe_error
-from engine.gallery import Gallery
-from engine.search import FinalRanking, QueryEncoder, QueryInputError, SearchSession, StepQuery, StepResult
+from engine.index import Gallery
+from engine.retrieval.search import FinalRanking, QueryEncoder, QueryInputError, SearchSession, StepQuery, StepResult
 
 
 class AppState(StepActions, QObject):

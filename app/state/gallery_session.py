@@ -16,9 +16,9 @@ from app.jobs import check_pair
 from app.state.case_session import ActionRefused
 from app.state.gallery_versions import SearchedVersion
 from app.store.from_engine import gallery_identity
-from engine.gallery import Gallery
-from engine.search import QueryEncoder, SearchSession
-from engine.search.opening import open_search
+from engine.index import Gallery
+from engine.retrieval.search import QueryEncoder, SearchSession
+from engine.retrieval.search.opening import open_search
 
 
 class GallerySession:

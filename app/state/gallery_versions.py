@@ -1,6 +1,6 @@
 """Which version of the open gallery a case's steps searched (docs/architecture.md, "Gallery versions").
 
-Adding footage to a gallery makes a new version (``engine.gallery.versions``): the old one is the gallery's first
+Adding footage to a gallery makes a new version (``engine.index.versions``): the old one is the gallery's first
 n items. A case records the version each step searched (``GalleryUse``: path, fingerprint, item count, version
 number), so when the gallery has grown since, the case's head path is found again as that version
 (``searched_version``): its steps are restored, searching on that path continues within the version's items,
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.store import CaseState, GalleryUse
-from engine.gallery import Gallery
-from engine.gallery.versions import GalleryVersion
+from engine.index import Gallery
+from engine.index.versions import GalleryVersion
 
 
 @dataclass(frozen=True)

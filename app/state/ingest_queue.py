@@ -5,7 +5,7 @@ Each entry is a video file or a folder of footage, a folder of person crops or a
 destination gallery folder; the queue starts the next entry whenever the runner is idle, so another job (a
 search) simply waits its turn. Every entry reports its progress (frames or images read), the rate measured so
 far and the time left at that rate, and can be cancelled: a queued entry never starts, a running one stops at
-its next batch (its committed batches stay, as a version of the gallery; ``engine.gallery.versions``).
+its next batch (its committed batches stay, as a version of the gallery; ``engine.index.versions``).
 ``finished`` says which destinations got new items once nothing is left to run.
 """
 

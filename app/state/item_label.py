@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from engine.timefmt import screen_time
+from engine.kernel.timefmt import screen_time
 
 #: Ids up to this length are shown whole when an item has neither camera nor time.
 SHORT_ID = 12
@@ -19,7 +19,7 @@ def short_id(item_id: str) -> str:
 
 
 def item_label(gallery, item_id: str) -> str:
-    """``camera <name> · <time>`` of ``item_id`` in ``gallery`` (an ``engine.gallery.Gallery``; either part
+    """``camera <name> · <time>`` of ``item_id`` in ``gallery`` (an ``engine.index.Gallery``; either part
     left out when unknown); ``short_id`` when the gallery is None, lacks the item or knows neither."""
     if gallery is None or item_id not in gallery:
         return short_id(item_id)

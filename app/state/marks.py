@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from app.state.case_session import ActionRefused
 from app.state.gallery_versions import SearchedVersion
 from app.store import CaseStore, StepState
-from engine.gallery import Gallery
-from engine.search import SearchSession
+from engine.index import Gallery
+from engine.retrieval.search import SearchSession
 
 MARK_STATES = ("confirmed", "rejected", "cleared")
 

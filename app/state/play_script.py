@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from app.state.query_spec import KeepRule, QueryInputError
-from engine.ontology import LEVELS
+from engine.kernel.ontology import LEVELS
 
 ACTION_KINDS = ("search", "confirm", "reject", "confirm_relevant", "note", "undo", "branch", "pause")
 SEARCH_KEYS = frozenset({"search", "keep", "sketch", "ir", "level", "expect_relevant_kept"})
@@ -193,7 +193,7 @@ def load_script(path: str | Path) -> PlayScript:
     """A script by path, or by name from ``resources/demos`` (``red_jacket`` → ``red_jacket.json``)."""
     path = Path(path)
     if not path.is_file() and len(path.parts) == 1:
-        from engine.resources import resource_path
+        from engine.kernel.resources import resource_path
 
         try:
             path = resource_path("demos", path.name if path.suffix == ".json" else f"{path.name}.json")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.ontology import LEVELS
-from engine.search import QueryInputError, StepQuery
+from engine.kernel.ontology import LEVELS
+from engine.retrieval.search import QueryInputError, StepQuery
 
 KEEP_KINDS: tuple[str, ...] = ("rho", "k", "threshold")
 DEFAULT_RHO = 0.5

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from app.jobs.rerun_steps import ReplayOutcome, apply_marks, replay
 from app.state.gallery_versions import use_label
 from app.store import AuditRecord, CaseState, StepState
-from engine.encoding.views import BIOMETRICS_VIEW
-from engine.search import SessionStateError, StepQuery
+from engine.retrieval.encoding.views import BIOMETRICS_VIEW
+from engine.retrieval.search import SessionStateError, StepQuery
 
 __all__ = ["ReplayOutcome", "ReplayStep", "apply_marks", "path_to", "replay", "replay_plan", "step_query"]
 

@@ -17,7 +17,7 @@ from app.state.query_spec import KeepRule, QuerySpec
 from app.state.timeline_rows import step_label
 from app.state.working_state import Filters, no_candidates_message
 from app.workers import Job, WorkerHandle
-from engine.search import NoCandidatesError, QueryInputError, StepQuery
+from engine.retrieval.search import NoCandidatesError, QueryInputError, StepQuery
 
 
 class NamingFilters(BackgroundJob):
@@ -58,7 +58,7 @@ class StepActions:
                      outfit_changed: bool = False) -> WorkerHandle | None:
         """The next step ranks by likeness to a gallery item (a confirmed sighting, typically); with
         ``outfit_changed`` the likeness of the biometrics the checkpoint's heads read joins it, for a person who
-        may have changed clothes (``engine.search.outfit_change``)."""
+        may have changed clothes (``engine.retrieval.search.outfit_change``)."""
         keep = keep or KeepRule("rho", self._rho)
         try:
             query = StepQuery(example=item_id, scenario=scenario, outfit_changed=outfit_changed,

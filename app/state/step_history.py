@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from app.jobs import ReplayOutcome, StepOutcome, apply_marks, split_marks
 from app.state.query_spec import KeepRule
-from engine.search import FinalRanking, SearchSession, StepResult
+from engine.retrieval.search import FinalRanking, SearchSession, StepResult
 
 
 class StepHistory:

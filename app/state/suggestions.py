@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from engine.ontology import ONTOLOGY
+from engine.kernel.ontology import ONTOLOGY
 
 #: How an attribute key is shown to a person ("top_color" → "top colour").
 KEY_LABELS: dict[str, str] = {

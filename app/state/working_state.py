@@ -21,8 +21,8 @@ from app.state.query_spec import KeepRule
 from app.state.timeline_rows import filters_summary
 from app.store import StepState
 from app.store.evidence import EvidenceSource, case_folder, sha256_file, store_evidence
-from engine.search import QueryInputError
-from engine.search.query import load_image
+from engine.retrieval.search import QueryInputError
+from engine.retrieval.search.query import load_image
 
 MODALITIES = ("text", "sketch", "ir")
 #: How to clear the filters, named wherever they are shown as the reason for an empty step.

@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.store.models import AuditEntry, canonical_json, utc_text
-from engine import jsonio
+from engine.kernel import jsonio
 
 GENESIS_HASH = "0" * 64
 

@@ -1,5 +1,5 @@
 """The case store's input checks: each bad value becomes a ``StoreInputError`` that names it, and a step's input
-becomes the column values of its row (``engine.step_schema`` fields plus its outputs)."""
+becomes the column values of its row (``engine.kernel.step_schema`` fields plus its outputs)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from app.store import codec
 from app.store.errors import StoreInputError
 from app.store.models import KEEP_RULES, LEVEL_SOURCES, LEVELS, canonical_json
 from app.store.state import StepInput
-from engine.step_schema import STEP_FIELDS, StepField
+from engine.kernel.step_schema import STEP_FIELDS, StepField
 
 
 def text(value: object, what: str, *, limit: int | None = None, optional: bool = False) -> str | None:

@@ -12,17 +12,17 @@ import numpy as np
 
 from app.store.evidence import EvidenceSource
 from app.store.state import StepInput
-from engine.step_schema import step_values
+from engine.kernel.step_schema import step_values
 
 if TYPE_CHECKING:
-    from engine.gallery import Gallery
-    from engine.search import StepResult
+    from engine.index import Gallery
+    from engine.retrieval.search import StepResult
 
 
 def gallery_fingerprint(gallery: Gallery) -> str:
     """SHA-256 over the model fingerprint, the views, every item id in row order and the content chain head of
     the items computed now from their stored records and vectors (``Gallery.fingerprint(from_files=True)``):
-    equal to the current version's recorded fingerprint (``engine.gallery.versions``) while nothing changed,
+    equal to the current version's recorded fingerprint (``engine.index.versions``) while nothing changed,
     different after any add or remove and after any item's record or vectors changed behind the gallery's back
     (docs/hardening.md, "Content-bound gallery fingerprints")."""
     return gallery.fingerprint(from_files=True)

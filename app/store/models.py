@@ -34,8 +34,8 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
 from app.store.errors import CorruptCaseError
-from engine import jsonio
-from engine.step_schema import STEP_FIELDS, StepField
+from engine.kernel import jsonio
+from engine.kernel.step_schema import STEP_FIELDS, StepField
 
 #: constraint names are fixed so that batch migrations on SQLite can find and drop them
 NAMING_CONVENTION = {
@@ -50,7 +50,7 @@ CASE_STATUSES = ("open", "closed")
 MARK_STATES = ("confirmed", "rejected")
 KEEP_RULES = ("rho", "k", "threshold")
 #: The ontology's granularity levels (resources/ontology.json); the store stays free of engine imports, and a
-#: test holds this copy equal to ``engine.ontology.LEVELS``.
+#: test holds this copy equal to ``engine.kernel.ontology.LEVELS``.
 LEVELS = ("UC", "C", "M", "F", "UF")
 LEVEL_SOURCES = ("override", "encoder", "parser", "classifier", "default")
 
@@ -161,7 +161,7 @@ class Evidence(Base):
 
 
 class Step(Base):
-    """One search step: the step schema's fields (``engine.step_schema``) as columns, its place in the step
+    """One search step: the step schema's fields (``engine.kernel.step_schema``) as columns, its place in the step
     tree, its query images and outputs. ``kept_ids``/``kept_scores`` are compressed blobs
     (``app.store.codec``), best first."""
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from app.store.codec import sha256_hex
 from app.store.models import CaseGallery, Evidence, Mark, Note, Step, canonical_json, utc_text
-from engine.step_schema import step_values
+from engine.kernel.step_schema import step_values
 
 
 def evidence_payload(evidence: Evidence | None) -> dict[str, Any] | None:
@@ -21,7 +21,7 @@ def evidence_payload(evidence: Evidence | None) -> dict[str, Any] | None:
 
 
 def step_payload(step: Step, sketch: Evidence | None, ir: Evidence | None) -> dict[str, Any]:
-    """The step's place in its tree, its query images, the step schema's fields (``engine.step_schema``) under
+    """The step's place in its tree, its query images, the step schema's fields (``engine.kernel.step_schema``) under
     their own names and the digests of its outputs."""
     return {
         "step": step.id,

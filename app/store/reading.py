@@ -14,7 +14,7 @@ from app.store.evidence import case_folder
 from app.store.models import AuditEntry, Case, CaseGallery, Evidence, Mark, Note, Step, utc_text
 from app.store.payloads import mark_row_payload, note_payload, step_payload
 from app.store.state import CaseState, CaseSummary, EvidenceFile, GalleryUse, MarkState, NoteState, StepState
-from engine.step_schema import step_values
+from engine.kernel.step_schema import step_values
 
 
 def case_summary(case: Case, step_count: int) -> CaseSummary:

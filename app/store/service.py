@@ -71,7 +71,7 @@ class CaseStore:
         if read_only:
             check_revision_read_only(path)
         else:
-            from engine.permissions import owner_only_umask, restrict_database_files  # stdlib-only; loaded late
+            from engine.kernel.permissions import owner_only_umask, restrict_database_files  # stdlib-only; loaded late
 
             with owner_only_umask():
                 upgrade_to_head(path)
@@ -114,7 +114,9 @@ class CaseStore:
     def _write(self) -> Iterator[Session]:
         if self._read_only:
             raise StoreInputError(f"case database {self._path} is open read-only")
-        from engine.permissions import owner_only_umask  # stdlib-only; loaded late so the store imports no engine
+        from engine.kernel.permissions import (
+            owner_only_umask,  # stdlib-only; loaded late so the store imports no engine
+        )
 
         try:
             with owner_only_umask(), Session(self._writer, expire_on_commit=False, autoflush=True) as session, \

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from engine.step_schema import StepRecord
+from engine.kernel.step_schema import StepRecord
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class EvidenceFile:
 
 @dataclass(frozen=True, kw_only=True)
 class StepInput(StepRecord):
-    """What ``CaseStore.record_step`` stores for one search step: the step's fields (``engine.step_schema``)
+    """What ``CaseStore.record_step`` stores for one search step: the step's fields (``engine.kernel.step_schema``)
     and its outputs (``app.store.from_engine`` builds it from an engine ``StepResult``).
 
     ``kept_ids``/``kept_scores``: the kept items best first and their scores. ``scores``: every ranked
@@ -77,7 +77,7 @@ class StepInput(StepRecord):
 
 @dataclass(frozen=True, kw_only=True)
 class StepState(StepRecord):
-    """A stored step: its fields (``engine.step_schema``), its place in the case's step tree, its query images
+    """A stored step: its fields (``engine.kernel.step_schema``), its place in the case's step tree, its query images
     and its kept items."""
 
     id: int

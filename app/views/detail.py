@@ -2,8 +2,9 @@
 resolution, SHA-256) and the source frame with the box drawn — plus confirm / reject / find similar, and why
 the item ranked where it did (``set_explanation``: similarity vs attribute contribution, the network behind the
 similarity, and each attribute the query states with what each evidence source says, networks and sources named
-by ``app.provenance``; ``engine.search.StepResult.explain``), in words (``engine.attributes.wording``), with
-how far the ranking sources are trusted on the item's gallery (``engine.search.trust``).
+by ``app.provenance``; ``engine.retrieval.search.StepResult.explain``), in words
+(``engine.retrieval.evidence.wording``), with
+how far the ranking sources are trusted on the item's gallery (``engine.retrieval.search.trust``).
 
 Laid out for a narrow side column (about 230 pixels at 1366 × 768): the actions and the facts first, the full
 pane width for the facts, the crop beside its source frame below; a short pane scrolls, never sideways.
@@ -48,9 +49,9 @@ from app.views.results_model import (
     format_score,
     format_time,
 )
-from engine.attributes.readings import MATCH, MISMATCH
-from engine.attributes.wording import STATUS_MARKS, STATUS_WORDS, attribute_sentence, score_sentence, stated_by
-from engine.search.trust import RankingTrust, explanation_trust
+from engine.retrieval.evidence.readings import MATCH, MISMATCH
+from engine.retrieval.evidence.wording import STATUS_MARKS, STATUS_WORDS, attribute_sentence, score_sentence, stated_by
+from engine.retrieval.search.trust import RankingTrust, explanation_trust
 
 
 class DetailInputError(ValueError):
@@ -76,9 +77,9 @@ CROP_MAX_WIDTH = 140
 IMAGE_MAX_HEIGHT = 320
 
 def explanation_html(explanation: dict, ranked_by: str | None = None, trust: RankingTrust | None = None) -> str:
-    """Rich text for an explanation, in words (``engine.attributes.wording``): the score's parts, which network
+    """Rich text for an explanation, in words (``engine.retrieval.evidence.wording``): the score's parts, which network
     the similarity comes from (``ranked_by``, ``app.provenance.similarity_line``), how far the ranking sources
-    are trusted on the gallery (``trust``: ``engine.search.trust``; its warning stands out), then one line per
+    are trusted on the gallery (``trust``: ``engine.retrieval.search.trust``; its warning stands out), then one line per
     stated attribute with its mark, what each source read and what the description (or the example) says."""
     lines = [f"<b>{_html(_capital(score_sentence(explanation)))}</b>" + (
         f" (view {_html(explanation['view'])})" if explanation.get("view") else "")]
@@ -355,7 +356,7 @@ class DetailPane(QWidget):
                                    item.box, item.source_sha256))
 
     def set_gallery_item(self, gallery, item_id: str, *, score: float | None = None, mark: str | None = None) -> None:
-        """``set_item`` for an item of an ``engine.gallery.Gallery`` (crop path resolved in its folder)."""
+        """``set_item`` for an item of an ``engine.index.Gallery`` (crop path resolved in its folder)."""
         item = gallery.item(item_id)
         self.set_item(item, None if item.crop is None else Path(gallery.root) / item.crop, score=score, mark=mark)
         self._gallery = gallery
@@ -376,7 +377,7 @@ class DetailPane(QWidget):
         """Show why the item ranked where it did (``StepResult.explain``), or nothing (None); ``ranked_by``: the
         sentence naming the network behind the similarity (``app.provenance.similarity_line``). For an item of
         a gallery (``set_gallery_item``) it also says how far its ranking sources are trusted on that gallery
-        (``engine.search.trust.explanation_trust``: reads the small shipped calibration once)."""
+        (``engine.retrieval.search.trust.explanation_trust``: reads the small shipped calibration once)."""
         self._explanation = explanation
         self._trust = None if explanation is None or self._gallery is None else \
             explanation_trust(explanation, self._gallery)

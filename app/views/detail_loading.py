@@ -13,7 +13,7 @@ import numpy as np
 from PySide6.QtCore import QObject, QRunnable, Signal
 
 from app.views.thumbnails import read_image, to_qimage
-from engine.hashing import sha256_file
+from engine.kernel.hashing import sha256_file
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".ppm", ".pgm"})
 BOX_COLOR = (255, 193, 7)  # RGB, amber: visible on day, night and IR frames

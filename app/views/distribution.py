@@ -3,11 +3,11 @@ the scores exposed, the analyst cuts).
 
 A vertical line stands at the kept top-k boundary (the k-th highest score; the threshold itself for a
 threshold rule). Dragging it previews a threshold keep rule: the panel shows live how many items a step
-with that threshold would keep (``engine.search.selection.keep_mask``, confirmed items included) and emits
+with that threshold would keep (``engine.retrieval.search.selection.keep_mask``, confirmed items included) and emits
 ``threshold_changed``. The preview changes nothing: "Apply cut to this step" (``apply_requested``) asks for
 the step to be run again with that threshold; the next step's rule is never touched. With ground truth the
 relevant and other candidates get their own histograms, a rug
-marks every relevant score, and the step's AP and mSD (``engine.metrics``, one query) are shown."""
+marks every relevant score, and the step's AP and mSD (``engine.retrieval.metrics``, one query) are shown."""
 
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QStackedWidget, QVBoxLayout, QWidget
 
-from engine.metrics.msd import MetricInputError, msd_per_query
-from engine.metrics.retrieval import evaluate_retrieval
-from engine.search.selection import keep_mask, kth_largest
+from engine.retrieval.metrics.msd import MetricInputError, msd_per_query
+from engine.retrieval.metrics.retrieval import evaluate_retrieval
+from engine.retrieval.search.selection import keep_mask, kth_largest
 
 CANDIDATES_COLOR = QColor("#4a7fc1")
 OTHERS_COLOR = QColor("#8593a8")
@@ -84,7 +84,8 @@ def histogram_edges(scores: np.ndarray) -> np.ndarray:
 
 
 def step_metrics(scores: np.ndarray, relevant: np.ndarray, kept: np.ndarray) -> StepMetrics:
-    """AP (docs/methods.md §5) and mSD (docs/methods.md §1.4) of one ranked candidate list, from ``engine.metrics``."""
+    """AP (docs/methods.md §5) and mSD (docs/methods.md §1.4) of one ranked candidate list, from
+    ``engine.retrieval.metrics``."""
     similarity, relevance = scores[None, :].astype(np.float64), relevant[None, :]
     count = int(relevant.sum())
     if count == 0:

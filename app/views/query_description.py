@@ -1,7 +1,7 @@
 """The query panel's description: the editor, a chip per stated attribute, the granularity meter and the "add
 next" suggestions.
 
-Text is parsed on every edit (``engine.text.parser.parse``, well under a millisecond): each stated attribute
+Text is parsed on every edit (``engine.retrieval.text.parser.parse``, well under a millisecond): each stated attribute
 becomes a chip coloured by its ontology group, the count fills the 18-cell meter (docs/methods.md §1.1: UC 1–5,
 C 6–8, M 9–11, F 12–14, UF 15–18) and the attributes not yet stated become suggestions whose values append a
 sentence the parser reads back. ``parsed(ParseResult)`` follows every edit.
@@ -16,8 +16,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QToolButton, QVBoxLayo
 from app.state.suggestions import append_sentence, label, suggestion_sentence, value_label
 from app.views.flow_layout import FlowLayout
 from app.views.query_inputs import LEVEL_COLOURS, AttributeChip, LevelMeter, QueryTextEdit, section_title
-from engine.ontology import ONTOLOGY
-from engine.text.parser import ParseResult, parse
+from engine.kernel.ontology import ONTOLOGY
+from engine.retrieval.text.parser import ParseResult, parse
 
 VISIBLE_SUGGESTIONS = 5
 

@@ -39,9 +39,9 @@ from app.state.query_spec import DEFAULT_RHO, RHO_RANGE, KeepRule
 from app.state.suggestions import label, value_label
 from app.views.sketch_canvas import IMAGE_FILTER
 from app.workers import describe_error
-from engine.ontology import LEVELS, ONTOLOGY
-from engine.search import QueryInputError
-from engine.search.query import load_image
+from engine.kernel.ontology import LEVELS, ONTOLOGY
+from engine.retrieval.search import QueryInputError
+from engine.retrieval.search.query import load_image
 
 #: (background, text/border) per ontology group.
 GROUP_COLOURS: dict[str, tuple[str, str]] = {

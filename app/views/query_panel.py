@@ -40,10 +40,11 @@ from app.state.working_state import QueryInputs
 from app.views.query_description import DescriptionSection
 from app.views.query_inputs import AttributeChip, ImageDropZone, KeepControl, restyle, section_title
 from app.views.sketch_canvas import SketchEditor
-from engine.encoding.views import APPEARANCE_GREY_VIEW, IMAGE_QUERY_VIEW
-from engine.ontology import LEVELS, ONTOLOGY
-from engine.search import QueryInputError
-from engine.text.parser import ParseResult, parse
+from engine.kernel.ontology import LEVELS, ONTOLOGY
+from engine.perception.appearance.views import APPEARANCE_GREY_VIEW
+from engine.retrieval.encoding.views import IMAGE_QUERY_VIEW
+from engine.retrieval.search import QueryInputError
+from engine.retrieval.text.parser import ParseResult, parse
 
 ACCENT = "#2563eb"
 MODALITIES = ("text", "sketch", "ir")
@@ -78,7 +79,7 @@ QFrame#dropZone[hover="true"] {{ border-color: {ACCENT}; background: #eff6ff; }}
 def spec_view(spec: QuerySpec) -> str:
     """The kind of gallery view a panel query ranks by: text alone searches a ``text:<level>`` view, anything
     with a sketch or IR image the ``rgb`` view, or ``appearance:grey`` where the gallery has it
-    (``engine.encoding.views``; both on the sketch/IR scale of ``score_scale``)."""
+    (``engine.retrieval.encoding.views``; both on the sketch/IR scale of ``score_scale``)."""
     return "text:" if spec.sketch is None and spec.ir is None else IMAGE_QUERY_VIEW
 
 

@@ -10,7 +10,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QGuiApplication, QPainter
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from app.views.results_model import CONFIRMED, MARK_COLORS, REJECTED, ResultsModel, format_score
-from engine.timefmt import screen_time_short as format_time_short
+from engine.kernel.timefmt import screen_time_short as format_time_short
 
 THUMB = QSize(80, 160)
 PAD = 6

@@ -46,8 +46,8 @@ from app.views.results_model import (
     format_time,
 )
 from app.views.thumbnails import ThumbnailLoader
-from engine.timefmt import read_screen_time as parse_time
-from engine.timefmt import screen_time_short as format_time_short
+from engine.kernel.timefmt import read_screen_time as parse_time
+from engine.kernel.timefmt import screen_time_short as format_time_short
 
 __all__ = [  # the grid's vocabulary, importable from here
     "CELL", "CLEAR", "CONFIRMED", "MARKS", "MARK_COLORS", "PAD", "REJECTED", "SORT_SCORE", "SORT_TIME", "THUMB",

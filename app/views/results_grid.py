@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QAbstractItemView, QAbstractSpinBox, QDoubleSpinBo
 
 from app.views.result_card import CELL, ResultDelegate
 from app.views.results_model import CLEAR, CONFIRMED, REJECTED, format_time
-from engine.timefmt import read_screen_time as parse_time
+from engine.kernel.timefmt import read_screen_time as parse_time
 
 
 class ResultsGrid(QListView):

@@ -14,7 +14,7 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelInde
 from PySide6.QtGui import QColor, QPixmap
 
 from app.views.thumbnails import CropResolver, GalleryCrops, ThumbnailLoader
-from engine.timefmt import screen_time as format_time
+from engine.kernel.timefmt import screen_time as format_time
 
 CONFIRMED = "confirmed"
 REJECTED = "rejected"
@@ -25,7 +25,7 @@ SORT_SCORE = "score"
 SORT_TIME = "time"
 
 MARK_COLORS = {CONFIRMED: QColor("#2e9d4f"), REJECTED: QColor("#d0393e")}
-#: What "find similar, clothes may have changed" does and how far to trust it (engine.search.outfit_change).
+#: What "find similar, clothes may have changed" does and how far to trust it (engine.retrieval.search.outfit_change).
 OUTFIT_CHANGE_TIP = ("Adds to the likeness what a change of clothes leaves as it was (gender, age, height, build, "
                      "skin, hair) as the model's attribute heads read it. On the unseen synthetic world it puts a "
                      "sighting in other clothes among the first ten twice as often as Find similar (45 % of daytime "
@@ -39,7 +39,7 @@ class ResultsInputError(ValueError):
 
 
 # ------------------------------------------------------------------------------------------------ formatting
-# times: ``engine.timefmt`` (local time with its zone on screen; one rule for wall-clock vs footage clock)
+# times: ``engine.kernel.timefmt`` (local time with its zone on screen; one rule for wall-clock vs footage clock)
 
 
 def format_score(score: float | None) -> str:
@@ -135,7 +135,7 @@ class ResultSet:
     @classmethod
     def from_ids(cls, gallery, ids: Sequence[str], scores, *, relevant=None, kept=None,
                  explanations: Mapping[str, str] | None = None) -> ResultSet:
-        """Items of an ``engine.gallery.Gallery`` in the given order; camera and time from its columns."""
+        """Items of an ``engine.index.Gallery`` in the given order; camera and time from its columns."""
         rows = gallery.rows(ids)
         return cls._from_rows(gallery, rows, list(ids), scores, relevant, kept, explanations)
 

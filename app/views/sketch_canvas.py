@@ -36,8 +36,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.workers import describe_error
-from engine.search import QueryInputError
-from engine.search.query import load_image
+from engine.retrieval.search import QueryInputError
+from engine.retrieval.search.query import load_image
 
 CANVAS_SIZE = QSize(128, 256)
 SUPERSAMPLE = 2

@@ -29,8 +29,8 @@ def parse(
 ) -> None:
     """Read the attributes a description states (18-attribute ontology), its granularity level, and its
     rewrite in the generator's words (what a checkpoint with a text rewrite weight also encodes)."""
-    from engine.text.parser import parse as parse_text
-    from engine.text.rewrite import canonical_text
+    from engine.retrieval.text.parser import parse as parse_text
+    from engine.retrieval.text.rewrite import canonical_text
 
     result = {**parse_text(text).to_dict(), "rewrite": canonical_text(text)}
     if as_json:
@@ -52,12 +52,12 @@ def demo(
     """Build (once) and show the built-in demo: synthetic world, contact sheet, progressive descriptions."""
     import random
 
-    from engine.demo import DEMO_IDENTITIES, DEMO_IMAGES_PER_IDENTITY, DEMO_SEED, demo_world_dir, demo_world_ready
-    from engine.progress import cli_progress
-    from engine.text.generator import query_chain
-    from engine.text.parser import parse as parse_text
-    from engine.world.build import build_world
-    from engine.world.sheet import contact_sheet
+    from engine.kernel.progress import cli_progress
+    from engine.lab.demo import DEMO_IDENTITIES, DEMO_IMAGES_PER_IDENTITY, DEMO_SEED, demo_world_dir, demo_world_ready
+    from engine.lab.world.build import build_world
+    from engine.lab.world.sheet import contact_sheet
+    from engine.retrieval.text.generator import query_chain
+    from engine.retrieval.text.parser import parse as parse_text
 
     world = demo_world_dir()
     if rebuild or not demo_world_ready(world):
@@ -98,13 +98,13 @@ def evaluate_command(
 ) -> None:
     """Evaluate a checkpoint: MG-Eval separate/progressive, query modes, cross-resolution, any-time, t2i, reid;
     sketch ranks PKU-Sketch's sketches by the shipped appearance network alone."""
-    from engine.atomic import atomic_write_json
-    from engine.attributes.ranking import checkpoint_attribute_weight
-    from engine.encoding.text_rewrite import checkpoint_rewrite_weight
-    from engine.evaluation import evaluate, load_model, render
-    from engine.evaluation.api import CHECKPOINT_FREE, check_options, check_source, check_text_rewrite
-    from engine.evaluation.sources import read_dataset_spec
-    from engine.progress import cli_progress
+    from engine.kernel.atomic import atomic_write_json
+    from engine.kernel.progress import cli_progress
+    from engine.lab.evaluation import evaluate, load_model, render
+    from engine.lab.evaluation.api import CHECKPOINT_FREE, check_options, check_source, check_text_rewrite
+    from engine.lab.evaluation.sources import read_dataset_spec
+    from engine.retrieval.encoding.text_rewrite import checkpoint_rewrite_weight
+    from engine.retrieval.evidence.ranking import checkpoint_attribute_weight
 
     if (world is None) == (data is None):
         _fail("give exactly one of --world DIR or --data READER:PATH")
@@ -154,9 +154,8 @@ def train_command(
     init: Path = typer.Option(None, "--init", help="Warm start a new run from this checkpoint's matching weights."),
 ) -> None:
     """Train (or resume) a model on a world or a dataset; writes a checkpoint and a learning curve."""
-    from engine.models import ConfigError
-    from engine.progress import cli_progress
-    from engine.train import (
+    from engine.kernel.progress import cli_progress
+    from engine.lab.train import (
         RunFolderError,
         TrainConfigError,
         Trainer,
@@ -164,6 +163,7 @@ def train_command(
         TrainingError,
         TrainOptions,
     )
+    from engine.retrieval.models import ConfigError
 
     options = TrainOptions(config=config, data=data, out=out, resume=resume, epochs=epochs,
                            max_minutes=max_minutes, seed=seed, device=device, command=" ".join(sys.argv),
@@ -211,8 +211,8 @@ def ablate_command(
 ) -> None:
     """Train and evaluate every row of an ablation plan at one budget; resumable; writes a table. Several
     processes can share one --out: each skips the row and seed another is training."""
-    from engine.progress import cli_progress
-    from engine.train.ablation import load_plan, render_markdown, run_ablation
+    from engine.kernel.progress import cli_progress
+    from engine.lab.train.ablation import load_plan, render_markdown, run_ablation
 
     try:
         loaded = load_plan(plan)
@@ -229,9 +229,9 @@ def ablate_command(
 
 def _detector_help() -> tuple[str, str, str]:
     """``--detector``, ``--min-score`` and ``--tiles`` help, made from the detector registry
-    (``engine.detection.factory.DETECTORS``)."""
-    from engine.detection.factory import TILED, detector_help
-    from engine.detection.openvino_ssd import SSD_DETECTORS
+    (``engine.perception.detection.factory.DETECTORS``)."""
+    from engine.perception.detection.factory import TILED, detector_help
+    from engine.perception.detection.openvino_ssd import SSD_DETECTORS
 
     scores = ", ".join(f"{name} {spec.min_score:g}" for name, spec in SSD_DETECTORS.items())
     tiled = ", ".join(sorted(TILED - {"auto"}))
@@ -251,8 +251,8 @@ def _person_detector(spec: str, layout: str = "yolo", size: str | None = None, p
                      min_score: float | None = None, min_person_height: float = 64.0, hog_threshold: float = 0.0,
                      tiles: str | None = None):
     """A detector from the CLI's detector options (options that do not apply to it are left out or refused)."""
-    from engine.detection.factory import TILED
     from engine.ingest import DetectorError, make_detector, parse_size
+    from engine.perception.detection.factory import TILED
 
     options: dict = {}
     tiled = spec in TILED or (spec.lower().endswith(".onnx") and layout == "yolox")
@@ -321,13 +321,13 @@ def ingest_command(
     folder; resumable."""
     from contextlib import ExitStack
 
-    from engine.attributes.ranking import DomainWeights
-    from engine.detection.tiles import parse_tiles
-    from engine.gallery import writing
+    from engine.index import writing
     from engine.ingest import IngestOptions, ModelEncoder, ingest, parse_scenarios
     from engine.ingest.timing import parse_time
-    from engine.models.discovery import load_model
-    from engine.progress import cli_progress
+    from engine.kernel.progress import cli_progress
+    from engine.perception.detection.tiles import parse_tiles
+    from engine.retrieval.evidence.ranking import DomainWeights
+    from engine.retrieval.models.discovery import load_model
 
     try:
         with ExitStack() as lock:
@@ -348,8 +348,8 @@ def ingest_command(
                                     appearance="auto" if user_network else appearance)
             encoder = ModelEncoder(load_model(checkpoint, device=device), reid_scenarios=parse_scenarios(reid))
             if user_network:
-                from engine.appearance import appearance_network, parse_normalisation
                 from engine.ingest.appearance import WithAppearance
+                from engine.perception.appearance import appearance_network, parse_normalisation
 
                 encoder = WithAppearance(encoder, appearance_network(appearance, parse_normalisation(appearance_norm)))
             with cli_progress("ingesting frames") as report:
@@ -382,7 +382,7 @@ def detect_command(
 ) -> None:
     """Find the people (and carried bags) in every frame of footage, without building a gallery."""
     from engine.ingest.detect import detect_frames
-    from engine.progress import cli_progress
+    from engine.kernel.progress import cli_progress
 
     def warn(path: str, message: str) -> None:
         typer.secho(f"warning: {path}: {message}", fg=typer.colors.YELLOW, err=True)
@@ -443,7 +443,7 @@ def search_command(
 ) -> None:
     """Progressive search: each step ranks the survivors of the last and keeps the best (--interactive: a prompt;
     :help there lists its commands)."""
-    from engine.search.console import Prompt, SearchOptions, prepare, report_lines, run_planned
+    from engine.cli.search_console import Prompt, SearchOptions, prepare, report_lines, run_planned
 
     options = SearchOptions(gallery=gallery, text=text, then=tuple(then or ()), sketch=sketch, ir=ir,
                             similar=similar, outfit_changed=outfit_changed, keep=keep,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import typer
 
-from engine import jsonio
 from engine.cli.output import fail as _fail
+from engine.kernel import jsonio
 
 checkpoint_app = typer.Typer(no_args_is_help=True, help="Model checkpoints: look, export.")
 
@@ -21,11 +21,11 @@ def checkpoint_info(
     """Config, size, fingerprint, training command, evaluation report, the query weights it records (attribute
     weight per gallery domain, text rewrite weight) and the papers' components of a checkpoint (which are on, which
     off, and the reason the export recorded for each)."""
-    from engine.attributes.ranking import DomainWeights
-    from engine.encoding.text_rewrite import checkpoint_rewrite_weight
-    from engine.models import load, model_fingerprint, read_metadata
-    from engine.models.components import components
-    from engine.models.discovery import default_checkpoint
+    from engine.retrieval.encoding.text_rewrite import checkpoint_rewrite_weight
+    from engine.retrieval.evidence.ranking import DomainWeights
+    from engine.retrieval.models import load, model_fingerprint, read_metadata
+    from engine.retrieval.models.components import components
+    from engine.retrieval.models.discovery import default_checkpoint
 
     try:
         folder = default_checkpoint() if path is None else path
@@ -74,9 +74,9 @@ def checkpoint_export(
     """Copy a checkpoint (e.g. to ship it), optionally with fp16 weights; metadata is kept."""
     import torch
 
-    from engine.models import load
-    from engine.models.checkpoint import export_checkpoint
-    from engine.models.components import component_note
+    from engine.retrieval.models import load
+    from engine.retrieval.models.checkpoint import export_checkpoint
+    from engine.retrieval.models.components import component_note
 
     extra = {} if eval_report is None else {"eval_report": eval_report}
     try:

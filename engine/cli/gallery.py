@@ -15,7 +15,7 @@ gallery_app = typer.Typer(no_args_is_help=True, help="Gallery folders: look, che
 
 def _open_gallery(folder: Path, check_indexes: bool = True, *, writer: bool = False):
     """The gallery in ``folder``; only a ``writer`` (holding the write lock) finishes an unfinished change."""
-    from engine.gallery import Gallery
+    from engine.index import Gallery
 
     try:
         return Gallery.open(folder, check_indexes=check_indexes, finish_changes=writer)
@@ -29,7 +29,7 @@ def gallery_info(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Counts, views and their indexes, cameras, time range and bytes on disk."""
-    from engine.gallery.report import info_lines
+    from engine.index.report import info_lines
 
     info = _open_gallery(folder).info()
     typer.echo(json.dumps(info) if as_json else "\n".join(info_lines(info)))
@@ -47,7 +47,7 @@ def gallery_verify(
     changed)."""
     from dataclasses import asdict
 
-    from engine.gallery.report import problem_lines, uncovered_line
+    from engine.index.report import problem_lines, uncovered_line
 
     store = _open_gallery(folder, check_indexes=False)
     try:
@@ -90,8 +90,8 @@ def gallery_rebuild(
     queries)."""
     from contextlib import ExitStack
 
-    from engine.gallery import writing
-    from engine.gallery.report import info_lines
+    from engine.index import writing
+    from engine.index.report import info_lines
 
     if checkpoint is not None and not attributes:
         _fail("--checkpoint is only used with --attributes")
@@ -104,9 +104,9 @@ def gallery_rebuild(
             lock.enter_context(writing(folder))
         store = _open_gallery(folder, check_indexes=False, writer=True)
         if appearance is not None:
-            from engine.appearance import appearance_network, parse_normalisation
-            from engine.appearance.gallery_view import check_view_model, compute_appearance_view
-            from engine.progress import cli_progress
+            from engine.ingest.appearance_views import check_view_model, compute_appearance_view
+            from engine.kernel.progress import cli_progress
+            from engine.perception.appearance import appearance_network, parse_normalisation
 
             network = appearance_network(appearance, parse_normalisation(appearance_norm))
             if not replace_appearance:
@@ -117,12 +117,12 @@ def gallery_rebuild(
                 added = compute_appearance_view(store, network, replace=replace_appearance, progress=report)
             info = store.info()
         if attributes:
-            from engine.attributes.gallery import refresh_evidence
-            from engine.progress import cli_progress
+            from engine.kernel.progress import cli_progress
+            from engine.retrieval.evidence.items import refresh_evidence
 
             model = None
             if checkpoint is not None:
-                from engine.models import load
+                from engine.retrieval.models import load
 
                 model = load(checkpoint, device=device)
             with cli_progress("attribute evidence") as report:

@@ -25,8 +25,8 @@ def world_build(
                                      "(any shade the pixel reader gives the name)."),
 ) -> None:
     """Render a synthetic world: images plus manifest.jsonl (one record per image)."""
-    from engine.progress import cli_progress
-    from engine.world.build import build_world
+    from engine.kernel.progress import cli_progress
+    from engine.lab.world.build import build_world
 
     try:
         with cli_progress("rendering") as report:
@@ -45,7 +45,7 @@ def world_sheet(
     seed: int = typer.Option(0, "--seed"),
 ) -> None:
     """Draw a contact sheet: identities × modalities × resolutions."""
-    from engine.world.sheet import contact_sheet
+    from engine.lab.world.sheet import contact_sheet
 
     try:
         sheet = contact_sheet(out, identities=identities, seed=seed)
@@ -61,7 +61,7 @@ def world_benchmarks(
     seed: int = typer.Option(0, "--seed"),
 ) -> None:
     """Build the benchmark splits (granularity, modalities, cross-res, any-time) from a world."""
-    from engine.world.benchmarks import build_benchmarks
+    from engine.lab.world.benchmarks import build_benchmarks
 
     try:
         summary = build_benchmarks(world, out, seed=seed)
@@ -76,7 +76,7 @@ def world_export(
     out: Path = typer.Option(..., "--out", help="JSON file in the CUHK-PEDES layout."),
 ) -> None:
     """Export a world's RGB images and descriptions in the CUHK-PEDES json layout."""
-    from engine.data.export import export_cuhk_pedes
+    from engine.lab.data.export import export_cuhk_pedes
 
     try:
         n = export_cuhk_pedes(world, out)

@@ -6,18 +6,6 @@ the resolution level, encode with the model, append to a gallery folder (docs/ar
     print("\\n".join(summary.lines()))
 """
 
-from engine.detection.detectors import (
-    CARRIED_OBJECT_CLASSES,
-    CarriedObjects,
-    Detections,
-    HogDetector,
-    OnnxDetector,
-    PersonDetector,
-    parse_size,
-)
-from engine.detection.factory import DETECTORS, make_detector
-from engine.detection.motion import FusedDetector
-from engine.encoding.resolution import level_of_height
 from engine.ingest.encoder import (
     DEFAULT_REID_SCENARIOS,
     Encoder,
@@ -29,6 +17,18 @@ from engine.ingest.options import IngestOptions, item_id
 from engine.ingest.pipeline import ingest
 from engine.ingest.summary import IngestSummary, SourceReport
 from engine.ingest.tracking import TrackerSettings
+from engine.perception.detection.detectors import (
+    CARRIED_OBJECT_CLASSES,
+    CarriedObjects,
+    Detections,
+    HogDetector,
+    OnnxDetector,
+    PersonDetector,
+    parse_size,
+)
+from engine.perception.detection.factory import DETECTORS, make_detector
+from engine.perception.detection.motion import FusedDetector
+from engine.retrieval.encoding.resolution import level_of_height
 
 __all__ = [
     "CARRIED_OBJECT_CLASSES",

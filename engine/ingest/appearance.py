@@ -1,6 +1,6 @@
 """Ingest with an appearance network: ``WithAppearance(encoder, network)`` is an ``Encoder`` that gives the
-checkpoint's views and the appearance views (``engine.encoding.views.APPEARANCE_VIEWS``: ``appearance`` and,
-from the crops in grey, ``appearance:grey``; ``engine.appearance``: a shipped re-identification network or a
+checkpoint's views and the appearance views (``engine.retrieval.encoding.views.APPEARANCE_VIEWS``: ``appearance`` and,
+from the crops in grey, ``appearance:grey``; ``engine.perception.appearance``: a shipped re-identification network or a
 user's ONNX file) for every batch of crops. An existing gallery made before the grey view existed keeps only
 ``appearance`` (``lineup gallery rebuild --appearance`` adds the grey view).
 
@@ -21,16 +21,16 @@ from typing import Any
 
 import numpy as np
 
-from engine.appearance.gallery_view import check_view_model
-from engine.appearance.grey import appearance_views
-from engine.appearance.shipped import appearance_network as make_network
-from engine.appearance.shipped import network_of_record
-from engine.encoding.views import APPEARANCE_GREY_VIEW, APPEARANCE_VIEW, APPEARANCE_VIEWS
-from engine.gallery import Gallery
-from engine.gallery.writer_lock import is_empty_folder
+from engine.index import Gallery
+from engine.index.writer_lock import is_empty_folder
+from engine.ingest.appearance_views import check_view_model
 from engine.ingest.encoder import Encoder
 from engine.ingest.errors import IngestError
-from engine.pretrained.registry import APPEARANCE_PRESETS, DEFAULT_APPEARANCE, shipped
+from engine.perception.appearance.grey import appearance_views
+from engine.perception.appearance.shipped import appearance_network as make_network
+from engine.perception.appearance.shipped import network_of_record
+from engine.perception.appearance.views import APPEARANCE_GREY_VIEW, APPEARANCE_VIEW, APPEARANCE_VIEWS
+from engine.perception.pretrained.registry import APPEARANCE_PRESETS, DEFAULT_APPEARANCE, shipped
 
 APPEARANCE_CHOICES: tuple[str, ...] = ("auto", "none", *APPEARANCE_PRESETS)
 #: The network ``auto`` gives a new gallery, by kind of source (None: no appearance view). A gallery with any

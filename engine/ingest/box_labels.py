@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from engine import jsonio
-from engine.detection.detectors import iou_matrix
+from engine.kernel import jsonio
+from engine.perception.detection.detectors import iou_matrix
 
 
 class LabelsError(ValueError):

@@ -19,7 +19,6 @@ from pathlib import Path
 
 import cv2
 
-from engine.images import decode_image_sized, read_image_bytes
 from engine.ingest.errors import IngestError
 from engine.ingest.sources import (
     IMAGE_EXTENSIONS,
@@ -31,6 +30,7 @@ from engine.ingest.sources import (
     folders_under,
 )
 from engine.ingest.timing import SIDECAR_NAMES, Stamp
+from engine.kernel.images import decode_image_sized, read_image_bytes
 
 MIN_CROP_HEIGHT = 16  # pixels: a smaller image is too small to show a person
 MIN_CROP_WIDTH = 8
@@ -44,7 +44,7 @@ UNREADABLE = "not a decodable image (OpenCV recognises no image format in it)"
 @dataclass
 class CropFolder(ImageSequence):
     """The images of one folder and camera, each a person crop; one larger than ``CROP_MAX_SIDE`` is shrunk while
-    it decodes (``engine.images.decode_image_sized``), and its frame keeps the size the file declares."""
+    it decodes (``engine.kernel.images.decode_image_sized``), and its frame keeps the size the file declares."""
 
     kind: str = "crops"
 

@@ -22,10 +22,10 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from engine.detection.detectors import Detections, PersonDetector
 from engine.ingest.errors import IngestError, SourceSkipped
 from engine.ingest.sources import WorldSource, discover
-from engine.progress import ProgressFn, no_progress
+from engine.kernel.progress import ProgressFn, no_progress
+from engine.perception.detection.detectors import Detections, PersonDetector
 
 WarnFn = Callable[[str, str], None]
 

@@ -1,6 +1,6 @@
 """The model side of ingest: crops → one unit vector per gallery view.
 
-The views and their names are decided by the search (``engine.encoding.views.gallery_views``); for a model:
+The views and their names are decided by the search (``engine.retrieval.encoding.views.gallery_views``); for a model:
 
 - ``text:UC`` … ``text:UF``: the image embedding through each granularity level's expert (one
   ``encode_images_all_levels`` pass); a text query searches the view of its level (docs/methods.md §1.9);
@@ -11,9 +11,10 @@ The views and their names are decided by the search (``engine.encoding.views.gal
   when the model has scenario tokens; searched by a find-similar query that names the scenario.
 
 Every crop is encoded with its own modality (rgb / ir) and resolution level (the model's resolution
-embedding, CRST) by ``engine.encoding.model_encoder.encode_items``, the one gallery-side encoder: crops are BGR
+embedding, CRST) by ``engine.retrieval.encoding.model_encoder.encode_items``, the one gallery-side encoder: crops are
+BGR
 uint8 as OpenCV decodes them, one call to the encoder is one model batch. The gallery records
-``engine.models.checkpoint.model_fingerprint`` and refuses vectors from any other model.
+``engine.retrieval.models.checkpoint.model_fingerprint`` and refuses vectors from any other model.
 """
 
 from __future__ import annotations
@@ -23,14 +24,14 @@ from typing import Protocol
 
 import numpy as np
 
-from engine.encoding.model_encoder import DEFAULT_REID_SCENARIOS, encode_items, model_views
-from engine.encoding.resolution import MODEL_RESOLUTION
 from engine.ingest.errors import IngestError
+from engine.retrieval.encoding.model_encoder import DEFAULT_REID_SCENARIOS, encode_items, model_views
+from engine.retrieval.encoding.resolution import MODEL_RESOLUTION
 
 
 def parse_scenarios(text: str) -> tuple[str, ...]:
     """Re-identification views from ``"AD-LT"``, ``"DT-ST,AD-LT"``, ``"all"`` or ``"none"``."""
-    from engine.models import SCENARIOS
+    from engine.retrieval.models import SCENARIOS
 
     words = [w.strip() for w in (text or "").split(",") if w.strip()]
     if words == ["all"]:
@@ -59,8 +60,8 @@ class ModelEncoder:
     """``Encoder`` over a ``PersonSearchModel`` (views listed in the module docstring)."""
 
     def __init__(self, model, reid_scenarios: Sequence[str] = DEFAULT_REID_SCENARIOS) -> None:
-        from engine.models import SCENARIOS
-        from engine.models.checkpoint import model_fingerprint
+        from engine.retrieval.models import SCENARIOS
+        from engine.retrieval.models.checkpoint import model_fingerprint
 
         unknown = [s for s in reid_scenarios if s not in SCENARIOS]
         if unknown:

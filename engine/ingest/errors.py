@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.detection.errors import DetectorError
+from engine.perception.detection.errors import DetectorError
 
 __all__ = ["DetectorError", "IngestError", "SourceSkipped"]
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine import jsonio
-from engine.atomic import atomic_write_json
+from engine.kernel import jsonio
+from engine.kernel.atomic import atomic_write_json
 
 MARKER_FOLDER = ("ingest", "sources")
 

@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 
-from engine.detection.detectors import PersonDetector
 from engine.ingest.appearance import APPEARANCE_CHOICES
 from engine.ingest.crops import (
     MIN_CROP_HEIGHT,
@@ -18,6 +17,7 @@ from engine.ingest.crops import (
 )
 from engine.ingest.errors import IngestError
 from engine.ingest.tracking import TrackerSettings
+from engine.perception.detection.detectors import PersonDetector
 
 MODALITY_CHOICES: tuple[str, ...] = ("auto", "rgb", "ir")
 GREY_TOLERANCE = 3  # grey levels between channels below which a frame counts as single-channel (IR) footage

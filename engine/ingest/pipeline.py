@@ -7,14 +7,14 @@ gallery. So decoding and detection overlap with the model.
 
 Each item records its source file and SHA-256, frame, time, camera, box (x, y, w, h in source pixels), track,
 crop (content-addressed in the gallery) and crop SHA-256, resolution level from the crop height
-(``engine.encoding.resolution``) and modality; world items carry their identity and attributes as well. Each
+(``engine.retrieval.encoding.resolution``) and modality; world items carry their identity and attributes as well. Each
 batch's attribute evidence (pixels, the checkpoint's heads, and for footage and crops the shipped pretrained
 attribute network, ``attribute_network``) is computed and committed just before the batch itself
-(``engine.attributes.gallery.add_evidence``), so every committed item has its evidence: for
+(``engine.retrieval.evidence.items.add_evidence``), so every committed item has its evidence: for
 video, from the crop inside the detector's foreground silhouette (kept in the gallery, ``silhouettes/``, for
 ``gallery rebuild``) with a thumbnail of the frame for colour constancy. When the detector also finds carried
 objects (``Detections.objects``), every observation of a track tallies the objects assigned to its box, and
-the track's items get that tally as their ``"objects"`` evidence (``engine.attributes.objects``).
+the track's items get that tally as their ``"objects"`` evidence (``engine.perception.attributes.objects``).
 
 Item ids are ``<first 16 hex of the file's SHA-256>-<16 hex of SHA-256(file sha, frame, track, box)>``:
 reading a source again gives the same ids, so items already in the gallery are skipped before they are
@@ -22,10 +22,10 @@ encoded. A source's done marker (``engine.ingest.markers``) is written after its
 a killed ingest therefore leaves committed batches (the gallery's own commit point) and no marker for the
 source it was in, and running it again finishes that source without duplicates.
 
-An ingest holds the gallery's write lock (``engine.gallery.writer_lock``) for its whole run; a second writer
+An ingest holds the gallery's write lock (``engine.index.writer_lock``) for its whole run; a second writer
 is refused. Before reading anything it finishes what an interrupted run left: indexes that lag behind the
 committed vectors are written (``Gallery.catch_up``), and items without evidence (a gallery written before the
-evidence came first) get it from their stored crops (``engine.attributes.gallery.fill_missing_evidence``).
+evidence came first) get it from their stored crops (``engine.retrieval.evidence.items.fill_missing_evidence``).
 """
 
 from __future__ import annotations
@@ -38,12 +38,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from engine.attributes.gallery import add_evidence, fill_missing_evidence
-from engine.attributes.pretrained import AttributeNetwork
-from engine.attributes.ranking import DomainWeights
-from engine.detection.detectors import PersonDetector
-from engine.gallery import Gallery, GalleryError
-from engine.gallery.writer_lock import is_empty_folder, writing
+from engine.index import Gallery, GalleryError
+from engine.index.writer_lock import is_empty_folder, writing
 from engine.ingest.appearance import appearance_choice, check_view_models, with_default_appearance
 from engine.ingest.crops import (
     MIN_CROP_HEIGHT,
@@ -57,9 +53,13 @@ from engine.ingest.options import IngestOptions
 from engine.ingest.reader import Batch, SourceReader
 from engine.ingest.sources import discover
 from engine.ingest.summary import IngestSummary
-from engine.pause_points import pause_point
-from engine.permissions import owner_only_umask
-from engine.progress import ProgressFn, no_progress
+from engine.kernel.pause_points import pause_point
+from engine.kernel.permissions import owner_only_umask
+from engine.kernel.progress import ProgressFn, no_progress
+from engine.perception.attributes.pretrained import AttributeNetwork
+from engine.perception.detection.detectors import PersonDetector
+from engine.retrieval.evidence.items import add_evidence, fill_missing_evidence
+from engine.retrieval.evidence.ranking import DomainWeights
 
 
 def open_gallery(root: str | Path, encoder: Encoder) -> Gallery:
@@ -130,7 +130,8 @@ def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: 
            weights: DomainWeights | None = None) -> IngestSummary:
     """Ingest ``source`` (video, image folder, built world, or a folder of them) into the gallery folder
     ``gallery`` (created when absent) with ``encoder`` (``engine.ingest.encoder.ModelEncoder`` or any
-    ``Encoder``); ``detector`` defaults to the shipped YOLOX-Nano (``engine.detection.yolox``), with a background
+    ``Encoder``); ``detector`` defaults to the shipped YOLOX-Nano (``engine.perception.detection.yolox``), with a
+    background
     model for silhouettes on videos. ``options.crops``: ``source`` is a folder of person crops, one item per
     image, no detector (``engine.ingest.crops``). ``options.appearance`` picks the ``appearance`` view of a new
     gallery (``engine.ingest.appearance.with_default_appearance``: the shipped re-identification network for

@@ -14,15 +14,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from engine.attributes.constancy import scene_thumbnail
-from engine.attributes.objects import CarriedTally, objects_by_person
-from engine.detection.detectors import PersonDetector
-from engine.detection.factory import make_detector
-from engine.encoding.resolution import level_of_height
-from engine.gallery import GalleryItem
-from engine.gallery.crops import put_crop, put_silhouette
-from engine.hashing import sha256_bytes
-from engine.images import ImageInputError, PixelBudget, decode_image_sized, read_image_bytes
+from engine.index import GalleryItem
+from engine.index.crops import put_crop, put_silhouette
 from engine.ingest.crops import (
     CROP_MAX_SIDE,
     RAW_CROP_SUFFIXES,
@@ -37,7 +30,14 @@ from engine.ingest.sources import ImageSequence, Source, VideoSource, WorldSourc
 from engine.ingest.summary import IngestSummary, SourceReport
 from engine.ingest.timing import parse_time
 from engine.ingest.tracking import PersonTracker, SeparateDetections
-from engine.progress import ProgressFn
+from engine.kernel.hashing import sha256_bytes
+from engine.kernel.images import ImageInputError, PixelBudget, decode_image_sized, read_image_bytes
+from engine.kernel.progress import ProgressFn
+from engine.perception.attributes.constancy import scene_thumbnail
+from engine.perception.attributes.objects import CarriedTally, objects_by_person
+from engine.perception.detection.detectors import PersonDetector
+from engine.perception.detection.factory import make_detector
+from engine.retrieval.encoding.resolution import level_of_height
 
 
 @dataclass
@@ -77,7 +77,8 @@ class SourceReader:
 
     def detector_for(self, source: Source) -> PersonDetector:
         """The detector given to ``ingest``, else the default for the source's kind: the shipped YOLOX-Nano
-        (``engine.detection.yolox``) for every kind; for videos with its background model on, so that items keep
+        (``engine.perception.detection.yolox``) for every kind; for videos with its background model on, so that items
+        keep
         a foreground silhouette (worlds are not detected but record detector settings in their markers)."""
         if self.chosen is not None:
             return self.chosen
@@ -139,7 +140,8 @@ class SourceReader:
         tracker = PersonTracker(options.tracker) if options.track else SeparateDetections()
         detector.reset()
         warm_up = getattr(detector, "warm_up", None)
-        if warm_up is not None:  # a stateful detector reads the source's first frames ahead (engine.detection.motion)
+        # a stateful detector reads the source's first frames ahead (engine.perception.detection.motion)
+        if warm_up is not None:
             with closing(source.frames(options.stride, [], lambda path, reason: None)) as ahead:
                 warm_up(frame.image for frame in ahead)
         samples: dict[int, TrackSamples] = {}

@@ -28,10 +28,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from engine.hashing import sha256_file
-from engine.images import IMAGE_EXTENSIONS, MAX_PIXELS_VARIABLE, ImageInputError, max_pixels_limit, read_image
 from engine.ingest.errors import IngestError, SourceSkipped
 from engine.ingest.timing import SIDECAR_NAMES, Stamp, read_image_sidecar, read_video_sidecar, stamp_from_name
+from engine.kernel.hashing import sha256_file
+from engine.kernel.images import IMAGE_EXTENSIONS, MAX_PIXELS_VARIABLE, ImageInputError, max_pixels_limit, read_image
 
 VIDEO_EXTENSIONS = frozenset({".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg", ".wmv", ".flv",
                               ".ts", ".3gp", ".gif", ".mjpeg", ".mjpg"})
@@ -201,9 +201,9 @@ class WorldSource:
         return self._sha
 
     def samples(self):
-        """The world's samples (``engine.data.readers.world``); a broken manifest skips the whole world."""
-        from engine.data.readers.records import DatasetFormatError
-        from engine.data.readers.world import read_world
+        """The world's samples (``engine.ingest.datasets.world``); a broken manifest skips the whole world."""
+        from engine.ingest.datasets.records import DatasetFormatError
+        from engine.ingest.datasets.world import read_world
 
         try:
             return read_world(self.root, check_images=False).samples

@@ -42,7 +42,7 @@ class IngestSummary:
     skipped_files: list[tuple[str, str]] = field(default_factory=list)  # (path, reason) inside readable sources
     seconds: float = 0.0
     repairs: list[str] = field(default_factory=list)  # what an interrupted earlier ingest left and this one finished
-    version: int | None = None  # the gallery version the ingest left (``engine.gallery.versions``)
+    version: int | None = None  # the gallery version the ingest left (``engine.index.versions``)
 
     def totals(self) -> dict[str, int]:
         out = {name: sum(getattr(s, name) for s in self.sources) for name in COUNTS}

@@ -1,7 +1,7 @@
 """Camera names and times of source files: sidecar files, file names, command-line overrides.
 
 Times are seconds: POSIX time (UTC) when the wall clock is known, else the footage clock (seconds since the
-first frame of the video); accepted spellings are those of ``engine.timefmt``.
+first frame of the video); accepted spellings are those of ``engine.kernel.timefmt``.
 
 File names ``<camera>_<time>[_anything].<ext>`` give both, with ``<time>`` compact, ISO with ``-`` for ``:``
 (``2024-05-06T10-15-30``) or 10-digit POSIX seconds (``cam01_1715000000.jpg``).
@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine import jsonio
 from engine.ingest.errors import IngestError
-from engine.timefmt import TimeInputError
-from engine.timefmt import parse_time as read_time
+from engine.kernel import jsonio
+from engine.kernel.timefmt import TimeInputError
+from engine.kernel.timefmt import parse_time as read_time
 
 SIDECAR_NAMES: tuple[str, ...] = ("sidecar.csv", "sidecar.json")
 _NAME_TIME = r"\d{8}T\d{6}(?:\.\d+)?|\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?|\d{10}(?:\.\d+)?"
@@ -39,7 +39,8 @@ class Stamp:
 
 
 def parse_time(value: Any, where: str) -> float:
-    """Seconds from a number or a time string (``engine.timefmt.parse_time``); a bad one is an ``IngestError``."""
+    """Seconds from a number or a time string (``engine.kernel.timefmt.parse_time``); a bad one is an
+    ``IngestError``."""
     try:
         return read_time(value, where)
     except TimeInputError as exc:

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from engine.detection.detectors import Detections
 from engine.ingest.errors import IngestError
+from engine.perception.detection.detectors import Detections
 
 
 @dataclass(frozen=True)

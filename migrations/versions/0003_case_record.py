@@ -4,7 +4,7 @@ how each mark was reached and when a note was edited.
 - ``cases.working_state``: the search controls of the case (filters, level, keep rule, query images) as
   canonical JSON, so a case reopens with its own controls and a new case starts clean. Not evidence: it is not
   audited (every step records what it actually searched).
-- ``case_galleries.version``: the gallery version (``engine.gallery`` versions) the case searched.
+- ``case_galleries.version``: the gallery version (``engine.index`` versions) the case searched.
 - ``marks.step_id``/``score``/``rank``/``actor``: the step at which an item was marked, its score and rank
   there, and who marked it.
 - ``notes.edited_at``: the time of a note's last edit (each edit is audited with its text).
