@@ -1,5 +1,6 @@
-"""The engine's layer and acyclicity contracts (``pyproject.toml``) hold, and they break when an upward import or
-an import cycle is added: import-linter runs on a copy of ``engine/`` with the contracts as configured."""
+"""The engine's floor, lab and acyclicity contracts (``pyproject.toml``, docs/architecture.md) hold, and they break
+when an upward import, a runtime import of the lab or an import cycle is added: import-linter runs on a copy of
+``engine/`` with the contracts as configured."""
 
 from __future__ import annotations
 
@@ -14,13 +15,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
-ENGINE_CONTRACTS = ("layers", "acyclic_siblings")
+ENGINE_CONTRACTS = ("layers", "acyclic_siblings", "forbidden")
+RUNTIME = ["engine.kernel", "engine.perception", "engine.index", "engine.retrieval", "engine.ingest"]
 
 
 def _engine_contracts() -> list[dict]:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
     return [c for c in config["contracts"] if c["type"] in ENGINE_CONTRACTS
-            and (c.get("containers") or c.get("ancestors")) == ["engine"]]
+            and ((c.get("containers") or c.get("ancestors")) == ["engine"]
+                 or c.get("forbidden_modules") == ["engine.lab"])]
 
 
 def _toml_value(value) -> str:
@@ -67,25 +70,35 @@ def test_the_engine_contracts_are_configured():
     assert kinds == sorted(ENGINE_CONTRACTS)
     layers = next(c for c in _engine_contracts() if c["type"] == "layers")
     assert layers["containers"] == ["engine"] and layers["exhaustive"] is True
-    assert layers["layers"][0] == "cli" and layers["layers"][-1] == "permissions | resources | jsonio"
+    assert layers["layers"] == ["cli", "lab", "ingest", "retrieval", "index", "perception", "kernel"]
+    lab = next(c for c in _engine_contracts() if c["type"] == "forbidden")
+    assert lab["source_modules"] == RUNTIME and not lab.get("allow_indirect_imports", False)
 
 
-def test_the_unchanged_engine_keeps_both_contracts(engine_copy):
+def test_the_unchanged_engine_keeps_its_contracts(engine_copy):
     result = _lint(engine_copy)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "2 kept, 0 broken" in result.stdout
+    assert "3 kept, 0 broken" in result.stdout
 
 
 def test_an_upward_import_breaks_the_layers_contract(engine_copy):
-    _add_import(engine_copy / "engine" / "gallery" / "scoring.py", "import engine.retrieval.search.session")
+    _add_import(engine_copy / "engine" / "index" / "scoring.py", "import engine.retrieval.search.session")
     result = _lint(engine_copy)
     assert result.returncode == 1
-    assert "strict stack of layers" in result.stdout and "BROKEN" in result.stdout
+    assert "stack of floors" in result.stdout and "BROKEN" in result.stdout
     assert "engine.index.scoring -> engine.retrieval.search.session" in result.stdout
 
 
+def test_a_runtime_import_of_the_lab_breaks_the_lab_contract(engine_copy):
+    _add_import(engine_copy / "engine" / "retrieval" / "search" / "ranking.py", "import engine.lab.world.build")
+    result = _lint(engine_copy)
+    assert result.returncode == 1
+    assert "0 kept, 3 broken" in result.stdout  # the floors, the lab contract and (lab imports retrieval) a cycle
+    assert "engine.retrieval.search.ranking -> engine.lab.world.build" in result.stdout
+
+
 def test_a_lazy_upward_import_inside_a_function_breaks_it_too(engine_copy):
-    _add_import(engine_copy / "engine" / "encoding" / "resolution.py",
+    _add_import(engine_copy / "engine" / "retrieval" / "encoding" / "resolution.py",
                 "def _late():\n    from engine.ingest import timing\n    return timing")
     result = _lint(engine_copy)
     assert result.returncode == 1
@@ -93,15 +106,15 @@ def test_a_lazy_upward_import_inside_a_function_breaks_it_too(engine_copy):
 
 
 def test_a_file_cycle_inside_a_folder_breaks_the_acyclic_contract(engine_copy):
-    _add_import(engine_copy / "engine" / "gallery" / "items.py", "import engine.index.store")
+    _add_import(engine_copy / "engine" / "index" / "items.py", "import engine.index.store")
     result = _lint(engine_copy)
     assert result.returncode == 1
     broken = [line for line in result.stdout.splitlines() if "BROKEN" in line]
     assert any("no import cycles" in line or "folder" in line for line in broken), result.stdout
-    assert "strict stack of layers" not in "".join(broken)
+    assert "stack of floors" not in "".join(broken)
 
 
-def test_a_new_top_level_module_must_be_placed_in_a_layer(engine_copy):
+def test_a_new_floor_must_be_placed_in_the_stack(engine_copy):
     (engine_copy / "engine" / "unplaced.py").write_text('"""Not in any layer."""\n', encoding="utf-8")
     result = _lint(engine_copy)
     assert result.returncode == 1
