@@ -2,9 +2,8 @@
 resolution, SHA-256) and the source frame with the box drawn — plus confirm / reject / find similar, and why
 the item ranked where it did (``set_explanation``: similarity vs attribute contribution, the network behind the
 similarity, and each attribute the query states with what each evidence source says, networks and sources named
-by ``app.provenance``; ``engine.retrieval.search.StepResult.explain``), in words
-(``engine.retrieval.evidence.wording``), with
-how far the ranking sources are trusted on the item's gallery (``engine.retrieval.search.trust``).
+by ``app.provenance``; ``StepResult.explain``), in words (``app.state.explanation``), with how far the
+ranking sources are trusted on the item's gallery.
 
 Laid out for a narrow side column (about 230 pixels at 1366 × 768): the actions and the facts first, the full
 pane width for the facts, the crop beside its source frame below; a short pane scrolls, never sideways.
@@ -16,8 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QRect, QSize, Qt, QThreadPool, Signal
-from PySide6.QtGui import QColor, QFont, QImage, QKeySequence, QPainter, QPalette, QShortcut
+from PySide6.QtCore import Qt, QThreadPool, Signal
+from PySide6.QtGui import QFont, QImage, QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import (
     QFormLayout,
     QFrame,
@@ -30,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.provenance import SOURCE_NOTES, source_label
+from app.state.explanation import RankingTrust, explanation_trust, explanation_words
 from app.views.detail_loading import (  # noqa: F401 - the pane's drawing rules, importable from here
     BOX_COLOR,
     OUTSIDE_DIM,
@@ -39,6 +38,7 @@ from app.views.detail_loading import (  # noqa: F401 - the pane's drawing rules,
     draw_box,
     read_source_frame,
 )
+from app.views.detail_widgets import ElidedLabel, ImageView, split_hash
 from app.views.flow_layout import FlowLayout
 from app.views.results_model import (
     CLEAR,
@@ -49,17 +49,14 @@ from app.views.results_model import (
     format_score,
     format_time,
 )
-from engine.retrieval.evidence.readings import MATCH, MISMATCH
-from engine.retrieval.evidence.wording import STATUS_MARKS, STATUS_WORDS, attribute_sentence, score_sentence, stated_by
-from engine.retrieval.search.trust import RankingTrust, explanation_trust
 
 
 class DetailInputError(ValueError):
     """The detail pane received an unusable item."""
 
 
-#: The statuses whose mark takes the colour of a confirm or a reject.
-_MARK_KINDS = {MATCH: CONFIRMED, MISMATCH: REJECTED}
+#: Evidence that agrees (or says otherwise) takes the colour of a confirm (or a reject).
+_MARK_KINDS = {True: CONFIRMED, False: REJECTED}
 #: The colour of the warning that scores on real footage are weak.
 WARNING_COLOR = "#b45309"
 
@@ -77,122 +74,34 @@ CROP_MAX_WIDTH = 140
 IMAGE_MAX_HEIGHT = 320
 
 def explanation_html(explanation: dict, ranked_by: str | None = None, trust: RankingTrust | None = None) -> str:
-    """Rich text for an explanation, in words (``engine.retrieval.evidence.wording``): the score's parts, which network
-    the similarity comes from (``ranked_by``, ``app.provenance.similarity_line``), how far the ranking sources
-    are trusted on the gallery (``trust``: ``engine.retrieval.search.trust``; its warning stands out), then one line per
-    stated attribute with its mark, what each source read and what the description (or the example) says."""
-    lines = [f"<b>{_html(_capital(score_sentence(explanation)))}</b>" + (
-        f" (view {_html(explanation['view'])})" if explanation.get("view") else "")]
-    if explanation.get("rule") == "biometrics":
-        lines.append("The likeness compares what a change of clothes leaves (clothing not compared), as the model's "
-                     "attribute heads read both images.")
+    """Rich text for an explanation, in words (``app.state.explanation``): the score's parts, which network the
+    similarity comes from (``ranked_by``, ``app.provenance.similarity_line``), how far the ranking sources are
+    trusted on the gallery (``trust``; its warning stands out), then one line per stated attribute with its mark,
+    what each source read and what the description (or the example) says."""
+    words = explanation_words(explanation)
+    lines = [f"<b>{_html(words.score)}</b>" + (f" (view {_html(words.view)})" if words.view else "")]
+    if words.likeness:
+        lines.append(words.likeness)
     if ranked_by:
         lines.append(_html(ranked_by))
     if trust is not None:
         lines.append(_html(trust.sentence))
         if trust.warning:
             lines.append(f"<b style='color:{WARNING_COLOR}'>{_html(trust.warning)}</b>")
-    if explanation.get("filtered"):
+    if words.filtered:
         lines.append("<i>Removed by this step's filters.</i>")
-    if not explanation["attributes"]:
-        lines.append("The query states no attribute.")
-    elif explanation.get("evidence") != "stored":
-        lines.append(f"Attribute evidence: {_html(explanation.get('evidence', 'none'))}.")
-    named = []
-    who = stated_by(explanation)
-    for entry in explanation["attributes"]:
-        kind = _MARK_KINDS.get(entry["status"])
-        mark, sentence = attribute_sentence(entry, who).split(" ", 1)
-        colored = f"<span style='color:{MARK_COLORS[kind].name()}'>{mark}</span>" if kind else mark
-        lines.append(f"{colored} {_html(sentence)}")
-        named.extend(entry["sources"])
-    if explanation["attributes"]:
-        lines.append("<i>" + _html(" · ".join(f"{STATUS_MARKS[s]} {STATUS_WORDS[s]}" for s in STATUS_MARKS)) + "</i>")
-    if "pretrained" in named:  # the one source that is a separate network: say which
-        lines.append(f"<i>{_html(source_label('pretrained'))}</i>: {_html(SOURCE_NOTES['pretrained'])}")
+    if words.evidence is not None:
+        lines.append(_html(words.evidence))
+    for line in words.attributes:
+        kind = _MARK_KINDS.get(line.agrees)
+        colored = f"<span style='color:{MARK_COLORS[kind].name()}'>{line.mark}</span>" if kind else line.mark
+        lines.append(f"{colored} {_html(line.sentence)}")
+    if words.legend is not None:
+        lines.append("<i>" + _html(words.legend) + "</i>")
+    if words.network is not None:
+        name, note = words.network
+        lines.append(f"<i>{_html(name)}</i>: {_html(note)}")
     return "<br>".join(lines)
-
-
-def _capital(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
-class ImageView(QWidget):
-    """An image scaled to fit (aspect kept, never enlarged beyond ``max_zoom``), or a centred note."""
-
-    def __init__(self, note: str, parent: QWidget | None = None, max_zoom: float = 4.0) -> None:
-        super().__init__(parent)
-        self._image: QImage | None = None
-        self._note = note
-        self._max_zoom = max_zoom
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-
-    def set_image(self, image: QImage | None, note: str = "") -> None:
-        self._image = image
-        self._note = note
-        self.update()
-
-    def image(self) -> QImage | None:
-        return self._image
-
-    def note(self) -> str:
-        return self._note
-
-    def sizeHint(self) -> QSize:
-        return QSize(240, 240)
-
-    def paintEvent(self, _event) -> None:
-        painter = QPainter(self)
-        painter.fillRect(self.rect(), QColor("#262a31"))
-        if self._image is None or self._image.isNull():
-            painter.setPen(QColor("#9aa1ab"))
-            painter.drawText(self.rect().adjusted(12, 12, -12, -12),
-                             Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, self._note)
-            return
-        size = self._image.size()
-        factor = min(self.width() / size.width(), self.height() / size.height(), self._max_zoom)
-        width, height = max(1, int(size.width() * factor)), max(1, int(size.height() * factor))
-        target = QRect((self.width() - width) // 2, (self.height() - height) // 2, width, height)
-        painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, factor < 1.5)
-        painter.drawImage(target, self._image)
-
-
-class ElidedLabel(QLabel):
-    """A one-line label that elides its text in the middle to fit; the full text is its tooltip."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._full = ""
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-
-    def set_full_text(self, text: str) -> None:
-        self._full = text
-        self.setToolTip(text if text not in ("", "—") else "")
-        self._elide()
-
-    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name: every caller gets the eliding
-        self.set_full_text(text)
-
-    def full_text(self) -> str:
-        return self._full
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        self._elide()
-
-    def _elide(self) -> None:
-        QLabel.setText(self, self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideMiddle,
-                                                           max(40, self.width())))
-
-
-HASH_GROUP = 8
-
-
-def split_hash(digest: str) -> str:
-    """A 64-digit hash in groups of eight that wrap to the pane's width (copying keeps every digit)."""
-    if len(digest) != 64:
-        return digest
-    return " ".join(digest[i:i + HASH_GROUP] for i in range(0, 64, HASH_GROUP))
 
 
 class DetailPane(QWidget):
@@ -356,7 +265,7 @@ class DetailPane(QWidget):
                                    item.box, item.source_sha256))
 
     def set_gallery_item(self, gallery, item_id: str, *, score: float | None = None, mark: str | None = None) -> None:
-        """``set_item`` for an item of an ``engine.index.Gallery`` (crop path resolved in its folder)."""
+        """``set_item`` for an item of a gallery (``AppState.gallery``; crop path resolved in its folder)."""
         item = gallery.item(item_id)
         self.set_item(item, None if item.crop is None else Path(gallery.root) / item.crop, score=score, mark=mark)
         self._gallery = gallery
@@ -377,7 +286,7 @@ class DetailPane(QWidget):
         """Show why the item ranked where it did (``StepResult.explain``), or nothing (None); ``ranked_by``: the
         sentence naming the network behind the similarity (``app.provenance.similarity_line``). For an item of
         a gallery (``set_gallery_item``) it also says how far its ranking sources are trusted on that gallery
-        (``engine.retrieval.search.trust.explanation_trust``: reads the small shipped calibration once)."""
+        (``app.state.explanation.explanation_trust``: reads the small shipped calibration once)."""
         self._explanation = explanation
         self._trust = None if explanation is None or self._gallery is None else \
             explanation_trust(explanation, self._gallery)

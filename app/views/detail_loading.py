@@ -12,8 +12,8 @@ import cv2
 import numpy as np
 from PySide6.QtCore import QObject, QRunnable, Signal
 
+from app.state.image_files import sha256_of
 from app.views.thumbnails import read_image, to_qimage
-from engine.kernel.hashing import sha256_file
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".ppm", ".pgm"})
 BOX_COLOR = (255, 193, 7)  # RGB, amber: visible on day, night and IR frames
@@ -69,14 +69,6 @@ def draw_box(image: np.ndarray, box: tuple[float, float, float, float] | None) -
     thickness = max(2, round(min(height, width) / 180))
     cv2.rectangle(out, (x0, y0), (x1, y1), BOX_COLOR, thickness, lineType=cv2.LINE_8)
     return out
-
-
-def sha256_of(path: Path) -> str | None:
-    """The file's SHA-256, or None when it cannot be read."""
-    try:
-        return sha256_file(path)
-    except OSError:
-        return None
 
 
 class LoadRelay(QObject):

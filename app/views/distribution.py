@@ -3,17 +3,16 @@ the scores exposed, the analyst cuts).
 
 A vertical line stands at the kept top-k boundary (the k-th highest score; the threshold itself for a
 threshold rule). Dragging it previews a threshold keep rule: the panel shows live how many items a step
-with that threshold would keep (``engine.retrieval.search.selection.keep_mask``, confirmed items included) and emits
-``threshold_changed``. The preview changes nothing: "Apply cut to this step" (``apply_requested``) asks for
-the step to be run again with that threshold; the next step's rule is never touched. With ground truth the
-relevant and other candidates get their own histograms, a rug
-marks every relevant score, and the step's AP and mSD (``engine.retrieval.metrics``, one query) are shown."""
+with that threshold would keep (confirmed items included) and emits ``threshold_changed``. The preview
+changes nothing: "Apply cut to this step" (``apply_requested``) asks for the step to be run again with that
+threshold; the next step's rule is never touched. With ground truth the relevant and other candidates get
+their own histograms, a rug marks every relevant score, and the step's AP and mSD (one query) are shown. The
+figures come from the state layer (``app.state.distribution``); the panel draws them."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
@@ -21,9 +20,17 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QStackedWidget, QVBoxLayout, QWidget
 
-from engine.retrieval.metrics.msd import MetricInputError, msd_per_query
-from engine.retrieval.metrics.retrieval import evaluate_retrieval
-from engine.retrieval.search.selection import keep_mask, kth_largest
+from app.state.distribution import (  # noqa: F401 - the plot's figures, importable from here
+    MAX_BINS,
+    MIN_BINS,
+    DistributionInputError,
+    ScoreDistribution,
+    StepMetrics,
+    bin_count,
+    histogram_edges,
+    step_distribution,
+    step_metrics,
+)
 
 CANDIDATES_COLOR = QColor("#4a7fc1")
 OTHERS_COLOR = QColor("#8593a8")
@@ -31,7 +38,6 @@ RELEVANT_COLOR = QColor("#e8702a")
 KEPT_REGION_COLOR = QColor(46, 157, 79, 28)
 CUT_COLOR = QColor("#d99a00")
 HISTOGRAM_COLORS = {"candidates": CANDIDATES_COLOR, "others": OTHERS_COLOR, "relevant": RELEVANT_COLOR}
-MIN_BINS, MAX_BINS = 12, 80
 MIN_PLOT_HEIGHT = 150
 
 
@@ -56,48 +62,6 @@ class CountAxis(pg.AxisItem):
         return [f"{round(value * scale):,}" for value in values]
 
 
-class DistributionInputError(ValueError):
-    """The panel received scores it cannot plot."""
-
-
-@dataclass(frozen=True)
-class StepMetrics:
-    """AP and mSD of the step's candidate ranking as one query (NaN when no candidate is relevant)."""
-
-    ap: float
-    msd: float
-    relevant: int
-    relevant_kept: int
-
-
-def bin_count(n: int) -> int:
-    """Rice rule 2·n^(1/3), clipped to [MIN_BINS, MAX_BINS]."""
-    return int(np.clip(math.ceil(2 * n ** (1 / 3)), MIN_BINS, MAX_BINS)) if n else MIN_BINS
-
-
-def histogram_edges(scores: np.ndarray) -> np.ndarray:
-    """Bin edges over the scores' range (a narrow window around a single value)."""
-    low, high = float(scores.min()), float(scores.max())
-    if high - low < 1e-6:
-        low, high = low - 0.005, high + 0.005
-    return np.linspace(low, high, bin_count(scores.shape[0]) + 1)
-
-
-def step_metrics(scores: np.ndarray, relevant: np.ndarray, kept: np.ndarray) -> StepMetrics:
-    """AP (docs/methods.md §5) and mSD (docs/methods.md §1.4) of one ranked candidate list, from
-    ``engine.retrieval.metrics``."""
-    similarity, relevance = scores[None, :].astype(np.float64), relevant[None, :]
-    count = int(relevant.sum())
-    if count == 0:
-        return StepMetrics(math.nan, math.nan, 0, 0)
-    ap = float(evaluate_retrieval(similarity, relevance).ap[0])
-    try:
-        msd = float(msd_per_query(similarity, relevance, cosine=True)[0])
-    except MetricInputError:  # scores outside [−1, 1]: not cosines, mSD is not defined for them
-        msd = math.nan
-    return StepMetrics(ap, msd, count, int((relevant & kept).sum()))
-
-
 class DistributionPanel(QWidget):
     """Setters: ``set_step(step, confirmed_ids)``, ``set_scores(...)`` (plain arrays, e.g. a step read back
     from a case), ``set_threshold(score)``, ``reset_cut()``, ``clear()``. Signals: ``threshold_changed(score)``
@@ -109,17 +73,9 @@ class DistributionPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._scores = np.zeros(0, dtype=np.float32)
-        self._relevant: np.ndarray | None = None
-        self._pinned: np.ndarray | None = None
-        self._kept: np.ndarray | None = None
+        self._dist: ScoreDistribution | None = None  # the step's figures (``app.state.distribution``)
         self._edges = np.zeros(0)
         self._counts: dict[str, np.ndarray] = {}
-        self._cut = math.nan
-        self._k = 0
-        self._rule = ""
-        self._rule_value = math.nan
-        self._metrics: StepMetrics | None = None
         self._quiet = False
         self._can_apply = False
 
@@ -244,60 +200,25 @@ class DistributionPanel(QWidget):
         if step is None:
             self.clear()
             return
-        confirmed = set(confirmed_ids)
-        pinned = None
-        if confirmed:
-            pinned = np.fromiter((step.item_ids[int(r)] in confirmed for r in step.rows), bool, step.rows.shape[0])
-        kept = np.isin(step.rows, step.kept, assume_unique=True)
-        level = f" · level {step.level}" if step.level else ""
-        title = f"Step {label or step.index + 1} · {step.query.kind}{level} · {step.rows.shape[0]:,} candidates"
-        if step.filtered_rows.shape[0]:
-            title += f" ({step.filtered_rows.shape[0]:,} filtered out)"
-        self.set_scores(step.scores, step.k, relevant=step.relevant, pinned=pinned, kept=kept,
-                        keep_rule=step.keep_rule, keep_value=step.keep_value, title=title)
+        self.set_distribution(step_distribution(step, confirmed_ids, label=label))
 
     def set_scores(self, scores, k: int, *, relevant=None, pinned=None, kept=None, keep_rule: str = "k",
                    keep_value: float | None = None, title: str = "") -> None:
         """Plot plain arrays: candidate ``scores``, the count kept ``k``, optional ground truth ``relevant``,
         ``pinned`` (confirmed) and ``kept`` masks over the same candidates, and the step's keep rule."""
-        scores = np.asarray(scores, dtype=np.float32).reshape(-1)
-        n = scores.shape[0]
-        if n == 0:
-            raise DistributionInputError("a step's score distribution needs at least one candidate score")
-        if not np.isfinite(scores).all():
-            raise DistributionInputError("candidate scores contain NaN or infinite values")
-        if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0:
-            raise DistributionInputError(f"k must be a non-negative integer, got {k!r}")
-        masks = {}
-        for name, value in (("relevant", relevant), ("pinned", pinned), ("kept", kept)):
-            if value is not None:
-                value = np.asarray(value, dtype=bool).reshape(-1)
-                if value.shape[0] != n:
-                    raise DistributionInputError(f"{name} has {value.shape[0]} flags for {n} scores")
-            masks[name] = value
-        self._scores = scores
-        self._relevant, self._pinned = masks["relevant"], masks["pinned"]
-        self._kept = masks["kept"] if masks["kept"] is not None else keep_mask(scores, masks["pinned"], k=int(k))[0]
-        self._k = int(min(k, n))
-        self._rule = keep_rule
-        self._rule_value = math.nan if keep_value is None else float(keep_value)
-        if keep_rule == "threshold" and keep_value is not None:
-            self._cut = float(keep_value)
-        else:
-            self._cut = kth_largest(scores, max(1, self._k))
-        self._metrics = None
-        if self._relevant is not None:
-            order = np.lexsort((np.arange(n), -scores.astype(np.float64)))
-            self._metrics = step_metrics(scores[order], self._relevant[order], self._kept[order])
-        self.title.setText(title)
+        self.set_distribution(ScoreDistribution.of(scores, k, relevant=relevant, pinned=pinned, kept=kept,
+                                                   keep_rule=keep_rule, keep_value=keep_value, title=title))
+
+    def set_distribution(self, distribution: ScoreDistribution) -> None:
+        """Plot a step's figures as the state layer reads them (``app.state.distribution``)."""
+        self._dist = distribution
+        self.title.setText(distribution.title)
         self._draw()
         self.stack.setCurrentIndex(1)
 
     def clear(self) -> None:
-        self._scores = np.zeros(0, dtype=np.float32)
-        self._relevant = self._pinned = self._kept = None
+        self._dist = None
         self._edges, self._counts = np.zeros(0), {}
-        self._cut, self._k, self._metrics = math.nan, 0, None
         for curve in self._curves.values():
             curve.setVisible(False)
         self._rug.setVisible(False)
@@ -306,7 +227,7 @@ class DistributionPanel(QWidget):
 
     def set_threshold(self, score: float) -> None:
         """Move the cut to ``score`` without emitting ``threshold_changed``."""
-        if self._scores.shape[0] == 0:
+        if self._dist is None:
             return
         self._quiet = True
         try:
@@ -316,12 +237,13 @@ class DistributionPanel(QWidget):
 
     def reset_cut(self) -> None:
         """Back to the step's own boundary (emits nothing)."""
-        self.set_threshold(self._cut)
+        if self._dist is not None:
+            self.set_threshold(self._dist.cut)
 
     # ---------------------------------------------------------------------------------------- queries
 
     def is_empty(self) -> bool:
-        return self._scores.shape[0] == 0
+        return self._dist is None
 
     def bin_edges(self) -> np.ndarray:
         return self._edges.copy()
@@ -332,7 +254,7 @@ class DistributionPanel(QWidget):
 
     def cut_score(self) -> float:
         """The step's boundary: the k-th highest score (the threshold for a threshold rule)."""
-        return self._cut
+        return math.nan if self._dist is None else self._dist.cut
 
     def threshold(self) -> float:
         """Where the cut line stands now."""
@@ -340,10 +262,10 @@ class DistributionPanel(QWidget):
 
     def kept_at(self, threshold: float) -> int:
         """Items a step keeping scores ≥ ``threshold`` would keep (confirmed items always kept)."""
-        return keep_mask(self._scores, self._pinned, threshold=float(threshold))[1]
+        return 0 if self._dist is None else self._dist.kept_at(threshold)
 
     def metrics(self) -> StepMetrics | None:
-        return self._metrics
+        return None if self._dist is None else self._dist.metrics
 
     @property
     def curves(self) -> dict[str, pg.PlotDataItem]:
@@ -360,13 +282,10 @@ class DistributionPanel(QWidget):
     def _draw(self) -> None:
         """Update the plot's items in place for the current scores (no item is created or removed)."""
         item = self.plot.getPlotItem()
-        edges = histogram_edges(self._scores)
-        self._edges = edges
-        if self._relevant is None:
-            groups = {"candidates": self._scores}
-        else:
-            groups = {"others": self._scores[~self._relevant], "relevant": self._scores[self._relevant]}
-        self._counts = {name: np.histogram(values, bins=edges)[0] for name, values in groups.items()}
+        dist = self._dist
+        histograms = dist.histograms()
+        edges, groups = histograms.edges, histograms.groups
+        self._edges, self._counts = edges, histograms.counts
         for name, curve in self._curves.items():
             counts = self._counts.get(name)
             if counts is not None:
@@ -378,8 +297,8 @@ class DistributionPanel(QWidget):
             for name, entry in zip(groups, self.legend_entries, strict=True)))
         peak = max(1, max(int(c.max()) for c in self._counts.values()))
         floor = 0.0
-        if self._relevant is not None and self._relevant.any():
-            marks = self._scores[self._relevant]
+        if dist.relevant is not None and dist.relevant.any():
+            marks = dist.scores[dist.relevant]
             floor = -0.07 * peak
             self._rug.setData(marks, np.full(marks.shape[0], floor / 2))
             self._rug.setVisible(True)
@@ -388,16 +307,16 @@ class DistributionPanel(QWidget):
         width = edges[-1] - edges[0]
         # the step's own cut always lies inside the line's bounds: a threshold below every candidate's score,
         # clamped to the plot's edge, read as a dragged preview on a step that is only being viewed
-        low = min(edges[0] - 0.02 * width, self._cut - 0.02 * width)
-        high = max(edges[-1] + 0.02 * width, self._cut + 0.02 * width)
+        low = min(edges[0] - 0.02 * width, dist.cut - 0.02 * width)
+        high = max(edges[-1] + 0.02 * width, dist.cut + 0.02 * width)
         self._quiet = True  # new bounds move the line from where the last step had it: that is no drag
         try:
             self.cut_line.setBounds((low, high))
         finally:
             self._quiet = False
         item.getViewBox().setRange(xRange=(low, high), yRange=(floor - 0.02 * peak, peak * 1.12), padding=0)
-        self.set_threshold(self._cut)
-        self._update_texts(self._cut)
+        self.set_threshold(dist.cut)
+        self._update_texts(dist.cut)
 
     def _line_moved(self) -> None:
         value = float(self.cut_line.value())
@@ -410,37 +329,31 @@ class DistributionPanel(QWidget):
             self.threshold_released.emit(float(self.cut_line.value()))
 
     def _update_texts(self, threshold: float) -> None:
-        if self._scores.shape[0] == 0:
+        dist = self._dist
+        if dist is None:
             return
         high = self._edges[-1] + (self._edges[-1] - self._edges[0])
         self.region.setRegion((threshold, high))
-        n = self._scores.shape[0]
-        step_kept = int(self._kept.sum()) if self._kept is not None else self._k
-        if self._rule == "rho":
-            rule = f"ρ = {self._rule_value:g}"
-        elif self._rule == "threshold":
-            rule = f"score ≥ {self._rule_value:.3f}"
-        else:
-            rule = f"k = {self._k:,}"
-        kept = self.kept_at(threshold)
-        moved = not math.isclose(threshold, self._cut, abs_tol=5e-7)
+        n, step_kept, rule = dist.size, dist.step_kept, dist.rule_text()
+        kept = dist.kept_at(threshold)
+        moved = dist.moved(threshold)
         if moved:
             text = (f"Threshold <b>{threshold:.3f}</b> would keep <b>{kept:,}</b> of {n:,} "
                     f"<span style='color:gray'>(the step kept {step_kept:,}, {rule})</span>")
         else:
-            text = f"Kept <b>{step_kept:,}</b> of {n:,} ({rule}), cut at <b>{self._cut:.3f}</b>"
+            text = f"Kept <b>{step_kept:,}</b> of {n:,} ({rule}), cut at <b>{dist.cut:.3f}</b>"
         self.cut_label.setText(text)
         self.reset_button.setEnabled(moved)
         self.apply_button.setEnabled(moved and self._can_apply)
-        self.metrics_label.setVisible(self._metrics is not None)
-        if self._metrics is not None:
+        self.metrics_label.setVisible(dist.metrics is not None)
+        if dist.metrics is not None:
             self.metrics_label.setText(self._metrics_text(threshold))
 
     def _metrics_text(self, threshold: float) -> str:
-        m = self._metrics
+        m = self._dist.metrics
         if m.relevant == 0:
             return "Ground truth: no candidate of this step is the person."
-        above = int((self._relevant & (self._scores >= threshold)).sum())
+        above = self._dist.relevant_at_or_above(threshold)
         msd = "n/a" if math.isnan(m.msd) else f"{m.msd:.3f}"
         color = RELEVANT_COLOR.name()
         return (f"<span style='color:{color}'>■</span> Relevant <b>{m.relevant:,}</b>, kept {m.relevant_kept:,}"

@@ -1,13 +1,12 @@
 """File-dialog filters made from the engine's own lists of what it reads, so a dialog never hides a file the
-engine would ingest (``engine.ingest.sources.VIDEO_EXTENSIONS``, ``engine.kernel.images.IMAGE_EXTENSIONS``, the built
-world's ``manifest.jsonl``; docs/architecture.md)."""
+engine would ingest (``app.state.footage_files``: every video and image suffix, the built world's
+``manifest.jsonl``; docs/architecture.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from engine.ingest.sources import VIDEO_EXTENSIONS, WORLD_MANIFEST
-from engine.kernel.images import IMAGE_EXTENSIONS
+from app.state.footage_files import IMAGE_EXTENSIONS, VIDEO_EXTENSIONS, WORLD_MANIFEST
 
 
 def _patterns(suffixes: Iterable[str]) -> str:

@@ -1,10 +1,10 @@
 """The query panel's description: the editor, a chip per stated attribute, the granularity meter and the "add
 next" suggestions.
 
-Text is parsed on every edit (``engine.retrieval.text.parser.parse``, well under a millisecond): each stated attribute
-becomes a chip coloured by its ontology group, the count fills the 18-cell meter (docs/methods.md §1.1: UC 1–5,
-C 6–8, M 9–11, F 12–14, UF 15–18) and the attributes not yet stated become suggestions whose values append a
-sentence the parser reads back. ``parsed(ParseResult)`` follows every edit.
+Text is parsed on every edit (``app.state.query_reading.read_description``, well under a millisecond): each
+stated attribute becomes a chip coloured by its ontology group, the count fills the 18-cell meter
+(docs/methods.md §1.1: UC 1–5, C 6–8, M 9–11, F 12–14, UF 15–18) and the attributes not yet stated become
+suggestions whose values append a sentence the parser reads back. ``parsed(ParseResult)`` follows every edit.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QTextCursor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QToolButton, QVBoxLayout, QWidget
 
+from app.state.engine_terms import ONTOLOGY, level_label
+from app.state.query_reading import ParseResult, read_description
 from app.state.suggestions import append_sentence, label, suggestion_sentence, value_label
 from app.views.flow_layout import FlowLayout
 from app.views.query_inputs import LEVEL_COLOURS, AttributeChip, LevelMeter, QueryTextEdit, section_title
-from engine.kernel.ontology import ONTOLOGY
-from engine.retrieval.text.parser import ParseResult, parse
 
 VISIBLE_SUGGESTIONS = 5
 
@@ -30,7 +30,7 @@ class DescriptionSection(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._parse = parse("")
+        self._parse = read_description("")
         self._shown_attributes: tuple[tuple[str, str], ...] | None = None
         self.text_edit = QueryTextEdit()
         self.text_edit.setPlaceholderText("Describe the person, e.g. “a tall woman in a red jacket, blue "
@@ -83,7 +83,7 @@ class DescriptionSection(QWidget):
         return [w for w in self.suggestions.widgets() if isinstance(w, QToolButton)]
 
     def _text_changed(self) -> None:
-        self._parse = result = parse(self.text())
+        self._parse = result = read_description(self.text())
         spans = {span["attribute"]: span for span in result.spans}
         attributes = tuple(result.attributes.items())
         if attributes == self._shown_attributes:  # most keystrokes: only the words' positions moved
@@ -102,7 +102,7 @@ class DescriptionSection(QWidget):
         if result.level is None:
             self.level_summary.setText("<span style='color:#9ca3af'>no level yet</span>")
         else:
-            label_text = next(level.label for level in ONTOLOGY.levels if level.name == result.level)
+            label_text = level_label(result.level)
             noun = "attribute" if result.count == 1 else "attributes"
             colour = QColor(LEVEL_COLOURS[result.level]).darker(160).name()
             self.level_summary.setText(f"{result.count} {noun} · "

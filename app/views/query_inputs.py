@@ -35,13 +35,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.state.engine_terms import LEVELS, ONTOLOGY
+from app.state.image_files import QueryInputError, load_query_image
 from app.state.query_spec import DEFAULT_RHO, RHO_RANGE, KeepRule
 from app.state.suggestions import label, value_label
 from app.views.sketch_canvas import IMAGE_FILTER
 from app.workers import describe_error
-from engine.kernel.ontology import LEVELS, ONTOLOGY
-from engine.retrieval.search import QueryInputError
-from engine.retrieval.search.query import load_image
 
 #: (background, text/border) per ontology group.
 GROUP_COLOURS: dict[str, tuple[str, str]] = {
@@ -262,7 +261,7 @@ class ImageDropZone(QFrame):
         """Check that the file is a readable image and take it. False (and ``error``) otherwise."""
         path = Path(path)
         try:
-            array = load_image(path, f"{self.what} image")
+            array = load_query_image(path, f"{self.what} image")
         except QueryInputError as exc:
             self.clear()  # never leave an older image in place of the one the analyst chose
             self.error.emit(describe_error(exc))

@@ -35,16 +35,21 @@ from PySide6.QtWidgets import (
 )
 
 from app.jobs import SearchStepJob
+from app.state.engine_terms import LEVELS, ONTOLOGY
+from app.state.query_reading import (  # noqa: F401 - which view a query ranks by, importable from here
+    ParseResult,
+    QueryInputError,
+    build_spec,
+    query_warnings,
+    read_description,
+    score_scale,
+    spec_view,
+)
 from app.state.query_spec import KeepRule, QuerySpec
 from app.state.working_state import QueryInputs
 from app.views.query_description import DescriptionSection
 from app.views.query_inputs import AttributeChip, ImageDropZone, KeepControl, restyle, section_title
 from app.views.sketch_canvas import SketchEditor
-from engine.kernel.ontology import LEVELS, ONTOLOGY
-from engine.perception.appearance.views import APPEARANCE_GREY_VIEW
-from engine.retrieval.encoding.views import IMAGE_QUERY_VIEW
-from engine.retrieval.search import QueryInputError
-from engine.retrieval.text.parser import ParseResult, parse
 
 ACCENT = "#2563eb"
 MODALITIES = ("text", "sketch", "ir")
@@ -74,26 +79,6 @@ QLabel#warning {{ color: #7a4b00; }}
 QFrame#dropZone {{ border: 1px dashed #aab1bd; border-radius: 6px; background: #fafbfc; }}
 QFrame#dropZone[hover="true"] {{ border-color: {ACCENT}; background: #eff6ff; }}
 """
-
-
-def spec_view(spec: QuerySpec) -> str:
-    """The kind of gallery view a panel query ranks by: text alone searches a ``text:<level>`` view, anything
-    with a sketch or IR image the ``rgb`` view, or ``appearance:grey`` where the gallery has it
-    (``engine.retrieval.encoding.views``; both on the sketch/IR scale of ``score_scale``)."""
-    return "text:" if spec.sketch is None and spec.ir is None else IMAGE_QUERY_VIEW
-
-
-def score_scale(view: str) -> str:
-    """Views whose scores compare: the text views share one scale, the sketch/IR views of a gallery (one per
-    gallery: ``appearance:grey`` or ``rgb``) another, every other view has its own."""
-    if view.startswith("text:"):
-        return "text–image"
-    return {IMAGE_QUERY_VIEW: "sketch/IR–image", APPEARANCE_GREY_VIEW: "sketch/IR–image"}.get(view, "find-similar")
-
-
-def _shorten(text: str, limit: int = 40) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _error_label() -> QLabel:
@@ -135,7 +120,7 @@ class QueryPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setStyleSheet(_PANEL_STYLE)
-        self._parse = parse("")
+        self._parse = read_description("")
         self._shown_attributes: tuple[tuple[str, str], ...] | None = None
         self._busy = False
         self._available, self._unavailable_reason = True, ""
@@ -397,21 +382,11 @@ class QueryPanel(QWidget):
     def current_spec(self) -> QuerySpec:
         """The query as set up now; raises ``QueryInputError`` (a readable message) when nothing is given."""
         on = self.modalities()
-        text = self.text().strip() if on["text"] else ""
         sketch = None
         if on["sketch"] and not self.sketch.canvas.is_empty():
             sketch = self.sketch.canvas.to_array()
-        ir = self.ir_zone.path if on["ir"] else None
-        level = self.level_override() if on["text"] else None
-        spec = QuerySpec(text=text or None, sketch=sketch, ir=ir, level=level,
-                         keep=self.keep_rule())
-        if spec.is_empty:
-            asks = {"text": "type a description", "sketch": "draw a sketch", "ir": "load an IR image"}
-            wanted = [asks[name] for name, enabled in on.items() if enabled]
-            if not wanted:
-                raise QueryInputError("Turn on text, sketch or IR to build a query")
-            raise QueryInputError(f"The query is empty: {' or '.join(wanted)}")
-        return spec
+        return build_spec(on, text=self.text(), sketch=sketch, ir=self.ir_zone.path, level=self.level_override(),
+                          keep=self.keep_rule())
 
     def set_token_counter(self, counter: Callable[[str], tuple[int, int]] | None) -> None:
         """``counter(text) -> (tokens, context length)`` of the model's tokenizer (None: no model to ask), so a
@@ -424,22 +399,8 @@ class QueryPanel(QWidget):
 
     def query_warnings(self, spec: QuerySpec) -> list[str]:
         """Why the step may not do what the analyst expects (empty when nothing is wrong)."""
-        warnings = []
-        rule = spec.keep
-        if rule.kind == "threshold" and self._previous_view is not None \
-                and score_scale(self._previous_view) != score_scale(spec_view(spec)):
-            warnings.append(f"Keep score ≥ {rule.value:g} was read off a {score_scale(self._previous_view)} step's "
-                            f"scores; this {spec.kind} step scores on another scale, so the same number could keep "
-                            "almost nothing or everything. Choose a fraction or a count, or run it anyway.")
-        if spec.text is not None and spec.sketch is None and spec.ir is None and not self._parse.attributes:
-            warnings.append(f"No attribute is recognised in “{_shorten(spec.text)}”: the step would still rank "
-                            f"by the words alone and cut the candidates ({self.keep_rule().describe()}).")
-        if spec.text is not None and self._token_counter is not None:
-            tokens, limit = self._token_counter(spec.text)
-            if tokens > limit:
-                warnings.append(f"The description is {tokens:,} tokens long; the model reads only the first "
-                                f"{limit}, so the rest is ignored.")
-        return warnings
+        return query_warnings(spec, self._parse, previous_view=self._previous_view,
+                              token_counter=self._token_counter)
 
     def request_search(self, force: bool = False) -> QuerySpec | None:
         """Emit ``search_requested`` with the current spec (or show why it cannot). A query with a warning

@@ -9,8 +9,8 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QRect, QS
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QGuiApplication, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
+from app.state.engine_terms import screen_time_short as format_time_short
 from app.views.results_model import CONFIRMED, MARK_COLORS, REJECTED, ResultsModel, format_score
-from engine.kernel.timefmt import screen_time_short as format_time_short
 
 THUMB = QSize(80, 160)
 PAD = 6

@@ -3,16 +3,16 @@ score or time; camera and time filters; find similar (docs/architecture.md).
 
 Data comes in as a ``ResultSet`` (``app.views.results_model``); everything the analyst does goes out as
 signals. The list view asks only for the rows on screen (``app.views.result_card`` paints them) and
-thumbnails load off the UI thread (``app.views.thumbnails``)."""
+thumbnails load off the UI thread (``app.views.thumbnails``); the camera filter is ``app.views.camera_filter``
+and the lines above the grid ``app.views.results_caption``."""
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Iterable, Mapping
 
 from PySide6.QtCore import QItemSelection, QItemSelectionModel, QModelIndex, QPoint, Qt, Signal
-from PySide6.QtGui import QAction, QGuiApplication
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -21,14 +21,17 @@ from PySide6.QtWidgets import (
     QMenu,
     QSizePolicy,
     QStackedWidget,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from app.state.engine_terms import read_screen_time as parse_time
+from app.state.engine_terms import screen_time_short as format_time_short
 from app.state.working_state import Filters
+from app.views.camera_filter import CameraFilterButton
 from app.views.flow_layout import FlowLayout
 from app.views.result_card import CELL, PAD, THUMB
+from app.views.results_caption import GT_LEGEND, grid_caption, ground_truth_legend, step_caption
 from app.views.results_grid import ResultsGrid, TimeSpinBox
 from app.views.results_model import (
     CLEAR,
@@ -46,34 +49,12 @@ from app.views.results_model import (
     format_time,
 )
 from app.views.thumbnails import ThumbnailLoader
-from engine.kernel.timefmt import read_screen_time as parse_time
-from engine.kernel.timefmt import screen_time_short as format_time_short
 
 __all__ = [  # the grid's vocabulary, importable from here
     "CELL", "CLEAR", "CONFIRMED", "MARKS", "MARK_COLORS", "PAD", "REJECTED", "SORT_SCORE", "SORT_TIME", "THUMB",
-    "ResultSet", "ResultsGrid", "ResultsInputError", "ResultsModel", "ResultsView", "TimeSpinBox",
-    "format_score", "format_time", "format_time_short", "parse_time",
+    "GT_LEGEND", "ResultSet", "ResultsGrid", "ResultsInputError", "ResultsModel", "ResultsView", "TimeSpinBox",
+    "format_score", "format_time", "format_time_short", "ground_truth_legend", "parse_time",
 ]
-
-#: Shown above the grid when the ranking carries ground truth (trainers' built worlds), until the window says
-#: whose identity it is (``ground_truth_legend``): it never claims an identity was chosen.
-GT_LEGEND = ("<span style='color:#6b7280'><b style='color:#e8702a'>GT</b> = ground truth: the item shows the "
-             "person sought, by the built world's identity labels (built worlds only; it is never used to rank)."
-             "</span>")
-
-
-def ground_truth_legend(identity: str | None, chosen: bool) -> str:
-    """The GT legend for the step on view: ``identity`` its relevant items share (None: unknown) and whether
-    it is the one chosen under Search → Ground-truth identity (else it is the find-similar example's own)."""
-    if identity is None:
-        return GT_LEGEND
-    who = f"identity <b>{html.escape(identity)}</b>"
-    if chosen:
-        source = f"{who}, chosen under Search → Ground-truth identity"
-    else:
-        source = f"{who}, the example item's own (no ground-truth identity was chosen)"
-    return ("<span style='color:#6b7280'><b style='color:#e8702a'>GT</b> = ground truth: the item shows "
-            f"{source} (built worlds only; it is never used to rank).</span>")
 
 
 def _group(parent: QWidget, *widgets: QWidget) -> QWidget:
@@ -119,12 +100,8 @@ class ResultsView(QWidget):
         self.sort_box.addItem("Ranking (best first)", SORT_SCORE)
         self.sort_box.addItem("Earliest first", SORT_TIME)
         self.sort_box.setToolTip("Order of the grid")
-        self.camera_button = QToolButton(self)
-        self.camera_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        self.camera_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        self.camera_menu = QMenu(self.camera_button)
-        self.camera_button.setMenu(self.camera_menu)
-        self._camera_actions: dict[str, QAction] = {}
+        self.camera_button = CameraFilterButton(self)
+        self.camera_menu = self.camera_button.camera_menu
         self.time_check = QCheckBox("Time", self)
         self.time_from = TimeSpinBox(self)
         self.time_to = TimeSpinBox(self)
@@ -168,6 +145,7 @@ class ResultsView(QWidget):
         layout.addWidget(self.stack, 1)
 
         self.sort_box.currentIndexChanged.connect(self._sort_picked)
+        self.camera_button.edited.connect(self._camera_edited)
         self.time_check.toggled.connect(self._time_toggled)
         self.time_from.valueChanged.connect(self._filters_edited)
         self.time_to.valueChanged.connect(self._filters_edited)
@@ -262,9 +240,8 @@ class ResultsView(QWidget):
             if wanted is not None and not wanted <= self._camera_actions.keys():
                 self._known_cameras = sorted(set(self._known_cameras) | wanted)
                 self._rebuild_filters()
-            for name, action in self._camera_actions.items():
-                action.setChecked(wanted is not None and name in wanted)
-            self._camera_label()
+            self.camera_button.set_checked(wanted)
+            self.camera_button.refresh_label()
             self.time_check.setChecked(time_range is not None)
             if time_range is not None:
                 start, end = time_range
@@ -299,8 +276,7 @@ class ResultsView(QWidget):
 
     def filters(self) -> tuple[frozenset[str] | None, tuple[float | None, float | None] | None]:
         """(cameras, time_range) as the controls stand, in the form ``StepQuery`` takes (None = no filter)."""
-        checked = frozenset(name for name, action in self._camera_actions.items() if action.isChecked())
-        cameras = checked if checked and len(checked) < len(self._camera_actions) else None
+        cameras = self.camera_button.choice()
         time_range = None
         if self.time_check.isChecked() and self.time_check.isEnabled():
             time_range = (self.time_from.value(), self.time_to.value())
@@ -396,21 +372,7 @@ class ResultsView(QWidget):
     def _rebuild_filters(self) -> None:
         """Camera menu from the cameras present (checked state kept by name); time range from the data."""
         with _Quiet(self):
-            checked = {name for name, action in self._camera_actions.items() if action.isChecked()}
-            all_checked = not checked or len(checked) == len(self._camera_actions)
-            self.camera_menu.clear()
-            self._camera_actions = {}
-            everyone = self.camera_menu.addAction("All cameras")
-            everyone.triggered.connect(self._all_cameras)
-            self.camera_menu.addSeparator()
-            for name in sorted(set(self.model.camera_names) | set(self._known_cameras) | checked):
-                action = self.camera_menu.addAction(name)
-                action.setCheckable(True)
-                action.setChecked(not all_checked and name in checked)
-                action.toggled.connect(self._camera_toggled)
-                self._camera_actions[name] = action
-            self.camera_button.setEnabled(bool(self._camera_actions))
-            self._camera_label()
+            self.camera_button.rebuild(set(self.model.camera_names) | set(self._known_cameras))
             bounds = self.model.time_bounds()
             self.time_check.setEnabled(bounds is not None)
             if bounds is not None:
@@ -426,23 +388,7 @@ class ResultsView(QWidget):
                 self.time_to.setValue(end)
             self._time_enabled()
 
-    def _camera_label(self) -> None:
-        checked = [name for name, action in self._camera_actions.items() if action.isChecked()]
-        if not checked or len(checked) == len(self._camera_actions):
-            text = "All cameras"
-        else:
-            names = ", ".join(checked[:2]) + (", …" if len(checked) > 2 else "")
-            text = f"{len(checked)} of {len(self._camera_actions)} cameras: {names}"
-        self.camera_button.setText(text)
-        self.camera_button.setMinimumWidth(self.camera_button.fontMetrics().horizontalAdvance(text) + 34)
-
-    def _all_cameras(self) -> None:
-        with _Quiet(self):
-            for action in self._camera_actions.values():
-                action.setChecked(False)
-        self._filters_edited()
-
-    def _camera_toggled(self, _checked: bool) -> None:
+    def _camera_edited(self) -> None:
         if not self._updating:
             self._filters_edited()
 
@@ -464,7 +410,7 @@ class ResultsView(QWidget):
                     self.time_to.setValue(self.time_from.value())
                 else:
                     self.time_from.setValue(self.time_to.value())
-        self._camera_label()
+        self.camera_button.refresh_label()
         cameras, time_range = self._apply_filters()
         self.filters_changed.emit(cameras, time_range)
 
@@ -492,34 +438,28 @@ class ResultsView(QWidget):
     def _refresh_counts(self, *_args) -> None:
         total, shown = len(self.model.results), self.model.rowCount()
         self.legend_label.setVisible(self.model.has_ground_truth())
-        step_line = ""
-        if self._step_text:  # first line in bold; later lines (a warning on weak scores) plain
-            first, *rest = self._step_text.split("\n")
-            step_line = f"<b>{html.escape(first)}</b><br>" + "".join(f"{html.escape(line)}<br>" for line in rest)
+        step_line = step_caption(self._step_text)
         if total == 0:
             self.count_label.setText(step_line.removesuffix("<br>"))
             return
         # the step's counts (above) and the grid's (this line) are never mixed in one phrase
-        parts = [f"Grid: <b>{shown:,}</b> shown" + ("" if shown == total else f" of {total:,}")]
+        step_kept = None
         if self.model.step_has_kept_flags() and not self._step_text:
-            parts.append(f"{self.model.step_kept_count():,} kept by the step")
-        view_filters = Filters(*self.filters()).describe()
-        if view_filters:
-            parts.append(f"filters: {html.escape(view_filters)} (also the next step's)")
+            step_kept = self.model.step_kept_count()
         threshold = self.model.preview_threshold()
-        if threshold is not None:
-            parts.append(f"<i>preview: score ≥ {threshold:.3f} would keep {self.model.kept_count():,}</i>")
         marks = self.model.marks()
         confirmed = sum(1 for m in marks.values() if m == CONFIRMED)
         rejected = sum(1 for m in marks.values() if m == REJECTED)
-        if confirmed:
-            parts.append(f"<span style='color:{MARK_COLORS[CONFIRMED].name()}'>{confirmed:,} confirmed</span>")
-        if rejected:
-            parts.append(f"<span style='color:{MARK_COLORS[REJECTED].name()}'>{rejected:,} rejected</span>")
-        selected = sum(part.height() for part in self.grid.selectionModel().selection())
-        if selected > 1:
-            parts.append(f"{selected:,} selected")
-        self.count_label.setText(step_line + " · ".join(parts))
+        self.count_label.setText(step_line + grid_caption(
+            shown, total, step_kept=step_kept, filters=Filters(*self.filters()).describe(),
+            preview=None if threshold is None else (threshold, self.model.kept_count()),
+            confirmed=(confirmed, MARK_COLORS[CONFIRMED].name()), rejected=(rejected, MARK_COLORS[REJECTED].name()),
+            selected=sum(part.height() for part in self.grid.selectionModel().selection())))
+
+    @property
+    def _camera_actions(self) -> dict:
+        """The camera filter's actions by camera name (``CameraFilterButton.actions_by_name``)."""
+        return self.camera_button.actions_by_name
 
 
 class _Quiet:

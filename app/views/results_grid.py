@@ -6,9 +6,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent, QValidator
 from PySide6.QtWidgets import QAbstractItemView, QAbstractSpinBox, QDoubleSpinBox, QListView, QWidget
 
+from app.state.engine_terms import read_screen_time as parse_time
 from app.views.result_card import CELL, ResultDelegate
 from app.views.results_model import CLEAR, CONFIRMED, REJECTED, format_time
-from engine.kernel.timefmt import read_screen_time as parse_time
 
 
 class ResultsGrid(QListView):

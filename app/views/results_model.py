@@ -13,8 +13,8 @@ import numpy as np
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QPixmap
 
+from app.state.engine_terms import screen_time as format_time
 from app.views.thumbnails import CropResolver, GalleryCrops, ThumbnailLoader
-from engine.kernel.timefmt import screen_time as format_time
 
 CONFIRMED = "confirmed"
 REJECTED = "rejected"

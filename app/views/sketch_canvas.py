@@ -35,9 +35,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.state.image_files import QueryInputError, load_query_image
 from app.workers import describe_error
-from engine.retrieval.search import QueryInputError
-from engine.retrieval.search.query import load_image
 
 CANVAS_SIZE = QSize(128, 256)
 SUPERSAMPLE = 2
@@ -177,7 +176,7 @@ class SketchCanvas(QWidget):
         if not path.is_file():
             raise SketchFileError(f"sketch file {path} does not exist")
         try:
-            array = load_image(path, "sketch")
+            array = load_query_image(path, "sketch")
         except QueryInputError as exc:
             raise SketchFileError(str(exc)) from None
         array = np.ascontiguousarray(array)

@@ -15,8 +15,7 @@ import numpy as np
 from PySide6.QtCore import QObject, QRunnable, QSize, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QImage, QPixmap
 
-from engine.kernel.images import ImageInputError
-from engine.kernel.images import read_image as read_checked
+from app.state.image_files import read_rgb as read_image
 
 #: item id -> crop file (None when the item has no crop); called on a worker thread.
 CropResolver = Callable[[str], Path | None]
@@ -29,7 +28,7 @@ MAX_PENDING = 600  # older requests beyond this are dropped (they are asked agai
 
 
 class GalleryCrops:
-    """Crop paths of an ``engine.index.Gallery`` (reads the item's line; safe on a worker thread). Two
+    """Crop paths of a gallery (``AppState.gallery``) (reads the item's line; safe on a worker thread). Two
     resolvers over the same gallery object compare equal, so the loader keeps its cache across steps."""
 
     def __init__(self, gallery) -> None:
@@ -54,19 +53,6 @@ class MappedCrops:
 
     def __call__(self, item_id: str) -> Path | None:
         return self.crops.get(item_id)
-
-
-def read_image(path: Path, max_side: int | None = None) -> np.ndarray | None:
-    """RGB uint8 image of a file (any path, unicode included), or None when it cannot be decoded or is refused.
-
-    Read through ``engine.kernel.images.read_image``: the header is checked before the file is read whole or decoded,
-    so a file declaring more pixels than the limit, or larger than the file-size limit, is refused unread
-    (docs/hardening.md); ``max_side`` shrinks the image right after decoding (JPEGs decode reduced)."""
-    try:
-        image = read_checked(path, max_side=max_side)
-    except ImageInputError:
-        return None
-    return cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
 
 
 def to_qimage(rgb: np.ndarray) -> QImage:
