@@ -58,7 +58,7 @@ def main() -> None:
         print(f"{args.items:,} items, {len(views)} views ({stored_bytes:,} bytes of float16 vectors per item)")
 
         started = time.perf_counter()
-        parts = gallery._computed_parts()
+        parts = gallery.computed_parts()
         every = time.perf_counter() - started
         print(f"digest every item from the stored files: {every:.3f} s ({every / args.items * 1e6:.0f} µs per item)")
 

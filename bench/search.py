@@ -102,7 +102,7 @@ def measure(n: int, dim: int, repeats: int, rng: np.random.Generator, centres: n
     vectors = gallery.matrix("text:UC")  # float32 decoded from the stored float16 rows (also warms the cache)
     raw = faiss.IndexFlatIP(dim)
     raw.add(vectors)
-    own = gallery._index("text:UC")
+    own = gallery.faiss_index("text:UC")
     queries = clustered(rng, STEPS, dim, centres)
     encoder = VectorEncoder(queries)
     q0 = queries[:1]

@@ -386,7 +386,9 @@ def test_deeply_nested_gallery_files_are_named_errors(tmp_path, name):
         target = folder_of(gallery.root) / META_FILE
         from engine.index.evidence_table import _read_meta as read_meta
     else:
-        read_meta = Gallery._read_meta
+        from engine.index.folder import GalleryFolder
+
+        read_meta = GalleryFolder.read_meta
     target.write_text("[" * 3000)
     with pytest.raises(GalleryCorruptError, match=r"is unreadable: .*nested 3000 levels deep"):
         read_meta(target)

@@ -71,7 +71,7 @@ def test_a_sound_gallery_verifies_and_its_fingerprints_agree(gallery):
     assert gallery.content_covered
     assert gallery.fingerprint(from_files=True) == gallery.fingerprint() == gallery.version.fingerprint
     assert gallery_fingerprint(gallery) == gallery.version.fingerprint
-    assert gallery.fingerprint() != ids_fingerprint(gallery._meta, gallery.ids, len(gallery))
+    assert gallery.fingerprint() != ids_fingerprint(gallery.meta, gallery.ids, len(gallery))
     result = verify_cli(gallery.root)
     assert result.exit_code == 0 and "no problems found" in result.output
 
@@ -161,7 +161,7 @@ def test_a_gallery_without_digests_says_so_and_rebuild_records_them(gallery):
     old = Gallery.open(gallery.root)
     legacy = old.fingerprint()
     assert not old.content_covered
-    assert legacy == ids_fingerprint(old._meta, old.ids, len(old)) == old.fingerprint(from_files=True)
+    assert legacy == ids_fingerprint(old.meta, old.ids, len(old)) == old.fingerprint(from_files=True)
     result = verify_cli(gallery.root)
     assert result.exit_code == 0 and "records no content digests" in result.output
     old.rebuild()

@@ -1,5 +1,6 @@
 """A gallery folder's fixed layout and rules shared by its reads and writes: the format version, the metadata
-file, view names and their file stems, batch size and the unit-norm tolerance of stored vectors."""
+file, view names and their file stems, batch size, the unit-norm tolerance of stored vectors and the gallery
+domains."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ DEFAULT_BATCH = 4096
 NORM_TOLERANCE = 0.02
 VIEW_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9:_.+-]{0,63}$")
 ProgressFn = Callable[[int, int], None]
+#: What a gallery's items are: crops of a built synthetic world, or of real footage (videos, images, crops).
+GALLERY_DOMAINS: tuple[str, ...] = ("world", "footage")
 
 
 @dataclass(frozen=True)

@@ -97,7 +97,7 @@ CONTENT_KINDS = {
 
 def _check_content(gallery, Problem) -> list:
     """Every item's record and vectors digested now against the digests recorded when it was added."""
-    meta = gallery._meta
+    meta = gallery.meta
     recorded_head = meta.get(content.HEAD_KEY)
     if recorded_head is None:
         return []
@@ -105,7 +105,7 @@ def _check_content(gallery, Problem) -> list:
     views = content.view_names(gallery.views)
     width = content.row_width(views)
     try:
-        now = gallery._computed_parts()
+        now = gallery.computed_parts()
         stored = content.read_parts(gallery.root, count, width)
     except (GalleryError, ValueError, OSError) as exc:
         return [Problem("content_digests", content.CONTENT_FILE, str(exc))]
@@ -146,7 +146,7 @@ def _check_evidence(root: Path, with_crop: list[str], Problem) -> list:
 
 
 def _check_vectors(gallery, view: str, dim: int, count: int, Problem) -> list:
-    path = gallery._vector_path(view)
+    path = gallery.vector_path(view)
     try:
         vector_file.check(path, count, dim)
     except GalleryError as exc:
@@ -170,7 +170,7 @@ def _check_vectors(gallery, view: str, dim: int, count: int, Problem) -> list:
 
 
 def _check_index(gallery, view: str, dim: int, count: int, Problem) -> list:
-    path = gallery._index_path(view)
+    path = gallery.index_path(view)
     if not path.is_file():
         return [Problem("index_missing", view, f"index file {path} is missing")]
     try:
@@ -183,7 +183,7 @@ def _check_index(gallery, view: str, dim: int, count: int, Problem) -> list:
     if index.ntotal != count:
         message = f"index {path} holds {index.ntotal} vectors, the gallery has {count} items"
         return [Problem("index_count", view, message)]
-    recorded = gallery._meta["indexes"].get(view, {}).get("count")
+    recorded = gallery.meta["indexes"].get(view, {}).get("count")
     out = []
     if recorded != count:
         message = f"gallery.json records {recorded} indexed rows, the index holds {count}"
