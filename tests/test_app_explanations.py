@@ -130,7 +130,7 @@ def test_main_window_explains_results_in_tooltips_and_the_detail_pane(qtbot, tmp
     explained = window.detail.explanation()
     assert explained is not None and explained["item"] == item_id
     assert {a["key"] for a in explained["attributes"]} >= {"gender", "top_color", "bottom_color"}
-    assert explained["score"] == pytest.approx(window._scores[item_id], abs=1e-5)
+    assert explained["score"] == pytest.approx(window.step_display.scores[item_id], abs=1e-5)
     window.close()
 
 

@@ -493,7 +493,8 @@ def test_a_note_is_edited_from_the_notes_panel(qtbot, window, monkeypatch):
     note_id = window.add_note("first sighting at gate 4")
     window.side_tabs.setCurrentWidget(window.notes)
     assert window.notes.select_note(note_id)
-    monkeypatch.setattr("app.window.actions.ask_note", lambda _parent, title, _prompt, text: f"{text}, then gate 5")
+    monkeypatch.setattr("app.window.case_actions.ask_note",
+                        lambda _parent, title, _prompt, text: f"{text}, then gate 5")
     window.notes.edit_button.click()
     assert window.notes.texts() == ["first sighting at gate 4, then gate 5"]
     assert "(edited " in window.notes.heads()[0]

@@ -4,8 +4,11 @@ remembers its geometry, its splitters and the last case opened."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QSplitter, QWidget
 
 DEFAULT_SIZE = (1500, 950)  # without a screen to measure
 #: The largest opening size: the window fills the screen's free area up to this (a 4K screen gets a window,
@@ -20,7 +23,7 @@ CENTRE_MIN_WIDTH = 300
 LEFT_SHARES, RIGHT_SHARES = (0.6, 0.4), (0.52, 0.48)
 
 
-def fit_to_screen(window) -> None:
+def fit_to_screen(window: QWidget) -> None:
     """Size ``window`` to fill the screen's free area less a window frame (up to ``LARGEST_OPENING_SIZE``; never
     below the minimum the screen allows); ``DEFAULT_SIZE`` when there is no screen to measure."""
     screen = window.screen() or QGuiApplication.primaryScreen()
@@ -33,37 +36,37 @@ def fit_to_screen(window) -> None:
     window.resize(max(width, window.minimumWidth()), max(height, window.minimumHeight()))
 
 
-def share_out(window) -> None:
-    """Set the window's column and pane sizes as shares of its size."""
+def share_out(window: QWidget, columns: QSplitter, left: QSplitter, right: QSplitter) -> None:
+    """Set the ``columns`` of ``window`` and the panes of its ``left`` and ``right`` columns as shares of its
+    size."""
     width = max(window.width(), window.minimumWidth())
     height = max(window.height(), window.minimumHeight())
-    window.columns.setSizes([round(width * share) for share in COLUMN_SHARES])
-    window.left.setSizes([round(height * share) for share in LEFT_SHARES])
-    window.right.setSizes([round(height * share) for share in RIGHT_SHARES])
+    columns.setSizes([round(width * share) for share in COLUMN_SHARES])
+    left.setSizes([round(height * share) for share in LEFT_SHARES])
+    right.setSizes([round(height * share) for share in RIGHT_SHARES])
 
 
-def _splitters(window):
-    return (("columns", window.columns), ("left", window.left), ("right", window.right))
-
-
-def restore_layout(window, settings: QSettings | None) -> None:
+def restore_layout(window: QWidget, splitters: Iterable[tuple[str, QSplitter]], settings: QSettings | None) -> None:
+    """Put back the geometry of ``window`` and the state of its named ``splitters`` as ``settings`` remember them."""
     if settings is None:
         return
     geometry = settings.value("window/geometry")
     if geometry is not None:
         window.restoreGeometry(geometry)
-    for name, splitter in _splitters(window):
+    for name, splitter in splitters:
         saved = settings.value(f"window/{name}")
         if saved is not None:
             splitter.restoreState(saved)
 
 
-def save_layout(window, settings: QSettings | None, case_id: int | None) -> None:
-    """Remember the window's geometry, its splitters and the open case (``case_id``, when one is open)."""
+def save_layout(window: QWidget, splitters: Iterable[tuple[str, QSplitter]], settings: QSettings | None,
+                case_id: int | None) -> None:
+    """Remember the geometry of ``window``, its named ``splitters`` and the open case (``case_id``, when one is
+    open)."""
     if settings is None:
         return
     settings.setValue("window/geometry", window.saveGeometry())
-    for name, splitter in _splitters(window):
+    for name, splitter in splitters:
         settings.setValue(f"window/{name}", splitter.saveState())
     if case_id is not None:
         settings.setValue("case/last", case_id)

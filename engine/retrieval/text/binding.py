@@ -1,21 +1,34 @@
-"""The parser's binding step (a mixin of ``engine.retrieval.text.parser``'s parser): each colour or adjective goes to
-one
-noun: predicate first ("his trousers are grey"), then forward inside the noun phrase ("green jacket and
-jeans"), then post forms ("khaki ones", "cream coloured"), then a bare trailing colour."""
+"""The parser's binding step (``engine.retrieval.text.parser``): each colour or adjective goes to one noun: predicate
+first ("his trousers are grey"), then forward inside the noun phrase ("green jacket and jeans"), then post forms
+("khaki ones", "cream coloured"), then a bare trailing colour. ``bind`` runs it over units the clause and negation
+steps (``engine.retrieval.text.clauses``) have annotated."""
 
 from __future__ import annotations
 
 from engine.retrieval.text import lexicon as lx
+from engine.retrieval.text.candidates import Candidates
 from engine.retrieval.text.tokens import GENDER_OF_PRONOUN
 from engine.retrieval.text.units import FORWARD_SKIP, NOUN_KINDS, PREDICATE_SKIP, PREDICATE_VERBS, Entity, Unit
 
 
-class BindingRules:
-    """Binding of colours and adjectives to nouns over ``self.units`` (state in ``engine.retrieval.text.parser``)."""
+def bind(units: list[Unit], entities: list[Entity], candidates: Candidates) -> None:
+    """Give every colour and adjective of ``units`` to its noun and add what each unit states to ``candidates``;
+    a colour bound to a place ("red on top") adds that place's entity to ``entities``."""
+    Binder(units, entities, candidates).bind_all()
 
-    # ------------------------------------------------------------------------------------- binding
+
+class Binder:
+    """Binding of colours and adjectives to nouns over ``units``: entities take their colours, the other readings go
+    to ``candidates``."""
+
+    def __init__(self, units: list[Unit], entities: list[Entity], candidates: Candidates) -> None:
+        self.units = units
+        self.entities = entities
+        self.candidates = candidates
+
     def bind_all(self) -> None:
         units = self.units
+        add = self.candidates.add
         for i, u in enumerate(units):
             kind = u.kind
             if u.negated:
@@ -23,23 +36,23 @@ class BindingRules:
             if kind in ("color", "adj"):
                 self._bind(i)
             elif kind == "haircolor":
-                self.add("hair_color", u.data, u.start, u.end)
+                add("hair_color", u.data, u.start, u.end)
             elif kind == "hairstyle":
-                self.add("hairstyle", u.data, u.start, u.end)
+                add("hairstyle", u.data, u.start, u.end)
             elif kind == "fixed":
                 for key, value in u.data.items():
-                    self.add(key, value, u.start, u.end, priority=3 if key == "age" else 1)
+                    add(key, value, u.start, u.end, priority=3 if key == "age" else 1)
             elif kind == "person":
                 gender, age = u.data
                 if gender:
-                    self.add("gender", gender, u.start, u.end, priority=2)
+                    add("gender", gender, u.start, u.end, priority=2)
                 if age:
                     prio = 2 if age == "child" else 3
-                    self.add("age", age, u.start, u.end, priority=prio)
+                    add("age", age, u.start, u.end, priority=prio)
             elif kind in ("ppron", "poss") and u.word in GENDER_OF_PRONOUN:
-                self.add("gender", GENDER_OF_PRONOUN[u.word], u.start, u.end, priority=1)
+                add("gender", GENDER_OF_PRONOUN[u.word], u.start, u.end, priority=1)
             elif kind == "decade":
-                self.add("age", u.data, u.start, u.end, priority=3)
+                add("age", u.data, u.start, u.end, priority=3)
             elif kind == "num":
                 self._number(i)
             elif kind == "unk" and u.word in ("knee", "knees", "ankle", "ankles"):
@@ -64,7 +77,7 @@ class BindingRules:
             age = "middle_aged"
         else:
             age = "elderly"
-        self.add("age", age, u.start, u.end, priority=3)
+        self.candidates.add("age", age, u.start, u.end, priority=3)
 
     def _bind(self, i: int) -> None:
         units = self.units
@@ -165,7 +178,7 @@ class BindingRules:
             value = "knee" if knee else "long"
         else:
             return
-        self.add("bottom_length", value, units[j].start, u.end)
+        self.candidates.add("bottom_length", value, units[j].start, u.end)
 
     def _forward(self, i: int, allow_list: bool = True) -> tuple[tuple | None, int]:
         """The noun this colour / adjective modifies inside its noun phrase, and where the scan stopped."""
@@ -244,11 +257,11 @@ class BindingRules:
                 if cls == "hair":
                     hair = lx.HAIR_FROM_COLOR.get(color)
                     if hair:
-                        self.add("hair_color", hair, u.start, u.end)
+                        self.candidates.add("hair_color", hair, u.start, u.end)
                     return True
                 if cls == "skin":
                     if skin:
-                        self.add("skin_color", skin, u.start, u.end)
+                        self.candidates.add("skin_color", skin, u.start, u.end)
                     return True
                 return True
             return forward
@@ -269,4 +282,4 @@ class BindingRules:
         priority = 1
         if key == "age":
             priority = {"young": 1, "little": 2}.get(u.word, 3)
-        self.add(key, value, u.start, u.end, priority=priority)
+        self.candidates.add(key, value, u.start, u.end, priority=priority)

@@ -1,0 +1,151 @@
+"""``StepDisplay``: a step shown in the window: its ranking in the results grid, its scores on the distribution
+panel, the selected item (with why it ranks where it does) in the detail pane, and the marks on all three."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+
+import numpy as np
+
+from app.provenance import SOURCE_LABELS, similarity_line, view_network
+from app.state import AppState
+from app.state.timeline_rows import step_label
+from app.state.working_state import step_header
+from app.views.detail import DetailPane
+from app.views.distribution import DistributionPanel
+from app.views.results import ResultsView
+from app.views.results_model import DeferredExplanations, ResultSet
+from app.views.timeline import StepTimeline
+from app.window.messages import Messages
+from engine.retrieval.evidence.ranking import explanation_line
+from engine.retrieval.search import QueryInputError
+from engine.retrieval.search.trust import step_trust
+
+#: Results whose tooltip explains their score (the best ones; the detail pane explains any selected item).
+EXPLAINED_ITEMS = 200
+
+
+class StepDisplay:
+    """Follows ``state``'s selected step and marks into the ``results`` grid, the ``distribution`` panel, the
+    ``detail`` pane and the ``timeline``'s selection."""
+
+    def __init__(self, state: AppState, messages: Messages, *, results: ResultsView, detail: DetailPane,
+                 distribution: DistributionPanel, timeline: StepTimeline) -> None:
+        self.state = state
+        self.messages = messages
+        self.results = results
+        self.detail = detail
+        self.distribution = distribution
+        self.timeline = timeline
+        #: Item id → score of the results in the grid (NaN: unscored).
+        self.scores: dict[str, float] = {}
+        self._step_result = None
+        self._from_top = False  # whether _set_results opens the grid at rank #1 (a newly shown step)
+        self._shown_step: tuple[int | None, object] | None = None  # (step id, its result) last put in the grid
+
+    def show_step(self, step_id: int | None) -> None:
+        """Results grid and distribution for a step (None: the whole gallery, unscored). A step (or a step's
+        result) not shown just before opens at the top of its ranking with rank #1 current; showing the same
+        one again keeps the grid's selection and scroll."""
+        self.timeline.set_selected(step_id)
+        gallery = self.state.gallery
+        self.detail.clear()
+        self._step_result = None
+        if gallery is None:
+            self._shown_step = None
+            self.results.set_step_summary("")
+            self._set_results(ResultSet.empty())
+            self.distribution.clear()
+            return
+        result = self.state.step_result(step_id)
+        self._step_result = result
+        shown = self._shown_step
+        self._from_top = shown is None or shown[0] != step_id or shown[1] is not result
+        self._shown_step = (step_id, result)
+        stored = None if step_id is None else self.state.step_state(step_id)
+        label = step_label(self.state.case, step_id)
+        header = step_header(stored, label, len(gallery))
+        trust = None if result is None else step_trust(result, gallery)
+        if trust is not None and trust.warning:
+            header = f"{header}\n⚠ {trust.warning}"
+        self.results.set_step_summary(header)
+        self.distribution.set_can_apply(result is not None and stored is not None and not stored.undone)
+        if result is not None:
+            lines = DeferredExplanations(lambda: {item: explanation_line(e, labels=SOURCE_LABELS) for item, e in
+                                                  result.explanations(EXPLAINED_ITEMS).items()})
+            self._set_results(ResultSet.from_step(result, gallery, lines))
+            self.results.set_ground_truth(*self._truth_identity(result))
+            self.distribution.set_step(result, self._confirmed(), label=None if stored is None else label)
+            self.results.set_preview_threshold(None)
+        elif stored is not None and stored.gallery_id == self.state.gallery_id:
+            kept = list(stored.kept_ids)
+            scores = np.asarray(stored.kept_scores, dtype=np.float64)
+            self._set_results(ResultSet.from_ids(gallery, kept, scores, kept=np.ones(len(kept), bool)))
+            self.results.set_preview_threshold(None)
+            if kept:
+                self.distribution.set_scores(scores, len(kept), keep_rule=stored.keep_rule,
+                                             keep_value=stored.keep_value,
+                                             title=f"Step {label} · kept items as stored "
+                                                   f"(re-run the case for every candidate's score)")
+            else:
+                self.distribution.clear()
+        elif stored is not None:
+            self._set_results(ResultSet.empty())
+            self.distribution.clear()
+            self.messages.message(f"Step {label} was searched on another gallery: open it to see its items")
+        else:
+            ids = gallery.ids
+            self._set_results(ResultSet.from_ids(gallery, ids, np.full(len(ids), math.nan)))
+            self.distribution.clear()
+        self.results.set_mark_map(self.state.marks)
+
+    def show_item(self, item_id: str) -> None:
+        """The item in the detail pane, with its score and mark and (for a step searched in this session) why it
+        ranks where it does."""
+        gallery = self.state.gallery
+        if not item_id or gallery is None:
+            self.detail.clear()
+            return
+        score = self.scores.get(item_id)
+        self.detail.set_gallery_item(gallery, item_id, score=None if score is None or math.isnan(score) else score,
+                                     mark=self.state.marks.get(item_id))
+        result = self._step_result
+        if result is not None:
+            with contextlib.suppress(QueryInputError):  # the item was not a candidate of the step
+                explanation = result.explain(item_id)
+                view = explanation.get("view")
+                self.detail.set_explanation(explanation, similarity_line(view_network(gallery, view), view))
+
+    def marks_changed(self, marks: dict) -> None:
+        self.results.set_mark_map(marks)
+        item_id = self.detail.item_id()
+        if item_id is not None:
+            self.detail.set_mark(marks.get(item_id))
+        step_id = self.state.selected_step_id
+        result = self.state.step_result(step_id)
+        if result is not None:
+            stored = None if step_id is None else self.state.step_state(step_id)
+            self.distribution.set_step(result, self._confirmed(),
+                                       label=None if stored is None else step_label(self.state.case, step_id))
+            self.results.set_preview_threshold(None)  # a re-plot moves the cut line; the grid keeps the step's
+
+    def _confirmed(self) -> list[str]:
+        return [item for item, mark in self.state.marks.items() if mark == "confirmed"]
+
+    def _truth_identity(self, result) -> tuple[str | None, bool]:
+        """(the gallery identity a step's relevant candidates share, or None; whether it is the ground-truth
+        identity chosen now): without a chosen one a find-similar step's ground truth is its example's own."""
+        gallery = self.state.gallery
+        if result.relevant is None or not result.relevant.any() or gallery is None:
+            return None, False
+        columns = gallery.columns
+        codes = np.unique(columns.identity[np.asarray(result.rows)[np.asarray(result.relevant, bool)]])
+        if codes.shape[0] != 1 or codes[0] < 0:
+            return None, False
+        identity = columns.identities.names[int(codes[0])]
+        return identity, identity == self.state.target_identity
+
+    def _set_results(self, results: ResultSet) -> None:
+        self.scores = {item: float(score) for item, score in zip(results.ids, results.scores, strict=True)}
+        self.results.set_results(results, from_top=self._from_top)
