@@ -151,6 +151,18 @@ def test_a_large_crop_is_shrunk_as_it_decodes_and_keeps_its_own_size(tmp_path):
     assert read_image(tmp_path / "g" / item.crop).shape == (6000, 3000, 3)
 
 
+def test_a_crop_over_the_crop_pixel_limit_is_skipped_by_name(tmp_path, monkeypatch):
+    folder = tmp_path / "crops"
+    folder.mkdir()
+    person(folder / "small.png")
+    person(folder / "large.png", size=(200, 100))  # 20,000 pixels
+    monkeypatch.setenv("LINEUP_MAX_CROP_PIXELS", "10000")
+    summary = ingest(folder, tmp_path / "g", RecordingEncoder(), options=IngestOptions(crops=True))
+    assert summary.totals()["items_added"] == 1
+    ((path, reason),) = summary.skipped_files
+    assert path.endswith("large.png") and "LINEUP_MAX_CROP_PIXELS" in reason and "100 × 200" in reason
+
+
 def test_decode_image_sized_gives_the_stored_size_and_shrinks_a_grey_png_in_one_channel(tmp_path):
     side = 9_000  # 81 Mpx: 243 MB in colour, 81 MB as one channel
     packer = zlib.compressobj(9)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
+import numpy as np
 
 from engine.ingest.errors import IngestError
 from engine.ingest.sources import (
@@ -30,7 +31,12 @@ from engine.ingest.sources import (
     folders_under,
 )
 from engine.ingest.timing import SIDECAR_NAMES, Stamp
-from engine.kernel.images import decode_image_sized, read_image_bytes
+from engine.kernel.images import (
+    MAX_CROP_PIXELS_VARIABLE,
+    decode_image_sized,
+    max_crop_pixels_limit,
+    read_image_bytes,
+)
 
 MIN_CROP_HEIGHT = 16  # pixels: a smaller image is too small to show a person
 MIN_CROP_WIDTH = 8
@@ -49,12 +55,22 @@ class CropFolder(ImageSequence):
     kind: str = "crops"
 
     def _decode(self, index: int, stamp: Stamp, path: Path, sha256: str) -> Frame:
-        image, size = decode_image_sized(read_image_bytes(path), str(path), max_side=CROP_MAX_SIDE)
+        image, size = decode_crop(path)
         return Frame(index, stamp.time, image, path, sha256, size)
 
     @property
     def key(self) -> str:
         return hashlib.sha256(b"person crops\n" + super().key.encode()).hexdigest()
+
+
+def decode_crop(path: Path, data: bytes | None = None) -> tuple[np.ndarray, tuple[int, int]]:
+    """A person crop's image shrunk to ``CROP_MAX_SIDE`` as it decodes, and the (width, height) the file stores;
+    a file over the crop pixel limit (``LINEUP_MAX_CROP_PIXELS``) is an ``ImageInputError`` naming it."""
+    limit = max_crop_pixels_limit()
+    if data is None:
+        data = read_image_bytes(path, max_pixels=limit, setting=MAX_CROP_PIXELS_VARIABLE)
+    return decode_image_sized(data, str(path), max_pixels=limit, max_side=CROP_MAX_SIDE,
+                              setting=MAX_CROP_PIXELS_VARIABLE)
 
 
 def too_small(width: int, height: int) -> str | None:

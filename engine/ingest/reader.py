@@ -17,9 +17,9 @@ import numpy as np
 from engine.index import GalleryItem
 from engine.index.crops import put_crop, put_silhouette
 from engine.ingest.crops import (
-    CROP_MAX_SIDE,
     RAW_CROP_SUFFIXES,
     CropFolder,
+    decode_crop,
     too_small,
 )
 from engine.ingest.errors import IngestError, SourceSkipped
@@ -31,7 +31,7 @@ from engine.ingest.summary import IngestSummary, SourceReport
 from engine.ingest.timing import parse_time
 from engine.ingest.tracking import PersonTracker, SeparateDetections
 from engine.kernel.hashing import sha256_bytes
-from engine.kernel.images import ImageInputError, PixelBudget, decode_image_sized, read_image_bytes
+from engine.kernel.images import ImageInputError, PixelBudget, read_image_bytes
 from engine.kernel.progress import ProgressFn
 from engine.perception.attributes.constancy import scene_thumbnail
 from engine.perception.attributes.objects import CarriedTally, objects_by_person
@@ -246,7 +246,7 @@ class SourceReader:
                 continue
             try:
                 data = read_image_bytes(sample.image)
-                image, (width, height) = decode_image_sized(data, str(sample.image), max_side=CROP_MAX_SIDE)
+                image, (width, height) = decode_crop(sample.image, data)
             except ImageInputError as exc:
                 self.on_skip(str(sample.image), exc.reason)
                 continue

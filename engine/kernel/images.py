@@ -46,6 +46,10 @@ MAX_PIXELS_VARIABLE = "LINEUP_MAX_IMAGE_PIXELS"
 #: the largest image file read whole (a 100 Mpx photograph is well under it)
 DEFAULT_MAX_FILE_BYTES = 256 * 1024 * 1024
 MAX_FILE_BYTES_VARIABLE = "LINEUP_MAX_IMAGE_BYTES"
+#: the largest person crop (a crop folder's or a world's image): a whole 8K UHD frame is 33 Mpx; a near-limit
+#: 100 Mpx image costs about 600 MB while it decodes, which is no person crop's business
+DEFAULT_MAX_CROP_PIXELS = 36_000_000
+MAX_CROP_PIXELS_VARIABLE = "LINEUP_MAX_CROP_PIXELS"
 #: decoded pixels one batch of images may hold together (about 400 MB as 8-bit colour)
 DEFAULT_BATCH_PIXELS = 128_000_000
 BATCH_PIXELS_VARIABLE = "LINEUP_BATCH_PIXELS"
@@ -84,6 +88,12 @@ def max_pixels_limit() -> int:
     return _positive_setting(MAX_PIXELS_VARIABLE, DEFAULT_MAX_PIXELS, "pixels")
 
 
+def max_crop_pixels_limit() -> int:
+    """The pixel limit of a person crop: ``LINEUP_MAX_CROP_PIXELS``, else the default; never above
+    ``max_pixels_limit()``."""
+    return min(_positive_setting(MAX_CROP_PIXELS_VARIABLE, DEFAULT_MAX_CROP_PIXELS, "pixels"), max_pixels_limit())
+
+
 def max_file_bytes_limit() -> int:
     """The size limit of an image file read whole: ``LINEUP_MAX_IMAGE_BYTES``, else the default."""
     return _positive_setting(MAX_FILE_BYTES_VARIABLE, DEFAULT_MAX_FILE_BYTES, "bytes")
@@ -115,9 +125,9 @@ class PixelBudget:
         self.used = 0
 
 
-def _over_limit(name: str, declared: str, limit: int) -> ImageInputError:
+def _over_limit(name: str, declared: str, limit: int, setting: str = MAX_PIXELS_VARIABLE) -> ImageInputError:
     return ImageInputError(name, f"declares {declared}, over the limit of {limit:,} (a possible decompression "
-                                 f"bomb; raise {MAX_PIXELS_VARIABLE} to accept it)")
+                                 f"bomb; raise {setting} to accept it)")
 
 
 def header_size(data: bytes, name: str, limit: int) -> tuple[int, int, str]:
@@ -180,7 +190,8 @@ def decode_image(data: bytes, name: str, *, mode: str = "color", max_pixels: int
 
 
 def decode_image_sized(data: bytes, name: str, *, mode: str = "color", max_pixels: int | None = None,
-                       min_side: int = 1, max_side: int | None = None) -> tuple[np.ndarray, tuple[int, int]]:
+                       min_side: int = 1, max_side: int | None = None,
+                       setting: str = MAX_PIXELS_VARIABLE) -> tuple[np.ndarray, tuple[int, int]]:
     """``decode_image`` and the image's own (width, height) as stored, before ``max_side`` shrank it (and after
     the decoder turned it upright by its EXIF orientation).
 
@@ -196,7 +207,7 @@ def decode_image_sized(data: bytes, name: str, *, mode: str = "color", max_pixel
     if width < 1 or height < 1:
         raise ImageInputError(name, f"declares a degenerate size {width} × {height}")
     if width * height > limit:
-        raise _over_limit(name, f"{width} × {height} = {width * height:,} pixels", limit)
+        raise _over_limit(name, f"{width} × {height} = {width * height:,} pixels", limit, setting)
     if min(width, height) < min_side:
         raise ImageInputError(name, f"is {width} × {height} pixels, smaller than the {min_side}-pixel minimum side")
     problem = _truncation(data, kind) or _too_short(data, kind, width, height)
@@ -238,7 +249,8 @@ def read_image(path: str | Path, *, mode: str = "color", max_pixels: int | None 
                         min_side=min_side, max_side=max_side)
 
 
-def read_image_bytes(path: str | Path, *, max_pixels: int | None = None, max_bytes: int | None = None) -> bytes:
+def read_image_bytes(path: str | Path, *, max_pixels: int | None = None, max_bytes: int | None = None,
+                     setting: str = MAX_PIXELS_VARIABLE) -> bytes:
     """The bytes of an image file; ``ImageInputError`` when it cannot be read or is no regular file (reading a
     named pipe would block, a device would never end), when it is larger than ``max_bytes``
     (``max_file_bytes_limit()``), or when the header in its first ``HEADER_BYTES`` declares more than
@@ -255,7 +267,7 @@ def read_image_bytes(path: str | Path, *, max_pixels: int | None = None, max_byt
                 raise ImageInputError(name, "is not a regular file (a folder, a named pipe or a device)")
             head = fh.read(HEADER_BYTES)
             if head and len(head) < info.st_size:  # the header alone first: a bomb is refused unread
-                _check_header(head, name, pixels)
+                _check_header(head, name, pixels, setting)
             if info.st_size > limit:
                 raise ImageInputError(name, f"is {info.st_size:,} bytes, over the limit of {limit:,} bytes for an "
                                             f"image file (raise {MAX_FILE_BYTES_VARIABLE} to accept it)")
@@ -276,7 +288,7 @@ def _check_regular(path: Path) -> None:
         raise ImageInputError(str(path), "is not a regular file (a folder, a named pipe or a device)")
 
 
-def _check_header(head: bytes, name: str, limit: int) -> None:
+def _check_header(head: bytes, name: str, limit: int, setting: str = MAX_PIXELS_VARIABLE) -> None:
     """Refuse ``head`` (a file's first bytes) when its header declares more than ``limit`` pixels; a header that
     does not parse from the first bytes alone is left for the full read to judge."""
     try:
@@ -286,7 +298,7 @@ def _check_header(head: bytes, name: str, limit: int) -> None:
             raise
         return
     if width * height > limit:
-        raise _over_limit(name, f"{width} × {height} = {width * height:,} pixels", limit)
+        raise _over_limit(name, f"{width} × {height} = {width * height:,} pixels", limit, setting)
 
 
 def image_size(path: str | Path, *, max_pixels: int | None = None) -> tuple[int, int]:
