@@ -18,7 +18,7 @@ from engine.kernel.timefmt import screen_time as format_time
 
 CONFIRMED = "confirmed"
 REJECTED = "rejected"
-CLEAR = "cleared"  # the same words as app.state.MARK_STATES
+CLEAR = "cleared"  # the same words as app.store.models.MARK_STATES
 MARKS = (CONFIRMED, REJECTED, CLEAR)
 
 SORT_SCORE = "score"
