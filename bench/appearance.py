@@ -2,7 +2,7 @@
 shipped one crop folders get by default, or ``--appearance`` a user's ONNX file) against the checkpoint's own
 views and against "clothes may have changed" (``biometrics``: the appearance cosine mixed with the heads'
 biometric likeness, ``engine.retrieval.search.outfit_change``; and that likeness alone), on the hand-labelled
-people of the shared clips. Nobody changes clothes in these clips: the ``biometrics`` rows say what the option
+people of the real clips. Nobody changes clothes in these clips: the ``biometrics`` rows say what the option
 costs when the clothes stayed the same, and how much identity the heads' biometric reading alone carries.
 
 For each real clip in ``LINEUP_FOOTAGE_DIR`` (© Intel Corporation and contributors, intel-iot-devkit/sample-videos,

@@ -24,7 +24,7 @@ majority baseline — how well a synthetic-trained model reads real clothing.
 Held-out clips (``--clips NAME[,NAME]``, with ``--real``): only those clips' labelled boxes are scored, by every
 table (pixels, model heads, carried objects). A model taught by the pixel reader on galleries ingested from
 some clips (``training.teacher_data``, docs/training-notes.md "A teacher on real crops") is scored fairly on the
-others only. The recommended split of the shared clips (labelled boxes with a top / bottom colour):
+others only. The recommended split of the real clips (labelled boxes with a top / bottom colour):
 
     teacher (ingest into galleries)        one-by-one-person-detection.mp4          22 / 22
                                            face-demographics-walking-and-pause.gif  12 /  0

@@ -3,7 +3,7 @@ network's outputs (Platt scaling, ``engine.perception.attributes.pretrained``) a
 to
 be trusted, the reliability r per (source, key) of ``engine.retrieval.evidence.reliability``.
 
-Samples: one crop per reference box of ``tests/data/footage/people.json`` on the shared clips (© Intel
+Samples: one crop per reference box of ``tests/data/footage/people.json`` on the real clips (© Intel
 Corporation and contributors, intel-iot-devkit/sample-videos, CC BY 4.0), with the silhouette ingest's
 foreground detector gives it and its frame as the scene (``engine.lab.evaluation.attribute_accuracy.footage_samples``).
 Platt scaling: per network output, p' = σ(a·logit(p) + b) fitted by maximum likelihood against the truth the

@@ -1,6 +1,6 @@
 """What the shipped person networks cost, as ratios measured in one run (docs/pretrained-models.md, "Speed").
 
-1. **Ingest of a real clip** (``--clip``, default one of the shared clips, © Intel Corporation and
+1. **Ingest of a real clip** (``--clip``, default one of the real clips, © Intel Corporation and
    contributors, intel-iot-devkit/sample-videos, CC BY 4.0): the default detector alone over every frame
    (``lineup detect``'s path), then a full ingest with the shipped checkpoint, the appearance networks
    (``appearance`` and ``appearance:grey`` views) and the attribute network, during which the time spent
