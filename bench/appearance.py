@@ -2,10 +2,10 @@
 shipped one crop folders get by default, or ``--appearance`` a user's ONNX file) against the checkpoint's own
 views and against "clothes may have changed" (``biometrics``: the appearance cosine mixed with the heads'
 biometric likeness, ``engine.retrieval.search.outfit_change``; and that likeness alone), on the hand-labelled
-people of the shared clips. Nobody changes clothes in these clips: the ``biometrics`` rows say what the option
+people of the real clips. Nobody changes clothes in these clips: the ``biometrics`` rows say what the option
 costs when the clothes stayed the same, and how much identity the heads' biometric reading alone carries.
 
-For each clip of ``shared/data/footage`` (© Intel Corporation and contributors, intel-iot-devkit/sample-videos,
+For each real clip in ``LINEUP_FOOTAGE_DIR`` (© Intel Corporation and contributors, intel-iot-devkit/sample-videos,
 CC BY 4.0) with labelled people, one crop per labelled box (``tests/data/footage/boxes.json``, plus the
 reference boxes of ``people.json`` at frames boxes.json does not label) is cut from the decoded frame and
 written to ``CLIP/PERSON_fFRAME.png``; the folder is ingested in crops mode (``IngestOptions(crops=True)``, the
@@ -52,7 +52,9 @@ from engine.retrieval.models.discovery import default_checkpoint, load_model  # 
 from engine.retrieval.search import SearchSession, StepQuery  # noqa: E402
 from engine.retrieval.search.outfit_change import BiometricTerm, similarity_view  # noqa: E402
 
-FOOTAGE = ROOT.parent / "shared" / "data" / "footage"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the benches beside this one
+from footage_folder import footage_folder  # noqa: E402
+
 LABELS = ROOT / "tests" / "data" / "footage"
 LIKENESS_ALONE = "biometric likeness alone"
 GAP = 15  # frames: the second table leaves out the same person's crops closer than this to the query
@@ -77,16 +79,16 @@ def labelled_boxes() -> dict[str, dict[tuple[int, str], list[float]]]:
 
 def write_crops(folder: Path) -> dict[str, int]:
     """Cut every labelled box of every clip with at least two people; returns crops per clip."""
-    counts = {}
+    counts, footage = {}, footage_folder()
     for clip, boxes in sorted(labelled_boxes().items()):
-        if len({person for _, person in boxes}) < 2 or not (FOOTAGE / clip).is_file():
+        if len({person for _, person in boxes}) < 2 or not (footage / clip).is_file():
             continue
         wanted: dict[int, list] = {}
         for (frame, person), box in boxes.items():
             wanted.setdefault(frame, []).append((person, box))
         target = folder / Path(clip).stem
         target.mkdir(parents=True)
-        capture = cv2.VideoCapture(str(FOOTAGE / clip))
+        capture = cv2.VideoCapture(str(footage / clip))
         index, written = 0, 0
         while wanted and index <= max(wanted):
             ok, image = capture.read()

@@ -4,11 +4,11 @@ World mode: every RGB HR image of a synthetic world (``lineup world build --out 
 --images-per-identity 4 --seed 5``), no mask and no scene given (the crop is a whole 256×128 render, so the
 silhouette comes from GrabCut), top-1 against the manifest's ground-truth ``attributes``.
 
-Real mode (``--real``): the hand-labelled people of ``tests/data/footage/people.json`` on the clips in
-``shared/data/footage`` (© Intel Corporation and contributors, intel-iot-devkit/sample-videos, CC BY 4.0):
-one crop per reference box, the frame as the scene; three columns by where the silhouette comes from: GrabCut
-(no mask: single images), the foreground video ingest stores (the fused detector run over the clip as ingest
-runs it), and a ``cv2.createBackgroundSubtractorMOG2`` model learned over the whole clip first (a best case).
+Real mode (``--real``): the hand-labelled people of ``tests/data/footage/people.json`` on the clips in the folder
+``--footage`` or ``LINEUP_FOOTAGE_DIR`` names (© Intel Corporation and contributors, intel-iot-devkit/sample-videos,
+CC BY 4.0): one crop per reference box, the frame as the scene; three columns by where the silhouette comes
+from: GrabCut (no mask: single images), the foreground video ingest stores (the fused detector run over the clip
+as ingest runs it), and a ``cv2.createBackgroundSubtractorMOG2`` model learned over the whole clip first (a best case).
 
 Carried objects (``--detector SPEC``, any detector whose detections carry ``objects``, built by
 ``engine.ingest.make_detector(SPEC, **options)`` with ``--detector-option KEY=VALUE`` (JSON values)): the
@@ -24,7 +24,7 @@ majority baseline — how well a synthetic-trained model reads real clothing.
 Held-out clips (``--clips NAME[,NAME]``, with ``--real``): only those clips' labelled boxes are scored, by every
 table (pixels, model heads, carried objects). A model taught by the pixel reader on galleries ingested from
 some clips (``training.teacher_data``, docs/training-notes.md "A teacher on real crops") is scored fairly on the
-others only. The recommended split of the shared clips (labelled boxes with a top / bottom colour):
+others only. The recommended split of the real clips (labelled boxes with a top / bottom colour):
 
     teacher (ingest into galleries)        one-by-one-person-detection.mp4          22 / 22
                                            face-demographics-walking-and-pause.gif  12 /  0
@@ -73,7 +73,9 @@ from engine.lab.evaluation.carried_accuracy import labelled_carrying, score_tabl
 from engine.perception.attributes import extract_attributes
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_FOOTAGE = REPO.parent / "shared" / "data" / "footage"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the benches beside this one
+from footage_folder import footage_folder  # noqa: E402
+
 DEFAULT_PEOPLE = REPO / "tests" / "data" / "footage" / "people.json"
 
 
@@ -268,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--world", type=Path, help="a built synthetic world folder (world mode)")
     parser.add_argument("--limit", type=int, default=None, help="score only the first N RGB HR images")
     parser.add_argument("--real", action="store_true", help="score the hand-labelled real footage instead")
-    parser.add_argument("--footage", type=Path, default=DEFAULT_FOOTAGE)
+    parser.add_argument("--footage", type=Path, help="the real clips' folder (default: LINEUP_FOOTAGE_DIR)")
     parser.add_argument("--people", type=Path, default=DEFAULT_PEOPLE)
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--detector", help="score carried-objects evidence from this detector (make_detector spec)")
@@ -288,12 +290,13 @@ def main(argv: list[str] | None = None) -> int:
     if clips is not None and not args.real:
         parser.error("--clips chooses labelled clips of the real footage: add --real")
     if not args.skip_pixels:
-        result = run_real(args.people, args.footage, clips) if args.real else run_world(args.world, args.limit)
+        result = run_real(args.people, footage_folder(args.footage), clips) if args.real else \
+            run_world(args.world, args.limit)
     if args.model is not None:
-        result["model_heads"] = run_model_real(args.model, args.people, args.footage, clips)
+        result["model_heads"] = run_model_real(args.model, args.people, footage_folder(args.footage), clips)
     if args.detector:
         detector = _detector(args.detector, args.detector_option)
-        carried = run_carried(detector, args.people, args.footage, clips=clips) if args.real else \
+        carried = run_carried(detector, args.people, footage_folder(args.footage), clips=clips) if args.real else \
             run_carried(detector, world=args.world, limit=args.limit)
         result["carried_objects"] = carried
     if args.json:

@@ -1,7 +1,7 @@
 """Calibrate the hybrid ranking's attribute weight for footage galleries on the hand-labelled real people, and
 record it in a checkpoint's ``metadata.json`` (``attribute_weights.footage``; docs/real-footage.md).
 
-Per clip of ``shared/data/footage`` a gallery of one crop per hand-labelled box of
+Per real clip (``LINEUP_FOOTAGE_DIR``) a gallery of one crop per hand-labelled box of
 ``tests/data/footage/people.json`` (``real_queries.labelled_galleries``: no detector in the loop, so the weight
 does not fit one detector's mistakes), every labelled person's description as one search step, evidence from
 pixels and the model's heads, the descriptions encoded as the search encodes them (with the checkpoint's

@@ -3,7 +3,7 @@ network's outputs (Platt scaling, ``engine.perception.attributes.pretrained``) a
 to
 be trusted, the reliability r per (source, key) of ``engine.retrieval.evidence.reliability``.
 
-Samples: one crop per reference box of ``tests/data/footage/people.json`` on the shared clips (© Intel
+Samples: one crop per reference box of ``tests/data/footage/people.json`` on the real clips (© Intel
 Corporation and contributors, intel-iot-devkit/sample-videos, CC BY 4.0), with the silhouette ingest's
 foreground detector gives it and its frame as the scene (``engine.lab.evaluation.attribute_accuracy.footage_samples``).
 Platt scaling: per network output, p' = σ(a·logit(p) + b) fitted by maximum likelihood against the truth the
@@ -64,7 +64,9 @@ from engine.retrieval.evidence.reliability import (  # noqa: E402
 )
 from engine.retrieval.models.discovery import default_checkpoint  # noqa: E402
 
-FOOTAGE = ROOT.parent / "shared" / "data" / "footage"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the benches beside this one
+from footage_folder import footage_folder  # noqa: E402
+
 PEOPLE = ROOT / "tests" / "data" / "footage" / "people.json"
 SOURCES = ("pixels", "model", "pretrained")
 PRIOR = 1.0  # weight of the Gaussian prior (a − 1)² + b² against the summed log-loss
@@ -130,7 +132,7 @@ def readings(checkpoint: Path) -> tuple[list, list[dict], dict]:
     """The samples, their evidence records (the network calibrated on all samples) and the Platt table."""
     from engine.retrieval.models import load
 
-    samples = list(footage_samples(PEOPLE, FOOTAGE, masks="ingest"))
+    samples = list(footage_samples(PEOPLE, footage_folder(), masks="ingest"))
     model = load(checkpoint, device="cpu")
     network = AttributeNetwork()
     crops = [s.crop for s in samples]
@@ -193,8 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help="record r in " + "/".join(CALIBRATION))
     parser.add_argument("--json", type=Path, help="also write the report here")
     args = parser.parse_args(argv)
-    if not FOOTAGE.is_dir():
-        parser.error(f"the real footage folder {FOOTAGE} is absent")
+    footage_folder()  # stops, naming the setting, when the real clips are not there
     checkpoint = args.checkpoint or default_checkpoint()
     samples, records, platt = readings(checkpoint)
     table = reliability_table(samples, records)

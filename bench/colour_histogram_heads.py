@@ -1,15 +1,15 @@
 """Probe: can a colour reader learnt from rendered people read real clothing colours if it sees only colour
 statistics? A logistic regression on a fixed colour histogram of the upper-body and lower-body bands of a crop
 (CIE Lab, 6 × 6 × 6 bins, square-rooted, plus the band's Lab mean and spread), trained on a world's RGB crops
-and scored on the hand-labelled real people of the shared clips (one crop per reference box of
+and scored on the hand-labelled real people of the real clips (one crop per reference box of
 ``tests/data/footage/people.json``; clips © Intel Corporation and contributors, intel-iot-devkit/sample-videos,
 CC BY 4.0), beside the majority guess.
 
 Rows: the training crops as rendered or through the realism chain (``engine.lab.data.realism.RealismAugment``),
 each with and without a grey-world balance of the crop. The histogram is computed the same way on both sides,
 so if the rendering gap were mostly in texture and shape, this reader would carry the synthetic labels to real
-people better than the model's heads do (docs/training-notes.md, "Session 16: two probes for real text and
-colour").
+people better than the model's heads do (docs/training-notes.md, "Colour histograms
+learnt on renders: no better than the heads on real crops").
 
     .venv/bin/python bench/colour_histogram_heads.py --world W [--images 4000] [--seed 0] [--json out.json]
 
@@ -30,6 +30,8 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the benches beside this one
+from footage_folder import footage_folder  # noqa: E402
 
 from engine.ingest.datasets import read_world  # noqa: E402
 from engine.lab.data.realism import RealismAugment  # noqa: E402
@@ -84,15 +86,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--images", type=int, default=4000, help="training crops")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--people", type=Path, default=ROOT / "tests" / "data" / "footage" / "people.json")
-    parser.add_argument("--footage", type=Path, default=ROOT.parent / "shared" / "data" / "footage")
+    parser.add_argument("--footage", type=Path, help="the real clips' folder (default: LINEUP_FOOTAGE_DIR)")
     parser.add_argument("--json", type=Path, help="also write the table here")
     args = parser.parse_args(argv)
     try:
         rendered, attributes = world_crops(args.world, args.images, args.seed)
     except (OSError, ValueError) as exc:
         parser.error(f"--world {args.world}: {exc}")
-    if not args.footage.is_dir():
-        parser.error(f"--footage {args.footage}: no such folder")
+    args.footage = footage_folder(args.footage)
     real = list(footage_samples(args.people, args.footage))
     print(f"{len(real)} real reference boxes; {len(attributes)} training crops of {args.world}")
     print(f"{'training crops':<16}{'grey world':<12}" + "".join(f"{k:>14}" for k in BANDS))

@@ -6,8 +6,8 @@ small people; and a labelled synthetic crowd at 1080p.
 A detector is named as ``make_detector`` knows it, optionally with options: ``NAME[:KEY=VALUE...]`` (e.g.
 ``retail-0013:tiles=off``, ``yolox:tiles=2x2:min_score=0.3``; numbers are read as numbers).
 
-Clips: the real clips in ``shared/data/footage`` (intel-iot-devkit/sample-videos, © Intel Corporation and
-contributors, CC BY 4.0), labels: ``tests/data/footage/boxes.json`` (see its README).
+Clips: the real clips in ``--footage`` or ``LINEUP_FOOTAGE_DIR`` (intel-iot-devkit/sample-videos, © Intel
+Corporation and contributors, CC BY 4.0), labels: ``tests/data/footage/boxes.json`` (see its README).
 
 1. Accuracy. Per labelled clip and detector: the stateless ones (yolox, fast, hog) run on the labelled frames;
    the fused one is ``reset``, warmed up on the clip's first frames and run on every frame in order up to the
@@ -51,7 +51,9 @@ from engine.perception.detection.factory import make_detector
 from engine.perception.detection.openvino_ssd import SSD_DETECTORS
 
 ROOT = Path(__file__).resolve().parents[1]
-FOOTAGE = ROOT.parent / "shared" / "data" / "footage"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the benches beside this one
+from footage_folder import footage_folder  # noqa: E402
+
 LABELS = ROOT / "tests" / "data" / "footage" / "boxes.json"
 DETECTORS = ("yolox", "fast", "fused", "hog", *SSD_DETECTORS)
 CROWD_DETECTORS = ("yolox", "yolox:tiles=off", *(f"{name}{tiles}" for name in SSD_DETECTORS
@@ -384,7 +386,7 @@ def scenes_table(entry: dict, title: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--footage", type=Path, default=FOOTAGE, help="folder holding the clips")
+    parser.add_argument("--footage", type=Path, help="folder holding the clips (default: LINEUP_FOOTAGE_DIR)")
     parser.add_argument("--labels", type=Path, default=LABELS, help="hand labels (boxes.json)")
     parser.add_argument("--clips", default=None, help="comma-separated clip names (default: every labelled clip)")
     parser.add_argument("--detectors", default=",".join(DETECTORS), help="comma-separated detector names")
@@ -400,6 +402,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=None, help="OpenCV threads (default: OpenCV's choice)")
     parser.add_argument("--json", type=Path, default=None, help="write the full results here")
     args = parser.parse_args(argv)
+    args.footage = footage_folder(args.footage)
     if args.threads is not None:
         cv2.setNumThreads(args.threads)
     results = measure(args)

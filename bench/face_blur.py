@@ -1,7 +1,8 @@
 """Face redaction on real footage: how much of each hand-labelled face the report's blur covers when it blurs the
 person crop the face belongs to, per method, and how much it blurs outside faces.
 
-Clips: ``shared/data/footage`` (intel-iot-devkit/sample-videos, © Intel Corporation and contributors, CC BY 4.0);
+Clips: ``--footage`` or ``LINEUP_FOOTAGE_DIR`` (intel-iot-devkit/sample-videos, © Intel Corporation and contributors,
+CC BY 4.0);
 labels: ``tests/data/footage/faces.json`` (a face box and the person box it is cut from; see the README there).
 Each labelled person box is cut from its frame and blurred by each method:
 
@@ -31,6 +32,7 @@ import argparse
 import json
 import math
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -46,7 +48,9 @@ from engine.kernel.atomic import atomic_write_text
 from engine.perception.detection.faces import FaceDetector
 
 ROOT = Path(__file__).resolve().parents[1]
-FOOTAGE = ROOT.parent / "shared" / "data" / "footage"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the benches beside this one
+from footage_folder import footage_folder  # noqa: E402
+
 LABELS = ROOT / "tests" / "data" / "footage" / "faces.json"
 COVER = 0.8
 
@@ -296,7 +300,7 @@ def table(results: dict) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--footage", type=Path, default=FOOTAGE, help="folder holding the clips")
+    parser.add_argument("--footage", type=Path, help="folder holding the clips (default: LINEUP_FOOTAGE_DIR)")
     parser.add_argument("--labels", type=Path, default=LABELS, help="hand-labelled faces (faces.json)")
     parser.add_argument("--cover", type=float, default=COVER, help="share of a face box that counts as covered")
     parser.add_argument("--scale", type=float, default=1.0, help="resize every frame and its labels by this first")
@@ -305,6 +309,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--verbose", action="store_true", help="print each face's coverage per method")
     parser.add_argument("--json", type=Path, default=None, help="write the full results here")
     args = parser.parse_args(argv)
+    args.footage = footage_folder(args.footage)
     results = measure(args)
     if args.verbose:
         for name, r in results["methods"].items():

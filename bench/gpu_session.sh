@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One prepared script for a lent GPU machine (issue 3, item 8): a short training run of the paper-sized
+# One prepared script for a GPU machine: a short training run of the paper-sized
 # config with bf16 autocast, and encoding throughput of the default and paper configs.
 # Usage on the device:  bash bench/gpu_session.sh  (writes results under ${OUT:-/tmp/gpu-out})
 set -euo pipefail

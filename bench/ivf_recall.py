@@ -1,4 +1,4 @@
-"""IVF recall@100 against exact search on a real gallery's vectors (issue 4, item 2), measured in one run.
+"""IVF recall@100 against exact search on a real gallery's vectors, measured in one run.
 
 For every text view ``text:<level>`` and the ``rgb`` view of a gallery ingested with a trained checkpoint, an IVF
 index is built exactly as the gallery builds one beyond its size threshold (``engine.index.indexes.build``:

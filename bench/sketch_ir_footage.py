@@ -12,7 +12,7 @@ only, not witnesses' drawings or thermal footage:
 - ``ir``: an "IR-like" rendering, the grey crop with its contrast changed (stretched and inverted in part:
   warm skin bright, clothes darker), blurred and with sensor noise.
 
-Crops: one per hand-labelled box of the shared clips with at least two labelled people (``bench/appearance.py``:
+Crops: one per hand-labelled box of the real clips with at least two labelled people (``bench/appearance.py``:
 ``tests/data/footage/boxes.json`` plus ``people.json``'s reference boxes; © Intel Corporation and contributors,
 intel-iot-devkit/sample-videos, CC BY 4.0), ingested in crops mode with the shipped checkpoint and the default
 appearance network (``IngestOptions(crops=True)``: the ``appearance`` and ``appearance:grey`` views). Every crop

@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--world", type=Path, required=True, help="an unseen world folder (lineup world build)")
     parser.add_argument("--checkpoint", type=Path, help="checkpoint folder (default: the shipped one)")
     parser.add_argument("--weights", default=",".join(f"{w:g}" for w in SWEEP), help="comma-separated sweep")
-    parser.add_argument("--real", action="store_true", help="also the real descriptions on the shared clips")
+    parser.add_argument("--real", action="store_true", help="also the real descriptions on the real clips")
     parser.add_argument("--batch", type=int, default=64, help="images or texts per model call")
     parser.add_argument("--write", action="store_true", help="record the chosen weight in the checkpoint")
     parser.add_argument("--json", type=Path, help="also write the report here")

@@ -1,5 +1,5 @@
-"""UI-thread stalls during an ingest and a three-step search on the demo gallery, measured in one run (issue 13
-item 8; the same scenario as ``tests/test_app_heartbeat.py`` on the full 2,100-item demo gallery).
+"""UI-thread stalls during an ingest and a three-step search on the demo gallery, measured in one run (the same
+scenario as ``tests/test_app_heartbeat.py`` on the full 2,100-item demo gallery).
 
 A 10 ms heartbeat timer runs on the UI thread of a real ``MainWindow`` (offscreen) while a short synthetic
 video (two rendered people walking) is ingested into a copy of the demo gallery and three progressive text

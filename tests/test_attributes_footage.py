@@ -1,8 +1,8 @@
 """Hand labels of the real footage (``tests/data/footage/people.json``) and measured accuracy of pixel-read
 attributes on them and on a small synthetic world.
 
-The real clips live outside the repository (``shared/data/footage``, © Intel Corporation and contributors,
-intel-iot-devkit/sample-videos, CC BY 4.0); the parts that need them are skipped when they are absent.
+The real clips are not shipped (© Intel Corporation and contributors, intel-iot-devkit/sample-videos, CC BY 4.0):
+``LINEUP_FOOTAGE_DIR`` names their folder, and the parts that need them are skipped when it is unset or absent.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from pathlib import Path
 
 import cv2
 import pytest
+from footage_frames import FOOTAGE, NO_FOOTAGE, has_footage
 
 from engine.kernel.ontology import ONTOLOGY
 from engine.lab.evaluation.attribute_accuracy import SCORED, Tally, footage_samples, load_people
@@ -20,8 +21,6 @@ from engine.perception.attributes import extract_attributes
 
 REPO = Path(__file__).resolve().parents[1]
 PEOPLE = REPO / "tests" / "data" / "footage" / "people.json"
-FOOTAGE = Path(__file__).parents[2] / "shared" / "data" / "footage"
-NO_FOOTAGE = f"real footage folder {FOOTAGE} is absent on this machine"
 
 #: Top-1 accuracy measured by ``bench/attribute_accuracy.py --real`` (GrabCut column), per attribute with
 #: at least 10 labelled boxes. The test allows MARGIN below these.
@@ -64,7 +63,7 @@ def test_people_json_dependent_colours_go_with_their_items():
                     assert attrs.get(item, "none") != "none"
 
 
-@pytest.mark.skipif(not FOOTAGE.is_dir(), reason=NO_FOOTAGE)
+@pytest.mark.skipif(not has_footage(), reason=NO_FOOTAGE)
 def test_people_json_boxes_lie_inside_their_frames():
     for clip, people in load_people(PEOPLE).items():
         cap = cv2.VideoCapture(str(FOOTAGE / clip))
@@ -86,7 +85,7 @@ def test_footage_readme_credits_the_source():
     assert "CC BY 4.0" in text or "Creative Commons" in text
 
 
-@pytest.mark.skipif(not FOOTAGE.is_dir(), reason=NO_FOOTAGE)
+@pytest.mark.skipif(not has_footage(), reason=NO_FOOTAGE)
 def test_accuracy_on_the_labelled_real_people():
     tally = Tally()
     for sample in footage_samples(PEOPLE, FOOTAGE):

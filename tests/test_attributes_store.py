@@ -1,4 +1,4 @@
-"""Gallery attribute evidence on disk (engine/perception/attributes/store.py) and the agreement math
+"""Gallery attribute evidence on disk (engine/index/evidence_table.py) and the agreement math
 (engine/retrieval/evidence/agreement.py), checked by hand."""
 
 from __future__ import annotations

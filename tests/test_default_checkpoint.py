@@ -1,4 +1,4 @@
-"""The shipped default checkpoint (issue 3, item 5): present, small, documented, and it really retrieves."""
+"""The shipped default checkpoint: present, small, documented, and it really retrieves."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The shipped OpenVINO person detectors (engine.perception.detection.openvino_ssd) as ``--detector`` choices: the
 decoder
 on hand-built ``detection_out`` arrays, tiles mapped back to frame pixels, named errors, the factory and CLI
-names, and the real networks on frames of a shared clip (skipped when ``../shared/data/footage`` is absent)."""
+names, and the real networks on frames of a real clip (skipped when ``LINEUP_FOOTAGE_DIR`` does not hold it)."""
 
 import json
 from pathlib import Path
@@ -9,7 +9,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from footage_frames import FOOTAGE, real_frame
+from footage_frames import has_clip, real_frame
 from typer.testing import CliRunner
 
 from engine.cli import DETECTOR_HELP, MIN_SCORE_HELP, TILES_HELP, app
@@ -156,7 +156,7 @@ def test_each_network_finds_the_people_of_a_real_frame(name):
 def test_cli_detect_takes_the_openvino_detectors_with_their_options(tmp_path):
     folder = tmp_path / "frames"
     folder.mkdir()
-    frame = real_frame(WALKING, 0) if (FOOTAGE / WALKING).is_file() else np.full((270, 480, 3), 90, np.uint8)
+    frame = real_frame(WALKING, 0) if has_clip(WALKING) else np.full((270, 480, 3), 90, np.uint8)
     cv2.imwrite(str(folder / "a.png"), frame)
     runner = CliRunner()
     result = runner.invoke(app, ["detect", str(folder), "--detector", "person-0200", "--min-score", "0.4",

@@ -3,8 +3,8 @@ known
 boxes, the hand labels of the real clips (tests/data/footage/boxes.json), the detector on a labelled real clip,
 and ingest of that clip with the default detector.
 
-Real clips: intel-iot-devkit/sample-videos, © Intel Corporation and contributors, CC BY 4.0; they live outside the
-repository (``../shared/data/footage``) and the tests that need them skip when it is absent."""
+Real clips: intel-iot-devkit/sample-videos, © Intel Corporation and contributors, CC BY 4.0; they are not
+shipped: ``LINEUP_FOOTAGE_DIR`` names their folder, and the tests that need them skip when it does not hold them."""
 
 import json
 import math
@@ -13,6 +13,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from footage_frames import clip_path
 
 from engine.index import Gallery
 from engine.index.crops import read_silhouette
@@ -23,7 +24,6 @@ from engine.perception.attributes import extract_attributes
 from engine.perception.detection.detectors import iou_matrix
 from engine.retrieval.evidence.items import refresh_evidence, source_frames
 
-FOOTAGE = Path(__file__).parents[2] / "shared" / "data" / "footage"
 LABELS = Path(__file__).parent / "data" / "footage" / "boxes.json"
 WALKING = "face-demographics-walking.gif"
 WIDTH, HEIGHT = 480, 270
@@ -348,10 +348,7 @@ def test_scoring_pairs_greedily_and_honours_ignore():
 
 
 def real_clip(name: str) -> Path:
-    path = FOOTAGE / name
-    if not path.is_file():
-        pytest.skip(f"real footage {path} is absent (shared/data/footage next to the repository)")
-    return path
+    return clip_path(name)
 
 
 def test_labels_match_the_real_clips():

@@ -2,7 +2,7 @@
 engine.perception.detection.tiles) and
 ``lineup detect``:
 the YOLOX decoder on hand-built outputs, letterbox mapping, tile planning and merging, the real networks on a
-frame of a shared clip (skipped when ``../shared/data/footage`` is absent), the CLI's JSON and its named errors."""
+frame of a real clip (skipped when ``LINEUP_FOOTAGE_DIR`` does not hold it), the CLI's JSON and its named errors."""
 
 import json
 import warnings
@@ -11,7 +11,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from footage_frames import FOOTAGE, real_frame
+from footage_frames import has_clip, real_frame
 from typer.testing import CliRunner
 
 from engine.cli import app
@@ -141,7 +141,7 @@ def test_yolox_on_video_hands_a_foreground_mask_and_warms_up():
 def small_footage(tmp_path: Path) -> tuple[Path, Path]:
     """A 6-frame AVI and a 3-image folder; the person (a shrunk real frame when the clips exist, else nobody)
     shows in some frames only, the rest are empty grey."""
-    person = real_frame(WALKING, 0) if (FOOTAGE / WALKING).is_file() else None
+    person = real_frame(WALKING, 0) if has_clip(WALKING) else None
     grey = np.full((270, 480, 3), 90, np.uint8)
     video = tmp_path / "cam01.avi"
     writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 5, (480, 270))
@@ -172,7 +172,7 @@ def test_detect_json_lists_every_frame_of_a_video_and_of_an_image_folder(tmp_pat
         for box in record["boxes"]:
             assert set(box) == {"box", "score"} and len(box["box"]) == 4 and 0 < box["score"] <= 1
     assert all(not f["boxes"] for f in out["frames"][3:])  # grey frames: empty, but listed
-    if (FOOTAGE / WALKING).is_file():
+    if has_clip(WALKING):
         assert all(len(f["boxes"]) == 2 for f in out["frames"][:3])
     result = run_detect(str(folder), "--json", "--detector", "fast", "--stride", "2")
     assert result.exit_code == 0, result.output

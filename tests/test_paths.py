@@ -80,10 +80,10 @@ def test_annotation_paths_outside_the_dataset_root_are_refused(tmp_path):
     with pytest.raises(DatasetFormatError, match="outside the allowed"):
         read_spec(f"cuhk-pedes:{root / 'reid_raw.json'}", check_images=False)
     # an explicit allowed root admits paths that climb into it, and no further
-    (root / "reid_raw.json").write_text(json.dumps([{**record, "file_path": "../shared/0.jpg"}]))
-    _image(tmp_path / "shared" / "0.jpg")
+    (root / "reid_raw.json").write_text(json.dumps([{**record, "file_path": "../sibling/0.jpg"}]))
+    _image(tmp_path / "sibling" / "0.jpg")
     index = read_spec(f"cuhk-pedes:{root / 'reid_raw.json'}?root={tmp_path}")
-    assert index.samples[0].image.resolve() == (tmp_path / "shared" / "0.jpg").resolve()
+    assert index.samples[0].image.resolve() == (tmp_path / "sibling" / "0.jpg").resolve()
     with pytest.raises(DatasetFormatError, match="outside the allowed"):
         read_spec(f"cuhk-pedes:{root / 'reid_raw.json'}?root={root}")
     with pytest.raises(ValueError, match="lists its folders"):

@@ -1,4 +1,4 @@
-"""Ablation plans (engine/lab/train/ablation.py) and warm starts (engine/retrieval/models/checkpoint.warm_start)."""
+"""Ablation plans (engine/lab/train/ablation.py) and warm starts (engine.retrieval.models.checkpoint.warm_start)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
 """The case store: cases, galleries used, steps, marks, notes and a hash-chained audit trail in SQLite.
 
-Qt-free and engine-free: ``CaseStore`` takes and returns plain values (``app.store.state``); the app turns
-engine objects into them with ``app.store.from_engine``. Migrations (``migrations/``) run when a store opens.
+Qt-free; of the engine it imports only the kernel at run time (``engine.kernel.jsonio``,
+``engine.kernel.step_schema``, ``engine.kernel.permissions``). ``CaseStore`` takes and returns plain values
+(``app.store.state``); the app turns engine objects into them with ``app.store.from_engine``, which reads only their
+public attributes. Migrations (``migrations/``) run when a store opens.
 """
 
 from app.store.audit import AuditRecord

@@ -72,7 +72,7 @@ def sha256_file(path: Path) -> str:
 def store_evidence(root: Path, case_id: int, source: EvidenceSource) -> Path:
     """Write ``source`` into the case's folder unless an intact copy is already there; return its path.
     Folders and file are owner-only (``engine.kernel.permissions``)."""
-    from engine.kernel.permissions import owner_only_umask  # stdlib-only; loaded late so the store imports no engine
+    from engine.kernel.permissions import owner_only_umask  # a stdlib-only kernel module, imported where it is used
 
     with owner_only_umask():
         return _store(root, case_id, source)

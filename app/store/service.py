@@ -115,7 +115,7 @@ class CaseStore:
         if self._read_only:
             raise StoreInputError(f"case database {self._path} is open read-only")
         from engine.kernel.permissions import (
-            owner_only_umask,  # stdlib-only; loaded late so the store imports no engine
+            owner_only_umask,  # a stdlib-only kernel module, imported where a write needs it
         )
 
         try:

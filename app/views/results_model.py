@@ -18,7 +18,7 @@ from app.views.thumbnails import CropResolver, GalleryCrops, ThumbnailLoader
 
 CONFIRMED = "confirmed"
 REJECTED = "rejected"
-CLEAR = "cleared"  # the same words as app.state.MARK_STATES
+CLEAR = "cleared"  # the same words as app.store.models.MARK_STATES
 MARKS = (CONFIRMED, REJECTED, CLEAR)
 
 SORT_SCORE = "score"

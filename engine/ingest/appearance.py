@@ -1,8 +1,8 @@
 """Ingest with an appearance network: ``WithAppearance(encoder, network)`` is an ``Encoder`` that gives the
-checkpoint's views and the appearance views (``engine.retrieval.encoding.views.APPEARANCE_VIEWS``: ``appearance`` and,
-from the crops in grey, ``appearance:grey``; ``engine.perception.appearance``: a shipped re-identification network or a
-user's ONNX file) for every batch of crops. An existing gallery made before the grey view existed keeps only
-``appearance`` (``lineup gallery rebuild --appearance`` adds the grey view).
+checkpoint's views and the appearance views (``engine.perception.appearance.views.APPEARANCE_VIEWS``: ``appearance``
+and, from the crops in grey, ``appearance:grey``; ``engine.perception.appearance``: a shipped re-identification
+network or a user's ONNX file) for every batch of crops. An existing gallery made before the grey view existed
+keeps only ``appearance`` (``lineup gallery rebuild --appearance`` adds the grey view).
 
 It records the network's fingerprint for each of those views as ``view_models`` (stored by the gallery when it
 is created, and checked against an existing gallery's record by ``check_view_models``).

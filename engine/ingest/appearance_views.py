@@ -1,6 +1,7 @@
-"""The appearance views of an existing gallery (``engine.retrieval.encoding.views.APPEARANCE_VIEWS``: ``appearance`` and
-``appearance:grey``), computed from its stored crops (``lineup gallery rebuild --appearance``): every item's
-crop through the network (``engine.perception.appearance.grey.appearance_views``), then ``Gallery.set_view`` per view.
+"""The appearance views of an existing gallery (``engine.perception.appearance.views.APPEARANCE_VIEWS``:
+``appearance`` and ``appearance:grey``), computed from its stored crops (``lineup gallery rebuild --appearance``):
+every item's crop through the network (``engine.perception.appearance.grey.appearance_views``), then
+``Gallery.set_view`` per view.
 
 A gallery whose appearance views another file (or another normalisation or input size) made is refused unless
 ``replace`` is given: vectors of two networks in one view would not be comparable.

@@ -5,7 +5,7 @@ navy for blue or olive for green, and greyish variants such as faded denim or du
 shows clothes at far lower chroma than their dye). The pixel reader (``engine.perception.attributes.colors``) names a
 pixel by its nearest prototype in CIELAB; the world's ``wide`` palette (``engine.lab.world.look``) paints a
 garment of a name in any shade whose nearest prototype belongs to that name, so the model learns the same
-boundaries the reader uses (``docs/training-notes.md``, "Session 12 (issue 12): a wide palette").
+boundaries the reader uses (``docs/training-notes.md``, "A wide palette").
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Palettes (how a colour name becomes a shade): ``reference`` paints each name as 
 small jitter (:func:`engine.lab.world.modalities.jitter_color`); ``wide`` paints any shade the pixel reader would
 give that name (:mod:`engine.kernel.colour_names`: one of the name's prototypes, moved by :data:`WIDE_SPREAD` ΔE per
 CIELAB axis, kept only if it still reads as the name), so the world has navy, olive or faded denim as real
-clothes do (``docs/training-notes.md``, "Session 12 (issue 12): a wide palette").
+clothes do (``docs/training-notes.md``, "A wide palette").
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """An appearance (re-identification) network as the gallery views named ``appearance`` and ``appearance:grey``
-(``engine.retrieval.encoding.views.APPEARANCE_VIEWS``): a shipped Open Model Zoo network
+(``engine.perception.appearance.views.APPEARANCE_VIEWS``): a shipped Open Model Zoo network
 (``engine.perception.appearance.shipped``,
 docs/pretrained-models.md) or a user's ONNX network and its normalisation, the grey side that sketch and IR
 queries search (``engine.perception.appearance.grey``), and the views added to or recomputed in an existing gallery from
