@@ -29,6 +29,7 @@ from engine.lab.data.sampler import IdentityBalancedBatches
 from engine.lab.train.batches import BatchBuilder
 from engine.lab.train.config import RunConfig, TrainConfig, load_run_config
 from engine.lab.train.data import DataNeeds, HeldOut, TrainingData, build_training_data
+from engine.lab.train.forward import forward_train
 from engine.lab.train.losses import compose_losses
 from engine.lab.train.optim import build_optimizer, build_scheduler, freeze_all_but
 from engine.lab.train.state import (
@@ -322,7 +323,7 @@ class Trainer:
             teacher = self.teacher.draw(self.training.teacher_per_batch, teacher_generator, self.builder.mean,
                                         self.builder.std, self.builder.image_augment).to(self.device)
             teacher_inputs = teacher.forward_kwargs()
-        outputs = self.model(batch.images, batch.token_ids, **batch.forward_kwargs(), **teacher_inputs)
+        outputs = forward_train(self.model, batch.images, batch.token_ids, **batch.forward_kwargs(), **teacher_inputs)
         losses = compose_losses(outputs, batch, self.model.config, loss_generator, teacher)
         if not torch.isfinite(losses.total):
             raise TrainingError(
