@@ -41,11 +41,12 @@ from engine.lab.train.state import (
     run_identity,
     seed_everything,
 )
+from engine.lab.train.stem_weights import StemWeightsError, load_mobilenetv2_weights
 from engine.lab.train.teacher import TeacherData, load_teacher
 from engine.lab.train.validate import evaluate
+from engine.lab.train.warm_start import warm_start
 from engine.retrieval.models import ModelConfig, PersonSearchModel, choose_device, create, save
-from engine.retrieval.models.checkpoint import warm_start
-from engine.retrieval.models.stem import MobileNetV2Stem, StemWeightsError, load_mobilenetv2_weights
+from engine.retrieval.models.stem import MobileNetV2Stem
 
 
 class TrainingError(RuntimeError):
@@ -81,7 +82,7 @@ class TrainOptions:
     command: str | None = None  # the command line, stored in the checkpoint metadata
     training_overrides: dict[str, Any] = field(default_factory=dict)  # TrainConfig fields
     init: Path | None = None  # warm start: copy matching weights from this checkpoint (a new run only)
-    init_scope: str = "all"  # "backbone": copy only the CLIP-layout backbone tensors (checkpoint.warm_start)
+    init_scope: str = "all"  # "backbone": copy only the CLIP-layout backbone tensors (engine.lab.train.warm_start)
 
 
 @dataclass
