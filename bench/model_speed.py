@@ -18,6 +18,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import torch  # noqa: E402
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
+from engine.lab.train.forward import forward_train  # noqa: E402
 from engine.retrieval.models import LEVELS, create, load_config  # noqa: E402
 
 COMPONENTS = (
@@ -110,7 +111,7 @@ def bench_train(model, batch: int, repeats: int) -> dict:
     results = {}
 
     def step(**extra):
-        out = model.forward_train(images, ids, levels=levels, **extra)
+        out = forward_train(model, images, ids, levels=levels, **extra)
         total = _touch(out)
         total.backward()
         model.zero_grad(set_to_none=True)

@@ -22,6 +22,7 @@ import torch
 from engine.lab.train.batches import BatchBuilder
 from engine.lab.train.config import load_run_config
 from engine.lab.train.data import build_training_data
+from engine.lab.train.forward import forward_train
 from engine.lab.train.losses import compose_losses
 from engine.lab.train.optim import build_optimizer
 from engine.lab.world.build import build_world
@@ -75,7 +76,7 @@ def main() -> None:
         start = time.perf_counter()
         batch = builder.build(indices, random.Random(step), generator).to(device)
         t_batch = time.perf_counter()
-        outputs = model(batch.images, batch.token_ids, **batch.forward_kwargs())
+        outputs = forward_train(model, batch.images, batch.token_ids, **batch.forward_kwargs())
         losses = compose_losses(outputs, batch, config, generator if device.type == "cpu" else None)
         _sync(device)
         t_forward = time.perf_counter()

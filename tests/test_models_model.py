@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+from engine.lab.train.forward import forward_train
 from engine.retrieval.models import LEVELS, SCENARIOS, create, load_config
 
 
@@ -86,14 +87,14 @@ def test_isolated_scenario_tokens_leave_retrieval_vectors_unchanged(model):
     idx = torch.zeros(2, dtype=torch.long)
     level = torch.full((2,), 4)
     with torch.no_grad():
-        plain = model._visual_pass(images, idx, level, idx, scenarios=False)
-        with_tokens = model._visual_pass(images, idx, level, idx, scenarios=True)
+        plain = model.visual_pass(images, idx, level, idx, scenarios=False)
+        with_tokens = model.visual_pass(images, idx, level, idx, scenarios=True)
     assert plain.scenario is None and with_tokens.scenario.shape == (2, len(SCENARIOS), 32)
     torch.testing.assert_close(plain.embedding, with_tokens.embedding, atol=1e-5, rtol=1e-4)
     open_model = _perturb(create(load_config("tiny").with_overrides({"scenarios": {"isolate": False}}), "cpu"))
     with torch.no_grad():
-        a = open_model._visual_pass(images, idx, level, idx, scenarios=True)
-        b = open_model._visual_pass(images, idx, level, idx, scenarios=False)
+        a = open_model.visual_pass(images, idx, level, idx, scenarios=True)
+        b = open_model.visual_pass(images, idx, level, idx, scenarios=False)
     torch.testing.assert_close(a.embedding, b.embedding)  # not isolated: tokens are always present
     assert b.scenario is not None
 
@@ -115,8 +116,8 @@ def test_forward_train_returns_what_every_loss_needs(model):
         labels[:, 1:3] = ids[:, 1:3]
         masked_ids = torch.where(labels != -100, torch.full_like(ids, model.tokenizer.mask_id), ids)
         levels = torch.tensor([0, 1, 3, 4])
-        out = model.forward_train(
-            images, ids, levels=levels, resolution="mid_lr", hr_images=_images(batch, 2), mlm_ids=masked_ids,
+        out = forward_train(
+            model, images, ids, levels=levels, resolution="mid_lr", hr_images=_images(batch, 2), mlm_ids=masked_ids,
             mlm_labels=labels, sketch=_images(batch, 3), ir=_images(batch, 4), reid_images=_images(batch, 5),
             reid_modality=torch.tensor([0, 1, 0, 1]),
         )
@@ -175,7 +176,7 @@ def test_switched_off_components_are_absent():
     names = {n.split(".")[0] for n, _ in plain.named_parameters()}
     assert names == {"backbone", "modality_embedding", "image_attributes", "text_attributes"}
     images = _images(2)
-    out = plain.forward_train(images, TEXTS[:2])
+    out = forward_train(plain, images, TEXTS[:2])
     assert {"expert_means", "router_probs", "fused", "mismatch_logits", "reid_features"}.isdisjoint(out)
     vectors, logits = plain.encode_text(TEXTS[:2])
     assert logits is None
@@ -197,9 +198,9 @@ def test_bad_inputs_are_named(model):
     with pytest.raises(ValueError, match="one per sample"):
         model.encode_images(_images(2), level=torch.tensor([0, 1, 2]))
     with pytest.raises(ValueError, match="levels are required"):
-        model.forward_train(_images(2), TEXTS[:2])
+        forward_train(model, _images(2), TEXTS[:2])
     with pytest.raises(ValueError, match="rows"):
-        model.forward_train(_images(2), TEXTS, levels="UC")
+        forward_train(model, _images(2), TEXTS, levels="UC")
     with pytest.raises(ValueError, match="same number of rows"):
         model.fuse(text=TEXTS, sketch=_images(2))
     with pytest.raises(ValueError, match="scenario"):
@@ -241,9 +242,9 @@ def test_runs_under_bf16_autocast_as_on_cuda():
         assert model.encode_images_all_levels(images).shape == (4, 5, 32)
         assert model.fuse(text=TEXTS[:1], sketch=images[:1]).dtype == torch.float32
         model.train()
-        out = model.forward_train(
-            images, ids, levels=torch.tensor([0, 1, 2, 3]), resolution="mild_lr", hr_images=images, sketch=images,
-            ir=images, mlm_ids=ids, mlm_labels=labels, reid_images=images,
+        out = forward_train(
+            model, images, ids, levels=torch.tensor([0, 1, 2, 3]), resolution="mild_lr", hr_images=images,
+            sketch=images, ir=images, mlm_ids=ids, mlm_labels=labels, reid_images=images,
         )
     assert out["image_embeds"].dtype == torch.float32 and out["mlm_logits"].dtype == torch.float32
     (out["image_embeds"].sum() + out["mlm_logits"].mean() + out["fused"]["T+S+IR"].sum()).backward()
@@ -263,7 +264,7 @@ def test_sequence_key_fusion_runs_in_inference_and_training():
     token.load_state_dict(model.state_dict())  # same parameters: a token-key checkpoint warm-starts it
     assert not torch.allclose(fused, token.fuse(text=TEXTS[:2], sketch=images), atol=1e-4)
     model.train()
-    out = model(images, TEXTS[:2], levels=["UF", "M"], sketch=images, ir=_images(2, seed=3))
+    out = forward_train(model, images, TEXTS[:2], levels=["UF", "M"], sketch=images, ir=_images(2, seed=3))
     assert set(out["fused"]) == {"T", "S", "IR", "T+S", "T+IR", "S+IR", "T+S+IR"}
     sum(v.sum() for v in out["fused"].values()).backward()
     assert model.fusion.cross["sketch"][0].attn.in_proj_weight.grad.abs().sum() > 0

@@ -5,8 +5,9 @@ import torch
 from torchvision.models import mobilenet_v2
 
 from engine.kernel.resources import resource_path
+from engine.lab.train.stem_weights import StemWeightsError, load_mobilenetv2_weights
 from engine.retrieval.models import create, load_config
-from engine.retrieval.models.stem import MobileNetV2Stem, StemWeightsError, load_mobilenetv2_weights
+from engine.retrieval.models.stem import MobileNetV2Stem
 
 SHIPPED = resource_path("models", "backbones", "mobilenetv2_imagenet.pt")
 

@@ -30,6 +30,7 @@ from engine.lab.train import (
     load_run_config,
     train,
 )
+from engine.lab.train.forward import forward_train
 from engine.lab.train.losses import teacher_attribute_loss
 from engine.lab.train.teacher import TeacherDataError, read_teacher_data
 from engine.retrieval.models import read_metadata
@@ -218,7 +219,7 @@ def test_a_step_with_the_teacher_changes_the_heads_and_without_it_is_the_old_ste
     torch.manual_seed(seed)
     generator = torch.Generator().manual_seed(seed)
     batch = old.builder.build(indices, random.Random(seed), generator)
-    outputs = old.model(batch.images, batch.token_ids, **batch.forward_kwargs())
+    outputs = forward_train(old.model, batch.images, batch.token_ids, **batch.forward_kwargs())
     losses = compose_losses(outputs, batch, old.model.config, generator)
     old.optimizer.zero_grad(set_to_none=True)
     losses.total.backward()

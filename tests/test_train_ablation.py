@@ -1,4 +1,4 @@
-"""Ablation plans (engine/lab/train/ablation.py) and warm starts (engine.retrieval.models.checkpoint.warm_start)."""
+"""Ablation plans (engine/lab/train/ablation.py) and warm starts (engine/lab/train/warm_start.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 from engine.lab.train.ablation import AblationPlanError, load_plan, parse_plan, render_markdown, run_ablation
 from engine.lab.train.config import load_run_config
 from engine.lab.train.optim import freeze_all_but
+from engine.lab.train.warm_start import backbone_tensor_names, warm_start
 from engine.retrieval.models import create, load, save
-from engine.retrieval.models.checkpoint import backbone_tensor_names, warm_start
 from engine.retrieval.models.config import load_config
 
 REPOSITORY = Path(__file__).resolve().parents[1]

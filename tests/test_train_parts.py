@@ -15,6 +15,7 @@ from engine.lab.train import compose_losses, load_run_config
 from engine.lab.train.batches import BatchBuilder
 from engine.lab.train.config import TrainConfig, TrainConfigError
 from engine.lab.train.data import build_training_data
+from engine.lab.train.forward import forward_train
 from engine.lab.train.optim import LearningRateFactor, build_optimizer, freeze_all_but, trainable_matcher
 from engine.lab.train.texts import TextSource, attribute_token_mask, ordinary_token_mask
 from engine.retrieval.models import create
@@ -58,7 +59,7 @@ def _step_outputs(world: Path, overrides: dict, data_spec: str | None = None, se
     builder = BatchBuilder(data, config, run.training.replace(identities_per_batch=2), model.tokenizer)
     generator = torch.Generator().manual_seed(seed)
     batch = builder.build(list(range(6)), random.Random(seed), generator)
-    outputs = model(batch.images, batch.token_ids, **batch.forward_kwargs())
+    outputs = forward_train(model, batch.images, batch.token_ids, **batch.forward_kwargs())
     return config, batch, outputs, compose_losses(outputs, batch, config, generator), data, builder
 
 

@@ -9,7 +9,7 @@ A plan file (``resources/ablations/*.json``)::
      "model_overrides": {deep-merged onto every row's config: the shared recipe},
      "protocols": ["mg-separate"],
      "init": "warm" | absent,  # "warm": every row starts from the checkpoint given as ``init`` to run_ablation
-     "init_scope": "all" | "backbone",  # what is copied from it (engine.retrieval.models.checkpoint.warm_start); "all"
+     "init_scope": "all" | "backbone",  # what is copied from it (engine.lab.train.warm_start); "all"
      "compare": "first" | "previous",  # paired comparisons against the first row (default) or the row above
      "rows": [{"name": "baseline", "model": "cmam_baseline", "model_overrides": {...},
                "training": {TrainConfig fields this row alone changes, e.g. "trainable"}}, ...]}
@@ -43,7 +43,7 @@ from engine.kernel.progress import ProgressFn, no_progress
 from engine.lab.train.config import TrainConfig, load_run_config
 from engine.lab.train.state import RunBusyError, RunFolder
 from engine.lab.train.trainer import TrainOptions, train
-from engine.retrieval.models.checkpoint import WARM_START_SCOPES
+from engine.lab.train.warm_start import WARM_START_SCOPES
 
 ROW_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 PLAN_KEYS = frozenset({"name", "description", "training", "model_overrides", "protocols", "rows", "init",
@@ -76,7 +76,7 @@ class AblationPlan:
     rows: tuple[AblationRow, ...]
     source: str = "plan"
     warm_start: bool = False  # every row starts from one given checkpoint's matching weights
-    init_scope: str = "all"  # which of them: all, or only the backbone's (checkpoint.warm_start)
+    init_scope: str = "all"  # which of them: all, or only the backbone's (engine.lab.train.warm_start)
     compare: str = "first"  # each later row is paired with the first row, or with the previous one
 
     def run_file(self, row: AblationRow) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """Assemble one training batch from P×K pair indices: images, texts and every auxiliary input the
-enabled components need (``PersonSearchModel.forward_train``), plus the labels the losses read.
+enabled components need (``engine.lab.train.forward.forward_train``), plus the labels the losses read.
 
 - Images come from the uint8 cache as 0–1 intensities; with ``realism`` > 0 each RGB image (text–image pairs,
   RGB re-id images) gets the camera-realism chain of ``engine.lab.data.realism`` with that probability, each IR

@@ -12,7 +12,8 @@ model's input size as the training cache is (``engine.lab.train.data.decode_imag
 Each step draws ``teacher_per_batch`` crops with its teacher generator (seeded by the run's seed, the epoch
 and the step, on a stream of its own: ``engine.lab.train.trainer.step_seed``), without repeats when there are
 enough, and normalises and augments them like every other RGB image of the batch; ``TeacherBatch`` carries
-them to the model (``teacher_images`` / ``teacher_resolution`` of ``forward_train``) and the targets to the loss.
+them to the model (``teacher_images`` / ``teacher_resolution`` of ``engine.lab.train.forward``) and the targets
+to the loss.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from engine.lab.data.sampler import IdentityBalancedBatches
 from engine.lab.train.batches import BatchBuilder
 from engine.lab.train.config import RunConfig, TrainConfig, load_run_config
 from engine.lab.train.data import DataNeeds, HeldOut, TrainingData, build_training_data
+from engine.lab.train.forward import forward_train
 from engine.lab.train.losses import compose_losses
 from engine.lab.train.optim import build_optimizer, build_scheduler, freeze_all_but
 from engine.lab.train.state import (
@@ -40,11 +41,12 @@ from engine.lab.train.state import (
     run_identity,
     seed_everything,
 )
+from engine.lab.train.stem_weights import StemWeightsError, load_mobilenetv2_weights
 from engine.lab.train.teacher import TeacherData, load_teacher
 from engine.lab.train.validate import evaluate
+from engine.lab.train.warm_start import warm_start
 from engine.retrieval.models import ModelConfig, PersonSearchModel, choose_device, create, save
-from engine.retrieval.models.checkpoint import warm_start
-from engine.retrieval.models.stem import MobileNetV2Stem, StemWeightsError, load_mobilenetv2_weights
+from engine.retrieval.models.stem import MobileNetV2Stem
 
 
 class TrainingError(RuntimeError):
@@ -80,7 +82,7 @@ class TrainOptions:
     command: str | None = None  # the command line, stored in the checkpoint metadata
     training_overrides: dict[str, Any] = field(default_factory=dict)  # TrainConfig fields
     init: Path | None = None  # warm start: copy matching weights from this checkpoint (a new run only)
-    init_scope: str = "all"  # "backbone": copy only the CLIP-layout backbone tensors (checkpoint.warm_start)
+    init_scope: str = "all"  # "backbone": copy only the CLIP-layout backbone tensors (engine.lab.train.warm_start)
 
 
 @dataclass
@@ -322,7 +324,7 @@ class Trainer:
             teacher = self.teacher.draw(self.training.teacher_per_batch, teacher_generator, self.builder.mean,
                                         self.builder.std, self.builder.image_augment).to(self.device)
             teacher_inputs = teacher.forward_kwargs()
-        outputs = self.model(batch.images, batch.token_ids, **batch.forward_kwargs(), **teacher_inputs)
+        outputs = forward_train(self.model, batch.images, batch.token_ids, **batch.forward_kwargs(), **teacher_inputs)
         losses = compose_losses(outputs, batch, self.model.config, loss_generator, teacher)
         if not torch.isfinite(losses.total):
             raise TrainingError(

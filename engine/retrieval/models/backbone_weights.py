@@ -47,16 +47,16 @@ class BackboneLoadReport:
             lines.append(f"  adapted  {key}: {how}")
         for key, why in self.skipped:
             lines.append(f"  skipped  {key}: {why}")
-        for pattern, count in _group(self.missing_backbone):
+        for pattern, count in grouped_names(self.missing_backbone):
             lines.append(f"  MISSING  {pattern}" + (f"  (×{count})" if count > 1 else ""))
-        for pattern, count in _group(self.new_components):
+        for pattern, count in grouped_names(self.new_components):
             lines.append(f"  new      {pattern}" + (f"  (×{count})" if count > 1 else ""))
         return "\n".join(lines)
 
     __str__ = summary
 
 
-def _group(keys: list[str]) -> list[tuple[str, int]]:
+def grouped_names(keys: list[str]) -> list[tuple[str, int]]:
     """Collapse block indices (resblocks.3. → resblocks.*.) and count keys per pattern."""
     counts: dict[str, int] = {}
     for key in keys:

@@ -8,12 +8,11 @@ tokens do not attend to them, so retrieval vectors do not depend on them.
 
 Inference surface (docs/methods.md §1.9): ``encode_text``, ``encode_images``, ``encode_images_all_levels``,
 ``fuse``, ``encode_reid``; every vector L2-normalised, computed without gradients, bf16 autocast on CUDA.
-Training: ``forward_train`` returns a dict of everything the losses need (see its docstring).
+The passes those are made of (``visual_pass``, ``text_pass``, ``view_pass`` and the input checks) are public too:
+the training pass (``engine.lab.train.forward``) runs them with gradients. The model holds no training code.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -33,10 +32,9 @@ from engine.retrieval.models.passes import IndexInput, TextInput, TextPass, Visu
 from engine.retrieval.models.scenarios import ScenarioHeads
 from engine.retrieval.models.stem import ConvStem, MobileNetV2Stem
 from engine.retrieval.models.tokenizer import Tokenizer
-from engine.retrieval.models.training_pass import TrainingPass
 
 
-class PersonSearchModel(TrainingPass, nn.Module):
+class PersonSearchModel(nn.Module):
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
         self.config = config
@@ -180,7 +178,8 @@ class PersonSearchModel(TrainingPass, nn.Module):
     # ------------------------------------------------------------------------------------------------------
     # input handling
 
-    def _text_ids(self, text: TextInput) -> torch.Tensor:
+    def text_ids(self, text: TextInput) -> torch.Tensor:
+        """Token ids [B, L] on the model's device: strings tokenised, given ids checked against the context."""
         if isinstance(text, torch.Tensor):
             if text.dim() != 2 or text.dtype != torch.long:
                 raise ValueError(f"token ids must be a LongTensor [B, L], got {text.dtype} {tuple(text.shape)}")
@@ -193,7 +192,8 @@ class PersonSearchModel(TrainingPass, nn.Module):
             text = [text]
         return self.tokenizer(list(text)).to(self.device)
 
-    def _images(self, images: torch.Tensor, what: str = "images") -> torch.Tensor:
+    def checked_images(self, images: torch.Tensor, what: str = "images") -> torch.Tensor:
+        """Normalised images [B, 3, H, W] of the model's size, as float32 on its device (errors name ``what``)."""
         if not isinstance(images, torch.Tensor) or images.dim() != 4 or images.shape[1] != 3:
             shape = tuple(images.shape) if isinstance(images, torch.Tensor) else type(images).__name__
             raise ValueError(f"{what} must be a float tensor [B, 3, H, W], got {shape}")
@@ -221,7 +221,8 @@ class PersonSearchModel(TrainingPass, nn.Module):
         std = torch.tensor(self.config.vision.std, dtype=x.dtype, device=x.device).view(1, 3, 1, 1)
         return ((x - mean) / std).to(self.device)
 
-    def _levels(self, level: IndexInput | None, batch: int) -> torch.Tensor:
+    def level_indices(self, level: IndexInput | None, batch: int) -> torch.Tensor:
+        """Level indices [B] (``None``: the image query level)."""
         if level is None:
             level = self.config.granularity.image_query_level
         return index_tensor(level, LEVELS, batch, self.device, "level")
@@ -229,7 +230,7 @@ class PersonSearchModel(TrainingPass, nn.Module):
     # ------------------------------------------------------------------------------------------------------
     # towers
 
-    def _visual_pass(
+    def visual_pass(
         self,
         images: torch.Tensor,
         modality: torch.Tensor,
@@ -238,6 +239,8 @@ class PersonSearchModel(TrainingPass, nn.Module):
         scenarios: bool = False,
         collect: torch.Tensor | None = None,
     ) -> VisualPass:
+        """One visual pass over index tensors [B] per row (``scenarios``: append the scenario tokens; ``collect``
+        [B] bool: rows whose expert means are kept for the orthogonality loss)."""
         visual = self.backbone.visual
         x = visual.conv1(images.to(visual.positional_embedding.dtype))
         x = x.flatten(2).transpose(1, 2)
@@ -275,7 +278,7 @@ class PersonSearchModel(TrainingPass, nn.Module):
             routing=routing,
         )
 
-    def _text_pass(self, ids: torch.Tensor) -> TextPass:
+    def text_pass(self, ids: torch.Tensor) -> TextPass:
         """Causal text transformer over the ids, cut after the batch's last end-of-text token (the causal mask
         makes the cut exact: no kept position attends to a later one)."""
         clip = self.backbone
@@ -292,15 +295,16 @@ class PersonSearchModel(TrainingPass, nn.Module):
         pooled = x[torch.arange(ids.shape[0], device=ids.device), eot]
         return TextPass(embedding=pooled @ clip.text_projection, hidden=x, valid=valid, routing=routing)
 
-    def _project_text_tokens(self, text: TextPass) -> torch.Tensor:
+    def project_text_tokens(self, text: TextPass) -> torch.Tensor:
         return text.hidden @ self.backbone.text_projection
 
-    def _visual_sequence(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def visual_sequence(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(CLS and patch tokens in the joint space [B, 1 + P, D], all valid) for sequence-key fusion."""
         projected = tokens @ self.backbone.visual.proj
         return projected, torch.ones(projected.shape[:2], dtype=torch.bool, device=projected.device)
 
-    def _autocast(self):
+    def autocast(self):
+        """The autocast context the model's passes run under on its device (bf16 on CUDA)."""
         return autocast_for(self.device)
 
     # ------------------------------------------------------------------------------------------------------
@@ -309,9 +313,9 @@ class PersonSearchModel(TrainingPass, nn.Module):
     @torch.no_grad()
     def encode_text(self, texts: TextInput) -> tuple[torch.Tensor, torch.Tensor | None]:
         """(unit vectors [B, D], level logits [B, G] from the GCR classifier or ``None`` without GCR)."""
-        ids = self._text_ids(texts)
-        with self._autocast():
-            text = self._text_pass(ids)
+        ids = self.text_ids(texts)
+        with self.autocast():
+            text = self.text_pass(ids)
             logits = self.level_classifier(text.embedding) if self.level_classifier is not None else None
         return F.normalize(text.embedding.float(), dim=-1), None if logits is None else logits.float()
 
@@ -327,19 +331,19 @@ class PersonSearchModel(TrainingPass, nn.Module):
 
         ``level`` defaults to ``granularity.image_query_level`` (the view image queries use).
         """
-        return F.normalize(self._view_pass(images, modality, level, resolution).embedding.float(), dim=-1)
+        return F.normalize(self.view_pass(images, modality, level, resolution).embedding.float(), dim=-1)
 
-    def _view_pass(
+    def view_pass(
         self, images: torch.Tensor, modality: IndexInput, level: IndexInput | None, resolution: IndexInput
     ) -> VisualPass:
         """One visual pass of a batch for a single view (modality, level expert, resolution), under autocast."""
-        images = self._images(images)
+        images = self.checked_images(images)
         batch = images.shape[0]
-        with self._autocast():
-            return self._visual_pass(
+        with self.autocast():
+            return self.visual_pass(
                 images,
                 index_tensor(modality, MODALITIES, batch, self.device, "modality"),
-                self._levels(level, batch),
+                self.level_indices(level, batch),
                 index_tensor(resolution, RESOLUTIONS, batch, self.device, "resolution"),
             )
 
@@ -348,7 +352,7 @@ class PersonSearchModel(TrainingPass, nn.Module):
         self, images: torch.Tensor, modality: IndexInput = "rgb", resolution: IndexInput = "hr"
     ) -> torch.Tensor:
         """Unit vectors [B, G, D]: one gallery view per level (identical views without granularity experts)."""
-        images = self._images(images)
+        images = self.checked_images(images)
         batch, count = images.shape[0], len(LEVELS)
         modality_index = index_tensor(modality, MODALITIES, batch, self.device, "modality")
         resolution_index = index_tensor(resolution, RESOLUTIONS, batch, self.device, "resolution")
@@ -356,8 +360,8 @@ class PersonSearchModel(TrainingPass, nn.Module):
             single = self.encode_images(images, modality_index, 0, resolution_index)
             return single.unsqueeze(1).expand(-1, count, -1).contiguous()
         levels = torch.arange(count, device=self.device).repeat_interleave(batch)  # level-major: slices per expert
-        with self._autocast():
-            out = self._visual_pass(
+        with self.autocast():
+            out = self.visual_pass(
                 images.repeat(count, 1, 1, 1),
                 modality_index.repeat(count),
                 levels,
@@ -387,8 +391,8 @@ class PersonSearchModel(TrainingPass, nn.Module):
         """``encode_images`` and ``image_attribute_logits`` of one view from a single visual pass."""
         if self.image_attributes is None:
             raise RuntimeError("this model has no image attribute heads (config attributes.image is false)")
-        out = self._view_pass(images, modality, level, resolution)
-        with self._autocast():
+        out = self.view_pass(images, modality, level, resolution)
+        with self.autocast():
             logits = self.image_attributes(out.embedding)
         return F.normalize(out.embedding.float(), dim=-1), {k: v.float() for k, v in logits.items()}
 
@@ -403,7 +407,7 @@ class PersonSearchModel(TrainingPass, nn.Module):
         """One unit query vector [B, D] per row from any non-empty combination of text, sketch and IR images."""
         if self.fusion is None:
             raise RuntimeError("this model has no query fusion (config fusion.kind is 'none')")
-        with self._autocast():
+        with self.autocast():
             embeds, sequences = self._query_embeddings(text, sketch, ir, resolution)
             fused = self.fusion(**embeds, sequences=sequences) if sequences is not None else self.fusion(**embeds)
         return F.normalize(fused.float(), dim=-1)
@@ -416,24 +420,24 @@ class PersonSearchModel(TrainingPass, nn.Module):
         want_sequences = self.fusion is not None and self.fusion.keys == "sequence"
         sequences: Sequences = {}
         if text is not None:
-            text_pass = self._text_pass(self._text_ids(text))
+            text_pass = self.text_pass(self.text_ids(text))
             out["text"] = text_pass.embedding
             if want_sequences:
-                sequences["text"] = (self._project_text_tokens(text_pass), text_pass.valid)
+                sequences["text"] = (self.project_text_tokens(text_pass), text_pass.valid)
         for name, images in (("sketch", sketch), ("ir", ir)):
             if images is None:
                 continue
-            images = self._images(images, name)
+            images = self.checked_images(images, name)
             batch = images.shape[0]
-            visual = self._visual_pass(
+            visual = self.visual_pass(
                 images,
                 index_tensor(name, MODALITIES, batch, self.device, "modality"),
-                self._levels(None, batch),
+                self.level_indices(None, batch),
                 index_tensor(resolution, RESOLUTIONS, batch, self.device, "resolution"),
             )
             out[name] = visual.embedding
             if want_sequences:
-                sequences[name] = self._visual_sequence(visual.tokens)
+                sequences[name] = self.visual_sequence(visual.tokens)
         sizes = {name: x.shape[0] for name, x in out.items() if x is not None}
         if not sizes:
             raise ValueError("fuse needs at least one of text, sketch, ir")
@@ -459,22 +463,15 @@ class PersonSearchModel(TrainingPass, nn.Module):
             raise ValueError(f"scenario must be one of {list(SCENARIOS)}, got {scenario!r}")
         if modality is None:
             modality = "ir" if scenario.startswith("NT") else "rgb"
-        images = self._images(images)
+        images = self.checked_images(images)
         batch = images.shape[0]
-        with self._autocast():
-            out = self._visual_pass(
+        with self.autocast():
+            out = self.visual_pass(
                 images,
                 index_tensor(modality, MODALITIES, batch, self.device, "modality"),
-                self._levels(None, batch),
+                self.level_indices(None, batch),
                 index_tensor(resolution, RESOLUTIONS, batch, self.device, "resolution"),
                 scenarios=True,
             )
             features, _ = self.scenario_heads(out.scenario)
         return F.normalize(features[:, SCENARIOS.index(scenario)].float(), dim=-1)
-
-    # ------------------------------------------------------------------------------------------------------
-    # training (``forward_train``: engine.retrieval.models.training_pass)
-
-    def forward(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        return self.forward_train(*args, **kwargs)
-

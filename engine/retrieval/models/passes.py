@@ -1,5 +1,5 @@
-"""What the model's tower passes return (``VisualPass``, ``TextPass``) and the input types its methods take;
-shared by ``engine.retrieval.models.model`` and its training pass."""
+"""What the model's tower passes return (``VisualPass``, ``TextPass``) and the input types its methods take
+(``engine.retrieval.models.model``; its training pass, ``engine.lab.train.forward``, takes them too)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import torch
 
 from engine.retrieval.models.blocks import Routing
 
-IGNORE_INDEX = -100
 TextInput = str | Sequence[str] | torch.Tensor
 IndexInput = str | int | Sequence[str | int] | torch.Tensor
 
