@@ -1,7 +1,6 @@
 """Calibrate the attribute evidence of real footage on the hand-labelled real crops: the pretrained attribute
 network's outputs (Platt scaling, ``engine.perception.attributes.pretrained``) and then how far each evidence source is
-to
-be trusted, the reliability r per (source, key) of ``engine.retrieval.evidence.reliability``.
+to be trusted, the reliability r per (source, key) of ``engine.retrieval.evidence.reliability``.
 
 Samples: one crop per reference box of ``tests/data/footage/people.json`` on the real clips (© Intel
 Corporation and contributors, intel-iot-devkit/sample-videos, CC BY 4.0), with the silhouette ingest's

@@ -4,8 +4,7 @@ than a character-trigram match? (docs/unknown-words.md)
 The test set is ``tests/data/unknown_phrases.json``: descriptions whose span word the parser does not know,
 each with the key=value a person means by it ({} = states nothing in the ontology), split into dev and held-out
 items. Each method is the parser with a fallback (``engine.retrieval.text.guess``) reading unknown spans as their
-nearest
-lexicon phrase; its similarity threshold is chosen on the dev items (most correct minus wrong items, ties to
+nearest lexicon phrase; its similarity threshold is chosen on the dev items (most correct minus wrong items, ties to
 the higher threshold) and the held-out items are reported:
 
 - correct: every expected key=value is read and nothing else is added; wrong: an added key=value (one the

@@ -1,8 +1,7 @@
 """Face blurring for the report's copies of person crops (never for the evidence files themselves).
 
 Faces are found by the shipped face detector ``face-detection-retail-0005`` (``engine.perception.detection.faces``):
-first
-in the crop's head window (its top ``width × width`` square, enlarged to the network's input so that the small
+first in the crop's head window (its top ``width × width`` square, enlarged to the network's input so that the small
 face of a whole-body crop is big enough to be found), then, when the head window holds none, in the whole
 crop. Every face found is blurred, grown by ``FACE_MARGIN`` of its size on each side.
 

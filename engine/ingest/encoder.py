@@ -12,8 +12,7 @@ The views and their names are decided by the search (``engine.retrieval.encoding
 
 Every crop is encoded with its own modality (rgb / ir) and resolution level (the model's resolution
 embedding, CRST) by ``engine.retrieval.encoding.model_encoder.encode_items``, the one gallery-side encoder: crops are
-BGR
-uint8 as OpenCV decodes them, one call to the encoder is one model batch. The gallery records
+BGR uint8 as OpenCV decodes them, one call to the encoder is one model batch. The gallery records
 ``engine.retrieval.models.checkpoint.model_fingerprint`` and refuses vectors from any other model.
 """
 

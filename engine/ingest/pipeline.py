@@ -131,8 +131,7 @@ def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: 
     """Ingest ``source`` (video, image folder, built world, or a folder of them) into the gallery folder
     ``gallery`` (created when absent) with ``encoder`` (``engine.ingest.encoder.ModelEncoder`` or any
     ``Encoder``); ``detector`` defaults to the shipped YOLOX-Nano (``engine.perception.detection.yolox``), with a
-    background
-    model for silhouettes on videos. ``options.crops``: ``source`` is a folder of person crops, one item per
+    background model for silhouettes on videos. ``options.crops``: ``source`` is a folder of person crops, one item per
     image, no detector (``engine.ingest.crops``). ``options.appearance`` picks the ``appearance`` view of a new
     gallery (``engine.ingest.appearance.with_default_appearance``: the shipped re-identification network for
     footage and crops under ``auto``). Unreadable sources and files are listed in the summary. With

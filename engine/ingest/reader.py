@@ -78,8 +78,7 @@ class SourceReader:
     def detector_for(self, source: Source) -> PersonDetector:
         """The detector given to ``ingest``, else the default for the source's kind: the shipped YOLOX-Nano
         (``engine.perception.detection.yolox``) for every kind; for videos with its background model on, so that items
-        keep
-        a foreground silhouette (worlds are not detected but record detector settings in their markers)."""
+        keep a foreground silhouette (worlds are not detected but record detector settings in their markers)."""
         if self.chosen is not None:
             return self.chosen
         if source.kind not in self.defaults:

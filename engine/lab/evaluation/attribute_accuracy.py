@@ -162,8 +162,7 @@ class FootageSample:
 def ingest_foreground(frames: dict[int, np.ndarray], wanted: set[int]) -> dict[int, np.ndarray]:
     """Foreground masks (uint8, 255 = foreground) of the ``wanted`` frames of a clip (``frames``: all of them,
     by index) as video ingest sees them: the default fused detector (``engine.perception.detection.motion``) reset,
-    warmed up
-    on the clip's first frames, then run over every frame in order."""
+    warmed up on the clip's first frames, then run over every frame in order."""
     from engine.perception.detection.motion import FusedDetector
 
     detector = FusedDetector()

@@ -6,8 +6,7 @@ A detector sees the frames of one sequence (a video, or one camera's images) in 
     found = detector.detect(frame_bgr)    # Detections: boxes [N, 4] (x, y, w, h) in frame pixels, scores [N]
 
 ``reset``/ordered frames let a stateful detector (``engine.perception.detection.motion.FusedDetector``: background
-subtraction
-fused with HOG; it also offers ``warm_up(first frames)``, which ingest calls when a detector has it) slot in
+subtraction fused with HOG; it also offers ``warm_up(first frames)``, which ingest calls when a detector has it) slot in
 beside the stateless ones here; ``settings()`` is what a done marker records about it. Build one by name with
 ``make_detector``; ``DETECTORS`` maps names to factories:
 

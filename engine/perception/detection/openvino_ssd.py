@@ -19,8 +19,7 @@ region (the whole frame, or a tile):
    shifts them by its origin and clips them to the frame.
 
 Tiles as YOLOX uses them (``engine.perception.detection.tiles``: ``tiles="auto"|"off"|"RxC"``, the whole frame always
-runs
-too, the passes are merged there: cut boxes dropped or joined, then NMS at ``nms_iou``). For ``auto`` the tile
+runs too, the passes are merged there: cut boxes dropped or joined, then NMS at ``nms_iou``). For ``auto`` the tile
 sides are ``tile_scale`` × the network's input (W across, H down) and frames are tiled once they are over
 ``min_ratio`` × the input along a side. Each network's defaults (``SsdSpec``) were chosen by measurement
 (docs/real-footage.md, section "Shipped OpenVINO detectors"): 720p frames run whole, a 1080p frame gets 3 × 3

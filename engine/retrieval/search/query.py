@@ -31,8 +31,7 @@ class StepQuery:
     """A step's query. Give any of ``text``/``sketch``/``ir`` (combined = fused query) or ``example`` (a gallery
     item id: find similar; with ``outfit_changed`` the person may have changed clothes since, and the step adds
     the likeness of the biometrics the checkpoint's heads read, ``engine.retrieval.search.outfit_change``). Keep rule:
-    at
-    most one of ``rho`` (fraction, default the session's), ``k`` (count) or ``threshold`` (minimum score).
+    at most one of ``rho`` (fraction, default the session's), ``k`` (count) or ``threshold`` (minimum score).
     ``cameras`` and ``time_range`` (seconds, inclusive, None = open) filter the candidates; ``level``
     overrides the parser/classifier; ``target_identity`` marks ground truth.
 
