@@ -19,6 +19,10 @@ if TYPE_CHECKING:
     from app.jobs import ReplayOutcome, StepOutcome, apply_marks, replay
     from app.state.app_state import AppState
 
+# ``replay`` names the job's function (``app.jobs.rerun_steps.replay``), as it always has, not the submodule
+# ``app.state.replay`` that importing it bound here.
+globals().pop("replay", None)
+
 #: Names that load Qt, imported when first asked for: name -> module.
 _ON_FIRST_USE = {"AppState": "app.state.app_state", "ReplayOutcome": "app.jobs", "StepOutcome": "app.jobs",
                  "apply_marks": "app.jobs", "replay": "app.jobs"}
