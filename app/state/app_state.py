@@ -1,14 +1,17 @@
 """``AppState``: the one object widgets listen to and call (docs/architecture.md: state in plain objects that
 emit changes; widgets subscribe; work over ~50 ms in a worker).
 
-It is a thin facade over collaborators, one concern each: ``CaseSession`` (the case store and the open case),
-``GallerySession`` (the gallery, its query encoder and the ground truth), ``StepHistory`` (the engine sessions
-and results of the case's steps, the step on view), ``app.state.marks``, the step actions
-(``app.state.step_actions``: search, cut again, re-run, undo, branch) and the ``JobRunner`` (``jobs``) that
-runs the background jobs of ``app.jobs`` and holds the app's one busy state. Every action that changes the
-case (a step, undo, branch, a mark, a note) is committed to the ``CaseStore`` in one transaction before any
-signal says it happened. Errors become ``error(str)`` messages; methods return None/False instead of
-raising, so a widget never needs a try block.
+It is a thin Qt facade over parts with one responsibility each, all plain Python that imports no Qt and says
+what changed through one ``Events`` hook (``app.state.events``), which this facade re-emits as its signals:
+``CaseSession`` (the case store and the open case), ``GallerySession`` (the gallery, its query encoder and
+the ground truth) with ``GalleryPlacement`` (the gallery version the case's path searches), ``StepHistory``
+(the engine sessions and results of the case's steps, the step on view) with ``StepMoves`` (undo, branch,
+the step on view), ``MarkBook`` (marks and notes, ``app.state.marks``), ``SearchControls`` (the case's
+filters and query inputs), and ``StepActions`` (the steps run as jobs: search, cut again, re-run) on the
+``JobRunner`` (``jobs``) that runs the background jobs of ``app.jobs`` and holds the app's one busy state.
+Every action that changes the case (a step, undo, branch, a mark, a note) is committed to the ``CaseStore``
+in one transaction before any signal says it happened. Errors become ``error(str)`` messages; methods return
+None/False instead of raising, so a widget never needs a try block.
 
 Sessions: the live session's steps are the case's active path; undo and branch switch to the session kept
 after a step. A path with no kept session (a reopened case, a branch recorded before this run) is re-run in a
@@ -23,24 +26,28 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
 
-from app.jobs import JobRunner, OpenedGallery, OpenGalleryJob, RerunOnVersionJob, VersionRerun
+from app.jobs import JobRunner, OpenedGallery, OpenGalleryJob
 from app.jobs.open_gallery import EncoderFactory
-from app.state.case_session import ActionRefused, CaseSession
+from app.state.case_session import ActionRefused, CaseSession, checked
+from app.state.events import Events
+from app.state.gallery_placement import GalleryPlacement
 from app.state.gallery_session import GallerySession
 from app.state.gallery_versions import SearchedVersion, searched_version
-from app.state.marks import check_in_version, check_items, check_mark_state, record_marks
+from app.state.marks import MarkBook
+from app.state.query_spec import KeepRule, QuerySpec
+from app.state.search_controls import SearchControls
 from app.state.step_actions import StepActions
 from app.state.step_history import StepHistory
-from app.state.working_state import Filters, QueryInputs, WorkingState, read_working_state, save_sketch
+from app.state.step_moves import StepMoves
+from app.state.working_state import Filters, QueryInputs, WorkingState
 from app.store import CaseState, CaseStore, CaseSummary, StepState
 from app.workers import WorkerHandle, describe_error
 from engine.index import Gallery
-from engine.retrieval.search import FinalRanking, QueryEncoder, QueryInputError, SearchSession, StepQuery, StepResult
+from engine.retrieval.search import FinalRanking, QueryEncoder, SearchSession, StepQuery, StepResult
 
 
-class AppState(StepActions, QObject):
-    """See the module docstring (the step actions are in ``app.state.step_actions``). All methods must be called on
-    the UI thread."""
+class AppState(QObject):
+    """See the module docstring. All methods must be called on the UI thread."""
 
     case_changed = Signal(object)  # CaseState | None (after every recorded action, open and close)
     gallery_changed = Signal(object)  # Gallery | None
@@ -62,16 +69,28 @@ class AppState(StepActions, QObject):
                  pool: QThreadPool | None = None) -> None:
         super().__init__(parent)
         self._rho = rho
-        self._cases = CaseSession()
-        self._galleries = GallerySession()
-        self._steps = StepHistory()
-        self._working = WorkingState()  # the open case's search controls (app.state.working_state)
-        self._sketch_ref: dict[str, str] | None = None  # the working sketch as last saved in the case
-        self._sketch_saved = True  # False while the sketch drawn since was not saved
         self.jobs = JobRunner(self, pool=pool)
         for source, relay in ((self.jobs.busy_changed, self.busy_changed), (self.jobs.progress, self.progress),
                               (self.jobs.error, self.error), (self.jobs.message, self.message)):
             source.connect(relay)
+        self._events = events = Events()
+        events.connect(self._relay)
+        self._cases = CaseSession(events)
+        self._galleries = GallerySession()
+        self._steps = StepHistory(events)
+        self._placement = GalleryPlacement(self._cases, self._galleries, events)
+        self._controls = SearchControls(self._cases, events)
+        self._marks = MarkBook(self._cases, self._galleries, self._steps, self._require_idle, events)
+        self._moves = StepMoves(self._cases, self._galleries, self._placement, self._steps, self._require_idle,
+                                events, rho=rho)
+        self._actions = StepActions(self._cases, self._galleries, self._steps, self._controls, self._moves,
+                                    self.jobs, self._require_idle, events, rho=rho)
+
+    def _relay(self, name: str, *args: object) -> None:
+        """An event of a part, emitted as the signal of the same name (an exception as its readable message)."""
+        if name == "error" and isinstance(args[0], BaseException):
+            args = (describe_error(args[0]),)
+        getattr(self, name).emit(*args)
 
     # ------------------------------------------------------------------------------------------ reading
 
@@ -125,12 +144,12 @@ class AppState(StepActions, QObject):
 
     @property
     def filters(self) -> Filters:
-        return self._working.filters
+        return self._controls.filters
 
     @property
     def working_state(self) -> WorkingState:
         """The open case's filters and query inputs (a clean ``WorkingState()`` without a case)."""
-        return self._working
+        return self._controls.working
 
     @property
     def busy(self) -> bool:
@@ -201,40 +220,34 @@ class AppState(StepActions, QObject):
         return case_id
 
     def open_case(self, case_id: int) -> bool:
-        try:
-            self._cases.require_store()
-            self._require_idle()
-        except ValueError as exc:
-            self._report(exc)
+        if not checked(self._events, self._cases.require_store, self._require_idle):
             return False
-        self._save_reported(sketch=True)  # the case left keeps its own controls
+        self._controls.save(sketch=True)  # the case left keeps its own controls
         try:
             self._cases.load(case_id)
         except ValueError as exc:
             self._report(exc)
             return False
-        self._load_working()
+        self._controls.load()
         self._steps.forget()
         self._steps.selected = self.head_step_id
         if self.gallery is not None:
-            self._place_gallery(searched_version(self.case, self.gallery), None)
+            self._placement.place(searched_version(self.case, self.gallery), None)
         self.case_changed.emit(self.case)
-        self._activate_head()
+        self._moves.activate_head()
         self.selected_step_changed.emit(self._steps.selected)
         self.marks_changed.emit(self.marks)
         self.gallery_version_changed.emit(self.searched_version)
         return True
 
     def close_case(self) -> None:
-        if self._idle():
+        if checked(self._events, self._require_idle):
             self._close_case()
 
     def _close_case(self) -> None:
-        self._save_reported(sketch=True)
+        self._controls.save(sketch=True)
         self._cases.forget_case()
-        self._working, self._sketch_ref, self._sketch_saved = WorkingState(), None, True
-        self.filters_changed.emit(self._working.filters)
-        self.working_state_changed.emit(self._working)
+        self._controls.reset()
         self._steps.forget()
         self._steps.selected = None
         self.case_changed.emit(None)
@@ -283,86 +296,18 @@ class AppState(StepActions, QObject):
         self._cases.gallery_id = None
         self._steps.forget()
         if self.case is not None and opened.gallery is not None:
-            self._place_gallery(opened.searched, opened.recorded)
+            self._placement.place(opened.searched, opened.recorded)
             self.case_changed.emit(self.case)
         self.gallery_changed.emit(opened.gallery)
-        self._activate_head()
+        self._moves.activate_head()
         self.marks_changed.emit(self.marks)
         self.gallery_version_changed.emit(self.searched_version)
         return True
 
-    def _place_gallery(self, searched: SearchedVersion | None, recorded) -> None:
-        """Which of the open case's records of the gallery the case goes on with: the older version its path
-        searched (``searched``), else the current version (``recorded`` by the job, or found or recorded
-        now). The caller emits ``case_changed``."""
-        self._galleries.scope = searched
-        if searched is not None:
-            self._cases.gallery_id = searched.use.id
-        elif recorded is not None and self._cases.adopt(recorded.case):
-            self._cases.gallery_id = recorded.gallery_id
-        else:
-            self._register_gallery()
-
-    def _follow_head_version(self) -> None:
-        """After the head moved (undo, branch): go on within the version the new head's path searched, or with
-        the current version (a branch from the start searches every item)."""
-        if self.case is None or self.gallery is None:
-            return
-        searched = searched_version(self.case, self.gallery)
-        if searched == self._galleries.scope:
-            return
-        self._place_gallery(searched, None)
-        self.case_changed.emit(self.case)
-        self.marks_changed.emit(self.marks)
-        self.gallery_version_changed.emit(searched)
-
     def rerun_on_grown_gallery(self) -> WorkerHandle | None:
         """Re-run the path searched on an older version of the gallery on every item of its current version,
         recorded as a new branch from the start (``RerunOnVersionJob``); the case then goes on there."""
-        if not self._ready():
-            return None
-        scope = self._galleries.scope
-        if scope is None:
-            self.error.emit("This case's path already searches the gallery's current version")
-            return None
-        summary = self.case.case
-        if summary.status != "open":
-            self.error.emit(f"Case {summary.title!r} is {summary.status}: reopen it to re-run its path")
-            return None
-        plan = self._rerun_plan()
-        if plan is None:
-            return None
-        job = RerunOnVersionJob(plan, self._galleries.session_factory(self._rho, whole=True), store=self.store,
-                                case_id=self.case_id, identity=self._galleries.identity, marks=self.marks)
-        return self.jobs.start(job, lambda rerun: self._grown_rerun_done(rerun, scope))
-
-    def _grown_rerun_done(self, rerun: VersionRerun, scope: SearchedVersion) -> None:
-        self._galleries.scope = None
-        if not self._cases.adopt(rerun.case):
-            self._reload_case()
-        self._cases.gallery_id = rerun.gallery_id
-        outcome = rerun.outcome
-        self._steps.results.update(outcome.results)
-        self._steps.snapshots.update(outcome.snapshots)
-        self._steps.session = outcome.session
-        self.case_changed.emit(self.case)
-        self.gallery_version_changed.emit(None)
-        self.session_changed.emit(self.session)
-        self.marks_changed.emit(self.marks)
-        self._select(self.head_step_id)
-        changed = "" if not outcome.differences else (
-            f"; step {', '.join(str(n) for n in outcome.differences)} now keeps other items than on "
-            f"v{scope.version.version} (the footage added since)")
-        self.message.emit(f"Re-ran {len(outcome.results)} steps on {scope.current.label()} as a new branch from "
-                          f"the start{changed}")
-
-    def _register_gallery(self) -> None:
-        """Find or record the current gallery in the open case (the caller emits ``case_changed``); a closed
-        case cannot record a new gallery, it can still view one it knows."""
-        try:
-            self._cases.register_gallery(self._galleries.identity)
-        except ValueError as exc:
-            self._report(exc)
+        return self._actions.rerun_on_grown_gallery()
 
     def set_target_identity(self, identity: str | None) -> bool:
         """Ground truth for trainers: from the next step on, items of gallery identity ``identity`` count as
@@ -378,60 +323,58 @@ class AppState(StepActions, QObject):
                           f"Ground truth: identity {target} (shown from the next step on)")
         return True
 
-    # ------------------------------------------------------------------------------------------ filters
+    # ------------------------------------------------------------------------------- filters and inputs
 
     def set_filters(self, cameras: frozenset[str] | set[str] | list[str] | None = None,
                     time_range: tuple[float | None, float | None] | None = None) -> bool:
         """Filters for the next step (checked like a step query's)."""
-        try:  # a throw-away query checks and normalises the filters exactly as a step will
-            query = StepQuery(example="filters", cameras=None if cameras is None else frozenset(cameras),
-                              time_range=time_range)
-        except QueryInputError as exc:
-            self._report(exc)
-            return False
-        self._working = self._working.with_filters(Filters(query.cameras, query.time_range))
-        self._save_reported()
-        self.filters_changed.emit(self._working.filters)
-        return True
+        return self._controls.set_filters(cameras, time_range)
 
     def set_query_inputs(self, inputs: QueryInputs) -> None:
         """The query panel's inputs as they stand (modalities, sketch, IR image, level, keep rule): kept as the
         open case's working state (the sketch's file is written when the case is left or searched)."""
-        before = self._working.inputs.sketch
-        after = inputs.sketch
-        if (before is None) != (after is None) or (after is not None and not (
-                before.shape == after.shape and (before == after).all())):
-            self._sketch_saved = False
-        self._working = self._working.with_inputs(inputs)
-        self._save_reported()
+        self._controls.set_query_inputs(inputs)
 
-    def _load_working(self) -> None:
-        """Take the working state of the case just loaded (a new case's is clean) and say so."""
-        case, store = self.case, self.store
-        working, self._sketch_ref, problems = read_working_state(case.working_state, store.evidence_root,
-                                                                 case.case.id)
-        self._working, self._sketch_saved = working, True
-        for problem in problems:
-            self.error.emit(f"Case {case.case.title!r}: {problem}")
-        self.filters_changed.emit(working.filters)
-        self.working_state_changed.emit(working)
+    # ------------------------------------------------------------------------------------------ steps
 
-    def _save_working(self, *, sketch: bool = False) -> None:
-        """Store the open case's working state (``sketch``: write a sketch drawn since into the case's evidence
-        folder first). Raises the store's ``ValueError``/``OSError``."""
-        case, store = self.case, self.store
-        if case is None or store is None:
-            return
-        if sketch and not self._sketch_saved:
-            self._sketch_ref = save_sketch(self._working.inputs.sketch, store.evidence_root, case.case.id)
-            self._sketch_saved = True
-        store.save_working_state(case.case.id, self._working.to_json(self._sketch_ref))
+    def search(self, spec: QuerySpec) -> WorkerHandle | None:
+        """Run the next step from the head with the panel's query (in a worker) and record it."""
+        return self._actions.search(spec)
 
-    def _save_reported(self, *, sketch: bool = False) -> None:
-        try:
-            self._save_working(sketch=sketch)
-        except (ValueError, OSError) as exc:
-            self._report(exc)
+    def find_similar(self, item_id: str, keep: KeepRule | None = None, scenario: str | None = None, *,
+                     outfit_changed: bool = False) -> WorkerHandle | None:
+        """The next step ranks by likeness to a gallery item (``StepActions.find_similar``)."""
+        return self._actions.find_similar(item_id, keep, scenario, outfit_changed=outfit_changed)
+
+    def run_step(self, query: StepQuery) -> WorkerHandle | None:
+        """Run ``query`` as the next step from the head (``SearchStepJob``) and record it."""
+        return self._actions.run_step(query)
+
+    def rerun_with_keep(self, step_id: int, rule: KeepRule) -> WorkerHandle | None:
+        """Run a step again with another keep rule (``StepActions.rerun_with_keep``)."""
+        return self._actions.rerun_with_keep(step_id, rule)
+
+    def confirmed_below(self, step_id: int, rule: KeepRule) -> list[tuple[str, float]]:
+        """(item id, score) of the confirmed candidates of a step searched in this run that ``rule`` would cut
+        if they were not confirmed (the engine keeps confirmed items whatever the rule; this says which ones
+        only their mark keeps)."""
+        return self._steps.confirmed_below(step_id, rule, self.marks)
+
+    def restore_session(self) -> WorkerHandle | None:
+        """Re-run the active path in a worker (``RerunStepsJob``) so every step on it has its full result."""
+        return self._actions.restore_session()
+
+    def undo_step(self) -> bool:
+        """Undo the head step (it stays in the case, marked undone); its parent becomes the head."""
+        return self._moves.undo_step()
+
+    def branch_from(self, step_id: int | None) -> bool:
+        """Continue from ``step_id`` (None: from the whole gallery); the next step starts a branch there."""
+        return self._moves.branch_from(step_id)
+
+    def select_step(self, step_id: int | None) -> None:
+        """Show a step's results (None: the whole gallery). Viewing changes nothing in the case."""
+        self._moves.select_step(step_id)
 
     # ------------------------------------------------------------------------------------- marks and notes
 
@@ -451,47 +394,15 @@ class AppState(StepActions, QObject):
     def mark_many(self, item_ids: list[str], state: str, note: str | None = None) -> int:
         """Mark several items (one store transaction each, one ``marks_changed``). Returns how many were
         processed before the first failure (all of them when none fails)."""
-        try:
-            check_mark_state(state)
-            self._cases.require_case()
-            self._require_idle()
-            check_items(self.gallery, self.gallery_id, item_ids)
-            check_in_version(self.gallery, self._galleries.scope, list(item_ids))
-        except ActionRefused as exc:
-            self._report(exc)
-            return 0
-        shown_id = self.selected_step_id if self.selected_step_id is not None else self.head_step_id
-        shown = None if shown_id is None else self.step_state(shown_id)
-        if shown is not None and shown.gallery_id != self.gallery_id:
-            shown = None
-        done, changed, failure = record_marks(self.store, self.case_id, self.gallery_id, self.session, item_ids,
-                                              state, note, shown)
-        if failure is not None:
-            self._report(failure)
-        if changed:
-            self._reload_case()
-            self.marks_changed.emit(self.marks)
-        return done
+        return self._marks.mark_many(item_ids, state, note)
 
     def add_note(self, text: str, *, item_id: str | None = None, step_id: int | None = None) -> int | None:
         """A note on the case, optionally about an item of the current gallery or a step."""
-        if not self._ready():
-            return None
-        if item_id is not None and self.gallery_id is None:
-            self.error.emit("Open a gallery to note on its items")
-            return None
-        try:
-            note_id = self.store.add_note(self.case_id, text, item_id=item_id, step_id=step_id,
-                                          gallery_id=None if item_id is None else self.gallery_id)
-        except ValueError as exc:
-            self._report(exc)
-            return None
-        self._reload_case()
-        return note_id
+        return self._marks.add_note(text, item_id=item_id, step_id=step_id)
 
     def edit_note(self, note_id: int, text: str) -> bool:
         """Replace a note's text (audited; the earlier text stays in the audit trail)."""
-        return self._write(lambda store, case_id: store.edit_note(case_id, note_id, text))
+        return self._marks.edit_note(note_id, text)
 
     # ------------------------------------------------------------------------------------------ jobs
 
@@ -502,50 +413,26 @@ class AppState(StepActions, QObject):
     def close(self, timeout_ms: int = 5000) -> None:
         """Cancel the running job, wait for it and close the store if this state opened it."""
         self.jobs.close(timeout_ms)
-        self._save_reported(sketch=True)
+        self._controls.save(sketch=True)
         self._cases.close_store()
 
     # ------------------------------------------------------------------------------------------ helpers
 
     def _write(self, action: Callable[[CaseStore, int], Any]) -> bool:
-        if not self._ready():
+        if not checked(self._events, self._cases.require_case, self._require_idle):
             return False
         try:
             action(self.store, self.case_id)
         except ValueError as exc:
             self._report(exc)
             return False
-        self._reload_case()
+        self._cases.refresh()
         return True
-
-    def _reload_case(self) -> None:
-        try:
-            self._cases.reload()
-        except ValueError as exc:
-            self._report(exc)
-            return
-        self.case_changed.emit(self.case)
 
     def _require_idle(self) -> None:
         refusal = self.jobs.refusal()
         if refusal is not None:
             raise ActionRefused(refusal)
-
-    def _idle(self) -> bool:
-        return self._checked(self._require_idle)
-
-    def _ready(self) -> bool:
-        """A case is open and no job runs (else ``error`` says which is missing)."""
-        return self._checked(self._cases.require_case, self._require_idle)
-
-    def _checked(self, *checks: Callable[[], object]) -> bool:
-        try:
-            for check in checks:
-                check()
-        except ActionRefused as exc:
-            self._report(exc)
-            return False
-        return True
 
     def _report(self, exc: BaseException) -> None:
         self.error.emit(describe_error(exc))

@@ -1,10 +1,11 @@
 """``CaseSession``: the case database and the case open in it, for ``AppState`` (docs/architecture.md).
 
-A plain object (no signals): it opens the store, loads, creates and re-reads cases, writes through the store
+A plain object (no Qt): it opens the store, loads, creates and re-reads cases, writes through the store
 and answers what the open case holds (a step, the marks on a gallery, the record of a gallery, the plan to
 re-run a path). It raises ``ActionRefused`` (a ``ValueError`` whose message says why and what to do) when an
 action needs a store or a case it does not have, and passes the store's own ``ValueError`` through; the
-state turns both into its ``error`` message.
+state turns both into its ``error`` message. ``refresh`` re-reads the case and says so through its
+``Events`` (``app.state.events``): ``case_changed``, or ``error`` when the store refuses.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from app.state.events import Events
 from app.state.replay import ReplayStep, path_to, replay_plan
 from app.store import CaseState, CaseStore, CaseSummary, StepState
 
@@ -20,10 +22,22 @@ class ActionRefused(ValueError):
     """An action the app's state refuses as things stand (no case open, a closed case, a job running)."""
 
 
+def checked(events: Events, *checks: Callable[[], object]) -> bool:
+    """Run ``checks`` in turn; on the first ``ActionRefused`` fire it as an ``error`` event and return False."""
+    try:
+        for check in checks:
+            check()
+    except ActionRefused as exc:
+        events.emit("error", exc)
+        return False
+    return True
+
+
 class CaseSession:
     """See the module docstring. ``gallery_id``: the open case's record of the gallery being searched."""
 
-    def __init__(self) -> None:
+    def __init__(self, events: Events | None = None) -> None:
+        self.events = events or Events()
         self.store: CaseStore | None = None
         self.owns_store = False
         self.case: CaseState | None = None
@@ -81,6 +95,16 @@ class CaseSession:
         """Read the open case back from the store (after a write)."""
         self.case = self.require_store().load_case(self.require_case().case.id)
         return self.case
+
+    def refresh(self) -> bool:
+        """``reload`` and fire ``case_changed``; False after firing ``error`` with the store's refusal."""
+        try:
+            self.reload()
+        except ValueError as exc:
+            self.events.emit("error", exc)
+            return False
+        self.events.emit("case_changed", self.case)
+        return True
 
     def adopt(self, case: CaseState | None) -> bool:
         """Take ``case`` as read back by a worker when it is still the open case; False otherwise."""

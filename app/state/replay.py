@@ -5,8 +5,9 @@ The store keeps each step's query (text, query images as evidence files, example
 rule, filters) but not every candidate's score; re-running the path gives back the full ``StepResult`` values
 the results grid and the distribution plot need. Marks change the candidate sets, so each step runs with
 the marks the case had when it was recorded, read from the audit trail ("mark" entries before its
-"step.record" entry). Running a plan is ``app.jobs.rerun_steps.replay`` (re-exported here); a step whose kept
-items differ from the stored ones is reported, not hidden.
+"step.record" entry). Running a plan is ``app.jobs.rerun_steps.replay`` (the ``app.state`` package re-exports
+it); a step whose kept items differ from the stored ones is reported, not hidden. This module plans; it
+imports no job and no Qt.
 """
 
 from __future__ import annotations
@@ -14,13 +15,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.jobs.rerun_steps import ReplayOutcome, apply_marks, replay
 from app.state.gallery_versions import use_label
 from app.store import AuditRecord, CaseState, StepState
 from engine.retrieval.encoding.views import BIOMETRICS_VIEW
 from engine.retrieval.search import SessionStateError, StepQuery
 
-__all__ = ["ReplayOutcome", "ReplayStep", "apply_marks", "path_to", "replay", "replay_plan", "step_query"]
+__all__ = ["ReplayStep", "path_to", "replay_plan", "step_query"]
 
 
 @dataclass(frozen=True)

@@ -1,19 +1,37 @@
-"""The step actions of ``AppState`` (docs/architecture.md): run the next step (a description, a query image, an
-example item), cut a step again with another keep rule, re-run a reopened case's path, undo, branch and
-choose the step on view.
+"""``StepActions``: the steps of ``AppState`` that run as background jobs (docs/architecture.md): run the next
+step (a description, a query image, an example item), cut a step again with another keep rule, re-run a
+reopened case's path, and re-run a path searched on an older gallery version on the grown gallery.
 
-``StepActions`` is mixed into ``AppState``: it acts through the state's collaborators (``CaseSession``,
-``GallerySession``, ``StepHistory``), starts the search and re-run jobs of ``app.jobs`` on the state's
-``JobRunner`` and says what happened through the state's signals. Like every ``AppState`` method, these
-return None/False and emit ``error`` instead of raising.
+A part composed into ``AppState`` (no mixin): it is given the state's other parts (``CaseSession``,
+``GallerySession``, ``StepHistory``, ``SearchControls``, ``StepMoves``), starts the jobs of ``app.jobs`` on the
+state's ``JobRunner`` and says what happened through ``Events`` (``app.state.events``): ``case_changed``,
+``session_changed``, ``selected_step_changed``, ``step_recorded``, ``message`` and ``error``. Like every
+``AppState`` method, these return None instead of raising.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
-from app.jobs import BackgroundJob, ReplayOutcome, RerunStepsJob, SearchStepJob, StepOutcome
+from app.jobs import (
+    BackgroundJob,
+    JobRunner,
+    ReplayOutcome,
+    RerunOnVersionJob,
+    RerunStepsJob,
+    SearchStepJob,
+    StepOutcome,
+    VersionRerun,
+)
+from app.state.case_session import CaseSession, checked
+from app.state.events import Events
+from app.state.gallery_session import GallerySession
+from app.state.gallery_versions import SearchedVersion
 from app.state.query_spec import KeepRule, QuerySpec
+from app.state.search_controls import SearchControls
+from app.state.step_history import StepHistory
+from app.state.step_moves import StepMoves
 from app.state.timeline_rows import step_label
 from app.state.working_state import Filters, no_candidates_message
 from app.workers import Job, WorkerHandle
@@ -41,17 +59,24 @@ class NamingFilters(BackgroundJob):
 
 
 class StepActions:
-    """See the module docstring (``AppState`` provides the attributes and signals used here)."""
+    """See the module docstring. ``require_idle()`` raises ``ActionRefused`` while a job runs; ``rho``: the
+    keep rule of a fresh session and of find-similar without one."""
 
+    def __init__(self, cases: CaseSession, galleries: GallerySession, steps: StepHistory, controls: SearchControls,
+                 moves: StepMoves, jobs: JobRunner, require_idle: Callable[[], None], events: Events, *,
+                 rho: float) -> None:
+        self.cases, self.galleries, self.steps, self.controls, self.moves = cases, galleries, steps, controls, moves
+        self.jobs, self.require_idle, self.events, self.rho = jobs, require_idle, events, rho
 
     def search(self, spec: QuerySpec) -> WorkerHandle | None:
         """Run the next step from the head with the panel's query (in a worker) and record it."""
+        filters = self.controls.filters
         try:
-            query = spec.to_step_query(cameras=self.filters.cameras, time_range=self.filters.time_range)
+            query = spec.to_step_query(cameras=filters.cameras, time_range=filters.time_range)
         except QueryInputError as exc:
-            self._report(exc)
+            self.events.emit("error", exc)
             return None
-        self._save_reported(sketch=True)  # the case's working sketch is the one searched
+        self.controls.save(sketch=True)  # the case's working sketch is the one searched
         return self.run_step(query)
 
     def find_similar(self, item_id: str, keep: KeepRule | None = None, scenario: str | None = None, *,
@@ -59,21 +84,15 @@ class StepActions:
         """The next step ranks by likeness to a gallery item (a confirmed sighting, typically); with
         ``outfit_changed`` the likeness of the biometrics the checkpoint's heads read joins it, for a person who
         may have changed clothes (``engine.retrieval.search.outfit_change``)."""
-        keep = keep or KeepRule("rho", self._rho)
+        keep = keep or KeepRule("rho", self.rho)
+        filters = self.controls.filters
         try:
             query = StepQuery(example=item_id, scenario=scenario, outfit_changed=outfit_changed,
-                              cameras=self.filters.cameras,
-                              time_range=self.filters.time_range, **keep.query_arguments())
+                              cameras=filters.cameras, time_range=filters.time_range, **keep.query_arguments())
         except QueryInputError as exc:
-            self._report(exc)
+            self.events.emit("error", exc)
             return None
         return self.run_step(query)
-
-    def confirmed_below(self, step_id: int, rule: KeepRule) -> list[tuple[str, float]]:
-        """(item id, score) of the confirmed candidates of a step searched in this run that ``rule`` would cut
-        if they were not confirmed (the engine keeps confirmed items whatever the rule; this says which ones
-        only their mark keeps)."""
-        return self._steps.confirmed_below(step_id, rule, self.marks)
 
     def rerun_with_keep(self, step_id: int, rule: KeepRule) -> WorkerHandle | None:
         """Run a step again with another keep rule (e.g. a cut dragged on its plot): the same query from the
@@ -81,73 +100,78 @@ class StepActions:
         applies to that step only: the next step's keep rule is whatever the query panel says."""
         if not self._ready():
             return None
-        step, result = self.step_state(step_id), self.step_result(step_id)
+        step, result = self.cases.step(step_id), self.steps.result(step_id)
         if step is None or result is None:
-            self.error.emit("Only a step searched (or re-run) since the case was opened can be cut again: "
-                            "re-run the case's steps first (Search menu)")
+            self.events.emit("error", "Only a step searched (or re-run) since the case was opened can be cut "
+                                      "again: re-run the case's steps first (Search menu)")
             return None
         if step.undone:
-            self.error.emit(f"Step {step_label(self.case, step_id)} was undone: branch from its parent to search it "
-                            f"again")
+            self.events.emit("error", f"Step {step_label(self.cases.case, step_id)} was undone: branch from its "
+                                      f"parent to search it again")
             return None
         try:
             query = replace(result.query, **({"rho": None, "k": None, "threshold": None} | rule.query_arguments()))
         except QueryInputError as exc:
-            self._report(exc)
+            self.events.emit("error", exc)
             return None
-        moved = self.undo_step() if step_id == self.head_step_id else self.branch_from(step.parent_id)
+        moves = self.moves
+        moved = moves.undo_step() if step_id == self.cases.head_step_id else moves.branch_from(step.parent_id)
         return self.run_step(query) if moved else None
 
     def run_step(self, query: StepQuery) -> WorkerHandle | None:
         """Run ``query`` as the next step from the head (``SearchStepJob``) and record it."""
         if not self._ready():
             return None
-        summary = self.case.case
+        cases = self.cases
+        summary = cases.case.case
         if summary.status != "open":
-            self.error.emit(f"Case {summary.title!r} is {summary.status}: reopen it to search")
+            self.events.emit("error", f"Case {summary.title!r} is {summary.status}: reopen it to search")
             return None
-        if self.gallery_id is None:
-            self.error.emit("Open a gallery to search")
+        if cases.gallery_id is None:
+            self.events.emit("error", "Open a gallery to search")
             return None
-        if query.example is None and self.encoder is None:
-            self.error.emit("Text, sketch and IR queries need a model: load a checkpoint for this gallery")
+        if query.example is None and self.galleries.encoder is None:
+            self.events.emit("error", "Text, sketch and IR queries need a model: load a checkpoint for this gallery")
             return None
-        base, plan = self.session, None
+        base, plan = self.steps.session, None
         if base is None:
             try:
-                plan = self._cases.plan(self.head_step_id)
+                plan = cases.plan(cases.head_step_id)
             except ValueError as exc:
-                self._report(exc)
+                self.events.emit("error", exc)
                 return None
-        job = SearchStepJob(query, store=self.store, case_id=self.case_id, gallery_id=self.gallery_id, base=base,
-                            fresh=self._galleries.session_factory(self._rho), plan=plan, marks=self.marks)
+        job = SearchStepJob(query, store=cases.store, case_id=cases.case_id, gallery_id=cases.gallery_id,
+                            base=base, fresh=self.galleries.session_factory(self.rho), plan=plan,
+                            marks=cases.marks())
         return self.jobs.start(NamingFilters(job, Filters(query.cameras, query.time_range)), self._step_done)
 
     def _step_done(self, outcome: StepOutcome) -> None:
+        cases, steps = self.cases, self.steps
         if outcome.replayed is not None:
             self._adopt_replay(outcome.replayed)
-        self._steps.record(outcome)
-        if self._cases.adopt(outcome.case):
-            self.case_changed.emit(self.case)
+        steps.record(outcome)
+        if cases.adopt(outcome.case):
+            self.events.emit("case_changed", cases.case)
         else:
-            self._reload_case()
-        self._select(outcome.step_id)
-        self.session_changed.emit(self.session)
-        self.step_recorded.emit(outcome.step_id)
+            cases.refresh()
+        steps.select(outcome.step_id)
+        self.events.emit("session_changed", steps.session)
+        self.events.emit("step_recorded", outcome.step_id)
         result = outcome.result
-        self.message.emit(f"Step {step_label(self.case, outcome.step_id)}: {result.candidates_before:,} → "
-                          f"{result.candidates_after:,} candidates in {result.seconds:.2f} s")
+        self.events.emit("message", f"Step {step_label(cases.case, outcome.step_id)}: "
+                                    f"{result.candidates_before:,} → {result.candidates_after:,} candidates in "
+                                    f"{result.seconds:.2f} s")
 
     def _rerun_plan(self) -> list | None:
         """The plan to re-run the active path (``CaseSession.plan``), or None after saying why it cannot run
         (a step it cannot replay, or text steps without a model)."""
         try:
-            plan = self._cases.plan(self.head_step_id)
+            plan = self.cases.plan(self.cases.head_step_id)
         except ValueError as exc:
-            self._report(exc)
+            self.events.emit("error", exc)
             return None
-        if any(entry.query.example is None for entry in plan) and self.encoder is None:
-            self.error.emit("This case's steps need a model to re-run: load the checkpoint that made them")
+        if any(entry.query.example is None for entry in plan) and self.galleries.encoder is None:
+            self.events.emit("error", "This case's steps need a model to re-run: load the checkpoint that made them")
             return None
         return plan
 
@@ -155,8 +179,8 @@ class StepActions:
         """Re-run the active path in a worker (``RerunStepsJob``) so every step on it has its full result."""
         if not self._ready():
             return None
-        if self.gallery_id is None:
-            self.error.emit("Open the case's gallery to re-run its steps")
+        if self.cases.gallery_id is None:
+            self.events.emit("error", "Open the case's gallery to re-run its steps")
             return None
         plan = self._rerun_plan()
         if plan is None:
@@ -164,65 +188,58 @@ class StepActions:
 
         def done(outcome: ReplayOutcome) -> None:
             self._adopt_replay(outcome)
-            self._steps.session = outcome.session
-            self.session_changed.emit(self.session)
-            self.selected_step_changed.emit(self.selected_step_id)
+            self.steps.session = outcome.session
+            self.events.emit("session_changed", self.steps.session)
+            self.events.emit("selected_step_changed", self.steps.selected)
 
-        job = RerunStepsJob(plan, self._galleries.session_factory(self._rho), self.marks)
+        job = RerunStepsJob(plan, self.galleries.session_factory(self.rho), self.cases.marks())
         return self.jobs.start(job, done)
 
     def _adopt_replay(self, outcome: ReplayOutcome) -> None:
-        difference = self._steps.adopt_replay(outcome)
+        difference = self.steps.adopt_replay(outcome)
         if difference is not None:
-            self.error.emit(difference)
+            self.events.emit("error", difference)
 
-    def undo_step(self) -> bool:
-        """Undo the head step (it stays in the case, marked undone); its parent becomes the head."""
+    def rerun_on_grown_gallery(self) -> WorkerHandle | None:
+        """Re-run the path searched on an older version of the gallery on every item of its current version,
+        recorded as a new branch from the start (``RerunOnVersionJob``); the case then goes on there."""
         if not self._ready():
-            return False
-        if self.head_step_id is None:
-            self.error.emit("There is no step to undo")
-            return False
-        try:
-            self.store.undo_step(self.case_id)
-        except ValueError as exc:
-            self._report(exc)
-            return False
-        self._after_head_move()
-        return True
+            return None
+        scope = self.galleries.scope
+        if scope is None:
+            self.events.emit("error", "This case's path already searches the gallery's current version")
+            return None
+        cases = self.cases
+        summary = cases.case.case
+        if summary.status != "open":
+            self.events.emit("error", f"Case {summary.title!r} is {summary.status}: reopen it to re-run its path")
+            return None
+        plan = self._rerun_plan()
+        if plan is None:
+            return None
+        job = RerunOnVersionJob(plan, self.galleries.session_factory(self.rho, whole=True), store=cases.store,
+                                case_id=cases.case_id, identity=self.galleries.identity, marks=cases.marks())
+        return self.jobs.start(job, lambda rerun: self._grown_rerun_done(rerun, scope))
 
-    def branch_from(self, step_id: int | None) -> bool:
-        """Continue from ``step_id`` (None: from the whole gallery); the next step starts a branch there."""
-        if not self._ready():
-            return False
-        try:
-            moved = self.store.branch_from(self.case_id, step_id)
-        except ValueError as exc:
-            self._report(exc)
-            return False
-        if moved:
-            self._after_head_move()
-        return True
+    def _grown_rerun_done(self, rerun: VersionRerun, scope: SearchedVersion) -> None:
+        cases, steps = self.cases, self.steps
+        self.galleries.scope = None
+        if not cases.adopt(rerun.case):
+            cases.refresh()
+        cases.gallery_id = rerun.gallery_id
+        outcome = rerun.outcome
+        steps.adopt_rerun(outcome)
+        self.events.emit("case_changed", cases.case)
+        self.events.emit("gallery_version_changed", None)
+        self.events.emit("session_changed", steps.session)
+        self.events.emit("marks_changed", cases.marks())
+        steps.select(cases.head_step_id)
+        changed = "" if not outcome.differences else (
+            f"; step {', '.join(str(n) for n in outcome.differences)} now keeps other items than on "
+            f"v{scope.version.version} (the footage added since)")
+        self.events.emit("message", f"Re-ran {len(outcome.results)} steps on {scope.current.label()} as a new "
+                                    f"branch from the start{changed}")
 
-    def _after_head_move(self) -> None:
-        self._reload_case()
-        self._follow_head_version()
-        self._activate_head()
-        self._select(self.head_step_id)
-
-    def _activate_head(self) -> None:
-        """Make the live session end at the head step (None when that path must be re-run first)."""
-        fresh = None if self.case is None or self.gallery_id is None else self._galleries.session_factory(self._rho)
-        self.session_changed.emit(self._steps.activate(self.head_step_id, fresh, self.marks))
-
-    def select_step(self, step_id: int | None) -> None:
-        """Show a step's results (None: the whole gallery). Viewing changes nothing in the case."""
-        if step_id is not None and self.step_state(step_id) is None:
-            self.error.emit(f"The case has no step {step_id}")
-            return
-        self._select(step_id)
-
-    def _select(self, step_id: int | None) -> None:
-        self._steps.selected = step_id
-        self.selected_step_changed.emit(step_id)
-
+    def _ready(self) -> bool:
+        """A case is open and no job runs (else an ``error`` event says which is missing)."""
+        return checked(self.events, self.cases.require_case, self.require_idle)
