@@ -6,10 +6,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from engine.cli import app
 from engine.index import Gallery
 from engine.retrieval.models import create, load, save
 from engine.retrieval.models.checkpoint import CONFIG_FILE, WEIGHTS_FILE, CheckpointError, warm_start
+from lineup.cli import app
 
 
 @pytest.fixture(scope="module")
