@@ -1,4 +1,5 @@
-"""Start the app: ``lineup app [--db PATH] [--gallery DIR] [--checkpoint C]`` (or ``python -m app.launch``).
+"""Start the app: what ``lineup app [--db PATH] [--gallery DIR] [--checkpoint C]`` runs (``launch``; the command
+and its options are declared once, in ``lineup.cli``).
 
 A splash screen says what is loading from the moment Qt is up until the window shows. Without ``--gallery`` the
 window opens on the built-in demo (``app.demo_gallery``): the first launch unpacks and verifies the demo gallery
@@ -11,7 +12,6 @@ checkpoint the window still opens and says how to give one (docs/architecture.md
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -262,22 +262,3 @@ def launch(db: str | Path | None = None, gallery: str | Path | None = None,
     status = application.exec()
     return status if director is None or director.exit_code is None else director.exit_code
 
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="lineup app", description=__doc__.splitlines()[0])
-    parser.add_argument("--db", type=Path, help="Case database (default: cases.db in the user data folder)")
-    parser.add_argument("--gallery", type=Path, help="Gallery folder (default: the built-in demo gallery)")
-    parser.add_argument("--checkpoint", type=Path, help="Checkpoint folder (default: the shipped one)")
-    parser.add_argument("--play", help="Replay a demo script (a path, or a name in resources/demos)")
-    parser.add_argument("--export-report", type=Path, help="After --play, export the case report (.pdf or .html)")
-    parser.add_argument("--screenshot", type=Path, help="After --play, save a PNG of the window")
-    parser.add_argument("--quit", action="store_true", help="After --play, quit (exit status 0 when it all worked)")
-    parser.add_argument("--fast", action="store_true", help="Play without the watchable pauses")
-    parser.add_argument("--blur-faces", action="store_true", help="Blur faces in the exported report's thumbnails")
-    args = parser.parse_args(argv)
-    return launch(args.db, args.gallery, args.checkpoint, play=args.play, export_report=args.export_report,
-                  screenshot=args.screenshot, quit_after=args.quit, fast=args.fast, blur_faces=args.blur_faces)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,20 +1,21 @@
-"""The ``lineup`` command: the engine's commands (``engine.cli``) and the two that open the desktop app's
-code, ``lineup app`` and ``lineup report export|verify``. This package sits above both ``engine`` and ``app``
-and is the only place that wires them together."""
+"""The ``lineup`` command, the one front door (``python -m lineup`` runs the same): ``build_app`` makes the
+typer app from the engine's commands (``engine.cli.register``) and the ones that open the desktop app's code,
+``lineup app``, ``lineup report export|verify`` and ``lineup key``. This package sits above both ``engine`` and
+``app`` and is the only place that wires them together."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
 
-from engine.cli import app, main  # main runs app, to which this module adds the commands below
+import engine.cli
 from engine.cli.output import fail as _fail
 
-__all__ = ["app", "main"]
+__all__ = ["app", "build_app", "main"]
 
 
-@app.command("app")
 def app_command(
     db: Path = typer.Option(None, "--db", help="Case database (default: cases.db in the user data folder)."),
     gallery: Path = typer.Option(None, "--gallery", help="Gallery folder (default: the built-in demo gallery)."),
@@ -37,10 +38,6 @@ def app_command(
                                         blur_faces=blur_faces))
 
 
-report_app = typer.Typer(no_args_is_help=True, help="Case reports: export a case to PDF or HTML, verify a report.")
-app.add_typer(report_app, name="report")
-
-
 def _report_module():
     """``app.report``, imported when a report command runs: the other commands start without Qt."""
     try:
@@ -50,7 +47,6 @@ def _report_module():
     return report
 
 
-@report_app.command("export")
 def report_export(
     db: Path = typer.Option(..., "--db", help="Case database (SQLite file)."),
     case: int = typer.Option(..., "--case", help="Case id (see the app's case list)."),
@@ -73,7 +69,6 @@ def report_export(
         typer.secho(f"warning: {warning}", fg=typer.colors.YELLOW, err=True)
 
 
-@report_app.command("verify")
 def report_verify(
     report_file: Path = typer.Argument(..., metavar="REPORT", help="Report file (its manifest lies beside it)."),
     db: Path = typer.Option(..., "--db", help="Case database the report was made from."),
@@ -101,11 +96,6 @@ def report_verify(
     raise typer.Exit(code=1)
 
 
-key_app = typer.Typer(no_args_is_help=True, help="Report-signing keys: export this installation's public key, trust "
-                      "another examiner's.")
-app.add_typer(key_app, name="key")
-
-
 def _signing_module():
     try:
         from app.report import signing
@@ -114,7 +104,6 @@ def _signing_module():
     return signing
 
 
-@key_app.command("export")
 def key_export(out: Path = typer.Option(..., "--out", help="File to write the public key to (PEM).")) -> None:
     """Write this installation's public report-signing key (made on first use) for others to trust."""
     signing = _signing_module()
@@ -126,7 +115,6 @@ def key_export(out: Path = typer.Option(..., "--out", help="File to write the pu
     typer.echo(f"fingerprint {signing.grouped(digest)}  (read it to whoever will trust this key)")
 
 
-@key_app.command("trust")
 def key_trust(key_file: Path = typer.Argument(..., metavar="KEY.pub", help="Another examiner's public key.")) -> None:
     """Trust reports signed by this key from now on (compare its fingerprint with its owner's first)."""
     signing = _signing_module()
@@ -137,7 +125,6 @@ def key_trust(key_file: Path = typer.Argument(..., metavar="KEY.pub", help="Anot
     typer.echo(f"trusted key {signing.grouped(digest)} (in {signing.trusted_keys_dir()})")
 
 
-@key_app.command("list")
 def key_list() -> None:
     """The keys whose reports this installation accepts."""
     signing = _signing_module()
@@ -149,3 +136,32 @@ def key_list() -> None:
         typer.echo("no trusted keys yet: `lineup key export` makes this installation's key")
     for digest, why in trusted.items():
         typer.echo(f"{signing.grouped(digest)}  {why}")
+
+
+def build_app() -> typer.Typer:
+    """The ``lineup`` typer app: the engine's commands, then ``app``, ``report`` and ``key``."""
+    lineup = typer.Typer(no_args_is_help=True, add_completion=False, help="Lineup: progressive person search.")
+    engine.cli.register(lineup)
+    lineup.command("app")(app_command)
+    report = typer.Typer(no_args_is_help=True, help="Case reports: export a case to PDF or HTML, verify a report.")
+    report.command("export")(report_export)
+    report.command("verify")(report_verify)
+    lineup.add_typer(report, name="report")
+    key = typer.Typer(no_args_is_help=True, help="Report-signing keys: export this installation's public key, "
+                      "trust another examiner's.")
+    key.command("export")(key_export)
+    key.command("trust")(key_trust)
+    key.command("list")(key_list)
+    lineup.add_typer(key, name="key")
+    return lineup
+
+
+app = build_app()
+
+
+def main() -> None:
+    """The ``lineup`` console script (and ``python -m lineup``)."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)

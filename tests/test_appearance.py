@@ -243,8 +243,8 @@ def test_ingest_checks_the_galleries_appearance_model(nets, crops, tmp_path):
 def test_cli_crops_ingest_with_appearance_then_similar_and_rebuild(nets, crops, tmp_path):
     from typer.testing import CliRunner
 
-    from engine.cli import app
     from engine.retrieval.models import create, save
+    from lineup.cli import app
 
     checkpoint = save(create("tiny", device="cpu"), tmp_path / "ck")
     runner = CliRunner()

@@ -13,12 +13,12 @@ import torch
 from typer.testing import CliRunner
 
 import engine.retrieval.evidence.items as evidence_module
-from engine.cli import app
 from engine.index import Gallery, GalleryItem
 from engine.index import evidence_table as store
 from engine.retrieval.encoding.model_encoder import encode_items, model_views
 from engine.retrieval.evidence.items import add_evidence, compute_evidence, refresh_evidence, source_frames
 from engine.retrieval.models import create, model_fingerprint, save
+from lineup.cli import app
 
 BACKGROUND = (120, 120, 120)
 RED, GREEN, BLACK, WHITE = (0, 0, 200), (0, 200, 0), (30, 30, 30), (220, 220, 220)

@@ -329,10 +329,10 @@ def test_cli_search_explains_and_rebuild_keeps_the_objects_evidence(tmp_path):
     import torch
     from typer.testing import CliRunner
 
-    from engine.cli import app
     from engine.index import GalleryItem
     from engine.retrieval.encoding.model_encoder import encode_items, model_views
     from engine.retrieval.models import create, model_fingerprint, save
+    from lineup.cli import app
 
     torch.manual_seed(0)
     model = create("tiny", device="cpu")

@@ -281,7 +281,7 @@ def _held(gallery: Path):
 
 
 def test_a_second_cli_writer_is_refused_before_the_model_loads(tmp_path, monkeypatch):
-    from engine.cli import app
+    from lineup.cli import app
 
     gallery = tmp_path / "g"
     gallery.mkdir()

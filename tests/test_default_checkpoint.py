@@ -90,7 +90,7 @@ def test_it_finds_people_of_an_unseen_world_from_fine_descriptions(shipped, tmp_
 def test_checkpoint_info_names_the_command_that_started_its_last_stage_and_its_resumes(shipped):
     from typer.testing import CliRunner
 
-    from engine.cli import app
+    from lineup.cli import app
 
     info = json.loads(CliRunner().invoke(app, ["checkpoint", "info", str(shipped), "--json"]).output)
     metadata = read_metadata(shipped)

@@ -12,13 +12,14 @@ import pytest
 from footage_frames import has_clip, real_frame
 from typer.testing import CliRunner
 
-from engine.cli import DETECTOR_HELP, MIN_SCORE_HELP, TILES_HELP, app
+from engine.cli.detector_options import DETECTOR_HELP, MIN_SCORE_HELP, TILES_HELP
 from engine.ingest import DetectorError
 from engine.ingest.box_labels import load_box_labels, score_frame
 from engine.kernel.boxes import iou_matrix
 from engine.perception.detection.factory import DETECTORS, TILED, make_detector
 from engine.perception.detection.openvino_ssd import SSD_DETECTORS, OpenVinoSsdDetector, decode_ssd
 from engine.perception.pretrained.registry import shipped
+from lineup.cli import app
 
 LABELS = Path(__file__).parent / "data" / "footage" / "boxes.json"
 WALKING = "face-demographics-walking.gif"

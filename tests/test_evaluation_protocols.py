@@ -7,12 +7,12 @@ import pytest
 from evaluation_data import write_cuhk, write_world
 from typer.testing import CliRunner
 
-from engine.cli import app
 from engine.kernel.ontology import LEVELS
 from engine.lab.evaluation import DATASET_PROTOCOLS, PROTOCOLS, evaluate
 from engine.lab.world.benchmarks import MODES, SCENARIOS
 from engine.retrieval.metrics import SUMMARY_KEYS
 from engine.retrieval.models import create, discovery, save
+from lineup.cli import app
 
 TINY = {
     "name": "tiny-eval",

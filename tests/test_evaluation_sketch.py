@@ -125,7 +125,7 @@ def test_the_sketch_protocol_ranks_grey_sketches_against_grey_photos(pku):
 def test_cli_eval_sketch_names_views_and_network(pku, tmp_path):
     from typer.testing import CliRunner
 
-    from engine.cli import app
+    from lineup.cli import app
 
     runner = CliRunner()
     found = runner.invoke(app, ["eval", "--protocol", "sketch", "--data", f"pku-sketch:{pku}", "--json"])

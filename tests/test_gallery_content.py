@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 
 from app.report.galleries import GalleryLookup
 from app.store.from_engine import gallery_fingerprint
-from engine.cli import app
 from engine.index import Gallery, content, vector_file
 from engine.index.versions import ids_fingerprint
+from lineup.cli import app
 
 DIM = 8
 

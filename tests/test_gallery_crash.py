@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from engine.cli import app
 from engine.index import Gallery, journal, store, vector_file
 from engine.index.errors import GalleryCorruptError, GalleryPendingChangeError
+from lineup.cli import app
 
 DIM = 8
 VIEWS = {"text:UC": DIM, "rgb": DIM}

@@ -18,12 +18,12 @@ import pytest
 from footage_fakes import START, FakeEncoder, ForegroundDetector, walkers, write_video
 from typer.testing import CliRunner
 
-from engine.cli import app
 from engine.index import Gallery
 from engine.index import evidence_table as evidence_store
 from engine.ingest import IngestOptions, ingest
 from engine.ingest.markers import read_marker
 from engine.kernel.hashing import sha256_file
+from lineup.cli import app
 
 REPO = Path(__file__).parent.parent
 OPTIONS = IngestOptions(batch_size=1, samples_per_track=4)  # 8 items, one commit each
@@ -57,7 +57,7 @@ def killed_at(point: str, args: list[str], tmp_path: Path, script: str | None = 
     returns its pid."""
     notice = tmp_path / f"paused-{point.replace(':', '_')}"
     env = dict(os.environ, LINEUP_PAUSE_AT=point, LINEUP_PAUSE_NOTICE=str(notice))
-    command = [sys.executable, "-c", script] if script else [sys.executable, "-m", "engine.cli", *args]
+    command = [sys.executable, "-c", script] if script else [sys.executable, "-m", "lineup", *args]
     process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for(notice, process)
@@ -180,11 +180,11 @@ def test_a_second_lineup_ingest_into_the_same_gallery_fails_fast(video, tmp_path
             "--device", "cpu"]
     notice = tmp_path / "paused"
     env = dict(os.environ, LINEUP_PAUSE_AT="ingest:batch-added@1", LINEUP_PAUSE_NOTICE=str(notice))
-    first = subprocess.Popen([sys.executable, "-m", "engine.cli", *args], cwd=REPO, env=env,
+    first = subprocess.Popen([sys.executable, "-m", "lineup", *args], cwd=REPO, env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for(notice, first)
-        second = subprocess.run([sys.executable, "-m", "engine.cli", *args], cwd=REPO, capture_output=True,
+        second = subprocess.run([sys.executable, "-m", "lineup", *args], cwd=REPO, capture_output=True,
                                 text=True, timeout=300)
         assert second.returncode == 2
         assert f"error: gallery {root} is being written by process {first.pid} (started " in second.stderr

@@ -285,8 +285,8 @@ def test_a_gallery_of_another_model_is_refused(footage, tmp_path):
 def test_cli_ingest_with_a_checkpoint(footage, tmp_path):
     from typer.testing import CliRunner
 
-    from engine.cli import app
     from engine.retrieval.models import create, save
+    from lineup.cli import app
 
     video, _, _ = footage
     checkpoint = save(create("tiny", device="cpu"), tmp_path / "ck")

@@ -14,11 +14,11 @@ import pytest
 from footage_frames import has_clip, real_frame
 from typer.testing import CliRunner
 
-from engine.cli import app
 from engine.ingest import DetectorError, make_detector
 from engine.ingest.box_labels import load_box_labels, score_frame
 from engine.perception.detection.tiles import cut_by_tile, merge_passes, parse_tiles, plan_tiles
 from engine.perception.detection.yolox import YoloxDetector, decode_yolox, input_shape, letterbox
+from lineup.cli import app
 
 LABELS = Path(__file__).parent / "data" / "footage" / "boxes.json"
 WALKING = "face-demographics-walking.gif"

@@ -181,9 +181,9 @@ def test_export_to_fp16_halves_the_weights_and_keeps_the_metadata(tmp_path):
     import torch
     from typer.testing import CliRunner
 
-    from engine.cli import app
     from engine.retrieval.models import create, load, read_metadata, save
     from engine.retrieval.models.checkpoint import export_checkpoint
+    from lineup.cli import app
 
     torch.manual_seed(0)
     source = save(create("tiny", device="cpu"), tmp_path / "run" / "model",

@@ -6,11 +6,11 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from engine.cli import app
 from engine.index import Gallery
 from engine.lab.train.warm_start import warm_start
 from engine.retrieval.models import create, load, save
 from engine.retrieval.models.checkpoint import CONFIG_FILE, WEIGHTS_FILE, CheckpointError
+from lineup.cli import app
 
 
 @pytest.fixture(scope="module")

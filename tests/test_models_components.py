@@ -6,10 +6,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from engine.cli import app
 from engine.retrieval.models import create, read_metadata, save
 from engine.retrieval.models.components import NAMES, ComponentNoteError, component_note, components
 from engine.retrieval.models.config import ModelConfig
+from lineup.cli import app
 
 TINY = {
     "name": "tiny-components", "embed_dim": 32,

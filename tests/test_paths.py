@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from engine.cli import app
 from engine.index import Gallery, GalleryCorruptError, GalleryItem
 from engine.index.evidence_table import EvidenceTable, folder_of
 from engine.index.journal import JOURNAL_FILE
@@ -19,6 +18,7 @@ from engine.ingest import ingest
 from engine.ingest.datasets import DatasetFormatError, read_dataset, read_spec
 from engine.kernel.ontology import ATTRIBUTE_KEYS, LEVELS, ONTOLOGY
 from engine.kernel.paths import PathEscapeError, contained, is_contained
+from lineup.cli import app
 
 
 def _image(path: Path) -> Path:

@@ -11,11 +11,11 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from engine.cli import app
 from engine.index import Gallery
 from engine.lab.world.build import build_world
 from engine.retrieval.models import create, save
 from engine.retrieval.models.config import load_config
+from lineup.cli import app
 
 IDENTITIES, IMAGES = 8, 4
 TEXTS = ["a man", "a man in a red jacket", "a tall young man in a red jacket and blue jeans with a backpack"]

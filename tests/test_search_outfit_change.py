@@ -150,8 +150,8 @@ def test_the_prompt_searches_across_an_outfit_change_end_to_end(tmp_path):
     import cv2
     from typer.testing import CliRunner
 
-    from engine.cli import app
     from engine.retrieval.models import create, save
+    from lineup.cli import app
 
     rng = np.random.default_rng(0)
     crops = tmp_path / "crops"

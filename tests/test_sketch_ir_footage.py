@@ -216,7 +216,7 @@ def test_the_query_network_is_the_recorded_one_or_a_named_error(tmp_path):
 def test_cli_sketch_search_names_the_grey_view(people, tiny_checkpoint, tmp_path):
     from typer.testing import CliRunner
 
-    from engine.cli import app
+    from lineup.cli import app
 
     folder, _ = people
     runner = CliRunner()

@@ -199,7 +199,7 @@ def test_evaluation_records_and_applies_the_weight(tiny_model, small_world):
 
 
 def test_eval_command_rejects_a_bad_weight_by_name(tiny_checkpoint, small_world):
-    from engine.cli import app
+    from lineup.cli import app
 
     result = CliRunner().invoke(app, ["eval", "--checkpoint", str(tiny_checkpoint), "--world", str(small_world),
                                       "--protocol", "mg-separate", "--text-rewrite", "1.5"])
@@ -209,7 +209,7 @@ def test_eval_command_rejects_a_bad_weight_by_name(tiny_checkpoint, small_world)
 
 
 def test_parse_command_shows_the_rewrite():
-    from engine.cli import app
+    from lineup.cli import app
 
     text = "a bloke in a ruby anorak"
     result = CliRunner().invoke(app, ["parse", text, "--json"])
@@ -255,8 +255,8 @@ def test_bench_writes_the_chosen_weight(tmp_path, small_world):
 
 
 def test_checkpoint_info_shows_the_query_weights(tmp_path):
-    from engine.cli import app
     from engine.retrieval.models import create, save
+    from lineup.cli import app
 
     checkpoint = save(create("tiny", device="cpu"), tmp_path / "checkpoint")
     info = json.loads(CliRunner().invoke(app, ["checkpoint", "info", str(checkpoint), "--json"]).output)

@@ -238,7 +238,7 @@ def test_warm_start_from_a_missing_checkpoint_is_a_clear_error(tmp_path):
 
 
 def test_ablate_cli_reports_a_bad_plan(tmp_path):
-    from engine.cli import app
+    from lineup.cli import app
 
     (tmp_path / "plan.json").write_text(json.dumps(_plan(rows=[])))
     result = CliRunner().invoke(app, ["ablate", "--plan", str(tmp_path / "plan.json"), "--data", "world:x",
@@ -313,7 +313,7 @@ def test_a_seed_still_missing_keeps_the_row_pending(tmp_path):
 
 
 def test_ablate_cli_refuses_bad_seeds(tmp_path):
-    from engine.cli import app
+    from lineup.cli import app
 
     result = CliRunner().invoke(app, ["ablate", "--plan", "cmam", "--data", "world:x", "--world", str(tmp_path),
                                       "--out", str(tmp_path / "o"), "--seeds", "1,two"])

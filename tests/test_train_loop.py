@@ -137,7 +137,7 @@ def test_resume_after_sigkill_of_the_cli_repeats_the_uninterrupted_run(world, tm
     run_file = tmp_path / "run.json"
     run_file.write_text(json.dumps(run))
     out = tmp_path / "killed"
-    command = [sys.executable, "-c", "from engine.cli import main; main()", "train", "--config", str(run_file),
+    command = [sys.executable, "-c", "from lineup.cli import main; main()", "train", "--config", str(run_file),
                "--data", f"world:{world}", "--out", str(out), "--seed", "5", "--device", "cpu"]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
@@ -245,7 +245,7 @@ def test_a_run_recorded_before_the_new_keys_resumes_with_its_old_rules(world, tm
 
 
 def test_cli_train_and_its_errors(world, tmp_path):
-    from engine.cli import app
+    from lineup.cli import app
 
     run_file = tmp_path / "tiny_run.json"
     run_file.write_text(json.dumps(tiny_run(epochs=1)))

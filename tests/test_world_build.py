@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from engine.cli import app
 from engine.kernel.ontology import ATTRIBUTE_KEYS, LEVELS, ONTOLOGY
 from engine.lab.world.build import WorldBuildError, build_world, outfit_count, plan_identity
 from engine.lab.world.cameras import IR_CAMERAS, RGB_CAMERAS, daytime_of
 from engine.lab.world.identities import BIOMETRIC_KEYS
 from engine.lab.world.modalities import RESOLUTIONS
+from lineup.cli import app
 
 FIELDS = ["id", "image", "identity", "outfit", "attributes", "camera", "time", "daytime", "modality", "resolution",
           "view", "descriptions"]

@@ -10,10 +10,7 @@ import typer
 from engine.cli.output import fail as _fail
 from engine.kernel import jsonio
 
-checkpoint_app = typer.Typer(no_args_is_help=True, help="Model checkpoints: look, export.")
 
-
-@checkpoint_app.command("info")
 def checkpoint_info(
     path: Path = typer.Argument(None, help="Checkpoint folder (default: the shipped one)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
@@ -61,7 +58,6 @@ def checkpoint_info(
             typer.echo(f"{'':>34}why: {row['why_off'] or 'not recorded (checkpoint export --components FILE)'}")
 
 
-@checkpoint_app.command("export")
 def checkpoint_export(
     source: Path = typer.Argument(..., help="Checkpoint folder to copy (e.g. RUN/model)."),
     destination: Path = typer.Argument(..., help="Where to write the copy (replaced atomically)."),
@@ -93,3 +89,10 @@ def checkpoint_export(
         _fail(str(exc))
     size = sum(f.stat().st_size for f in out.iterdir())
     typer.echo(f"checkpoint written to {out} ({size / 1e6:.1f} MB)")
+
+
+def add_to(app: typer.Typer) -> None:
+    group = typer.Typer(no_args_is_help=True, help="Model checkpoints: look, export.")
+    group.command("info")(checkpoint_info)
+    group.command("export")(checkpoint_export)
+    app.add_typer(group, name="checkpoint")

@@ -10,8 +10,6 @@ import typer
 from engine.cli.output import Failed
 from engine.cli.output import fail as _fail
 
-gallery_app = typer.Typer(no_args_is_help=True, help="Gallery folders: look, check, repair.")
-
 
 def _open_gallery(folder: Path, check_indexes: bool = True, *, writer: bool = False):
     """The gallery in ``folder``; only a ``writer`` (holding the write lock) finishes an unfinished change."""
@@ -23,7 +21,6 @@ def _open_gallery(folder: Path, check_indexes: bool = True, *, writer: bool = Fa
         _fail(str(exc))
 
 
-@gallery_app.command("info")
 def gallery_info(
     folder: Path = typer.Argument(..., help="Gallery folder."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
@@ -35,7 +32,6 @@ def gallery_info(
     typer.echo(json.dumps(info) if as_json else "\n".join(info_lines(info)))
 
 
-@gallery_app.command("verify")
 def gallery_verify(
     folder: Path = typer.Argument(..., help="Gallery folder."),
     crops: bool = typer.Option(True, "--crops/--no-crops", help="Check crop files and their SHA-256."),
@@ -64,7 +60,6 @@ def gallery_verify(
         raise typer.Exit(code=1)
 
 
-@gallery_app.command("rebuild")
 def gallery_rebuild(
     folder: Path = typer.Argument(..., help="Gallery folder."),
     attributes: bool = typer.Option(False, "--attributes", help="Also recompute every item's attribute evidence "
@@ -149,3 +144,11 @@ def gallery_rebuild(
                      f"{evidence['no_crop']} without a readable crop "
                      f"({evidence['seconds']:.1f} s)")
     typer.echo("\n".join(lines))
+
+
+def add_to(app: typer.Typer) -> None:
+    group = typer.Typer(no_args_is_help=True, help="Gallery folders: look, check, repair.")
+    group.command("info")(gallery_info)
+    group.command("verify")(gallery_verify)
+    group.command("rebuild")(gallery_rebuild)
+    app.add_typer(group, name="gallery")

@@ -10,10 +10,7 @@ import typer
 
 from engine.cli.output import fail as _fail
 
-world_app = typer.Typer(no_args_is_help=True, help="The synthetic pedestrian world: build, look, benchmark.")
 
-
-@world_app.command("build")
 def world_build(
     out: Path = typer.Option(..., "--out", help="Output folder (created)."),
     identities: int = typer.Option(100, "--identities", min=1),
@@ -38,7 +35,6 @@ def world_build(
     typer.echo(f"wrote {manifest}")
 
 
-@world_app.command("sheet")
 def world_sheet(
     out: Path = typer.Option(..., "--out", help="PNG file to write."),
     identities: int = typer.Option(6, "--identities", min=1, max=32),
@@ -54,7 +50,6 @@ def world_sheet(
     typer.echo(f"wrote {sheet}")
 
 
-@world_app.command("benchmarks")
 def world_benchmarks(
     world: Path = typer.Argument(..., help="A built world folder."),
     out: Path = typer.Option(None, "--out", help="Folder for the split files (default WORLD/benchmarks)."),
@@ -70,7 +65,6 @@ def world_benchmarks(
     typer.echo(json.dumps(summary, indent=2))
 
 
-@world_app.command("export")
 def world_export(
     world: Path = typer.Argument(..., help="A built world folder."),
     out: Path = typer.Option(..., "--out", help="JSON file in the CUHK-PEDES layout."),
@@ -83,3 +77,12 @@ def world_export(
     except (ValueError, OSError) as exc:
         _fail(str(exc))
     typer.echo(f"wrote {n} records to {out}")
+
+
+def add_to(app: typer.Typer) -> None:
+    group = typer.Typer(no_args_is_help=True, help="The synthetic pedestrian world: build, look, benchmark.")
+    group.command("build")(world_build)
+    group.command("sheet")(world_sheet)
+    group.command("benchmarks")(world_benchmarks)
+    group.command("export")(world_export)
+    app.add_typer(group, name="world")

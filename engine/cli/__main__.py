@@ -1,5 +1,0 @@
-"""``python -m engine.cli``: the engine's commands of ``lineup``."""
-
-from engine.cli import main
-
-main()
