@@ -15,6 +15,8 @@ from engine.cli.gallery import gallery_app
 from engine.cli.output import Failed
 from engine.cli.output import fail as _fail
 from engine.cli.world import world_app
+from engine.kernel import jsonio
+from engine.kernel.keep_rules import DEFAULT_RHO
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -67,7 +69,8 @@ def demo(
                         seed=DEMO_SEED, workers=os.cpu_count() or 1, progress=report)
     sheet = contact_sheet(world / "contact_sheet.png", identities=6, seed=DEMO_SEED)
     typer.echo(f"demo world: {world}\ncontact sheet: {sheet}")
-    first = json.loads((world / "manifest.jsonl").open(encoding="utf-8").readline())
+    with (world / "manifest.jsonl").open(encoding="utf-8") as manifest:
+        first = jsonio.loads(manifest.readline(), f"{manifest.name} line 1", expect=dict)
     typer.echo(f"\nA progressive query chain for identity {first['identity']} and what the parser reads:")
     for step in query_chain(first["attributes"], random.Random(DEMO_SEED)):
         parsed = parse_text(step["text"])
@@ -86,7 +89,7 @@ def evaluate_command(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     level: str = typer.Option(None, "--level", help="auto | given (default: given on a world, auto on data)."),
-    rho: float = typer.Option(0.5, "--rho", help="Progressive keep rate: k = ceil(rho * |candidates|)."),
+    rho: float = typer.Option(DEFAULT_RHO, "--rho", help="Progressive keep rate: k = ceil(rho * |candidates|)."),
     batch: int = typer.Option(64, "--batch", min=1, help="Images or texts per model call."),
     device: str = typer.Option(None, "--device", help="cpu, cuda, cuda:1 ... (default: CUDA when available)."),
     out: Path = typer.Option(None, "--out", help="Also write the JSON report to this file."),
@@ -422,8 +425,8 @@ def search_command(
     outfit_changed: bool = typer.Option(False, "--outfit-changed",
                                         help="With --similar: the person may have changed clothes (adds the "
                                              "biometric likeness the model's heads read)."),
-    keep: str = typer.Option(None, "--keep", help="Per step: a fraction rho (keep ceil(rho*n); default 0.5) "
-                                                   "or a whole number k (keep k)."),
+    keep: str = typer.Option(None, "--keep", help="Per step: a fraction rho (keep ceil(rho*n); default "
+                                                   f"{DEFAULT_RHO:g}) or a whole number k (keep k)."),
     threshold: float = typer.Option(None, "--threshold", help="Per step: keep the items scoring at least this."),
     level: str = typer.Option(None, "--level", help="UC|C|M|F|UF fixes every text step's level; parser "
                                                     "(default) or classifier says how to read it."),

@@ -40,8 +40,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from engine.kernel.keep_rules import DEFAULT_RHO
 from engine.kernel.ontology import LEVELS
 from engine.kernel.progress import ProgressFn, no_progress
+from engine.kernel.vocabulary import WORLD_RESOLUTIONS
 from engine.lab.evaluation.attribute_reading import anytime_heads, vectors_and_head_probabilities
 from engine.lab.evaluation.encoding import (
     counting_truncation,
@@ -60,7 +62,6 @@ from engine.retrieval.evidence.model_heads import has_heads
 from engine.retrieval.metrics.progressive import evaluate_progressive
 
 Report = dict[str, Any]
-WORLD_RESOLUTIONS: tuple[str, ...] = ("HR", "mild", "mid", "ultra")
 TEXT_CHOICES: tuple[str, ...] = ("generated", "paraphrased", "both")
 #: text set → (benchmark list, field holding the text)
 TEXT_SETS: dict[str, tuple[str, str]] = {
@@ -206,7 +207,7 @@ def mg_progressive(
     model,
     bench,
     level: str = "given",
-    rho: float = 0.5,
+    rho: float = DEFAULT_RHO,
     batch_size: int = 64,
     progress: ProgressFn = no_progress,
     text_rewrite: float = 0.0,
