@@ -41,14 +41,15 @@ from app.views.query_description import DescriptionSection
 from app.views.query_inputs import AttributeChip, ImageDropZone, KeepControl, restyle, section_title
 from app.views.sketch_canvas import SketchEditor
 from engine.kernel.ontology import LEVELS, ONTOLOGY
+from engine.kernel.query_modalities import combinable, modality
 from engine.perception.appearance.views import APPEARANCE_GREY_VIEW
 from engine.retrieval.encoding.views import IMAGE_QUERY_VIEW
 from engine.retrieval.search import QueryInputError
 from engine.retrieval.text.parser import ParseResult, parse
 
 ACCENT = "#2563eb"
-MODALITIES = ("text", "sketch", "ir")
-MODALITY_LABELS = {"text": "Text", "sketch": "Sketch", "ir": "IR image"}
+MODALITIES = tuple(m.name for m in combinable())
+MODALITY_LABELS = {m.name: m.control for m in combinable()}
 RUN_KEYS = "Enter in the description, or Ctrl+Enter anywhere; Shift+Enter starts a new line"
 
 _PANEL_STYLE = f"""
@@ -406,8 +407,7 @@ class QueryPanel(QWidget):
         spec = QuerySpec(text=text or None, sketch=sketch, ir=ir, level=level,
                          keep=self.keep_rule())
         if spec.is_empty:
-            asks = {"text": "type a description", "sketch": "draw a sketch", "ir": "load an IR image"}
-            wanted = [asks[name] for name, enabled in on.items() if enabled]
+            wanted = [modality(name).prompt for name, enabled in on.items() if enabled]
             if not wanted:
                 raise QueryInputError("Turn on text, sketch or IR to build a query")
             raise QueryInputError(f"The query is empty: {' or '.join(wanted)}")
