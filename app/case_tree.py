@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from app.store import CaseState, StepState
+from engine.kernel.query_modalities import kind_parts, taking
 from engine.retrieval.encoding.views import BIOMETRICS_VIEW
 
 START_LABEL = "0"
@@ -96,8 +97,7 @@ def query_summary(step: StepState, limit: int = 60, item_label: Callable[[str], 
         if step.view == BIOMETRICS_VIEW:
             return f"Similar to {example} · other clothes (biometrics)"
         return f"Similar to {example}" + (f" · {step.view}" if step.view else "")
-    images = [name for name in ("sketch", "ir") if name in step.query_kind.split("+")]
-    parts = ["Sketch" if name == "sketch" else "IR image" for name in images]
+    parts = [m.control for m in taking("image") if m.name in kind_parts(step.query_kind)]
     if step.query_text:
         text = " ".join(step.query_text.split())
         if len(text) > limit:

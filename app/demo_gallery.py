@@ -40,6 +40,7 @@ from pathlib import Path
 from app.workers import Job
 from engine.index import Gallery
 from engine.index.writer_lock import LOCK_FILES
+from engine.kernel import jsonio
 from engine.kernel.atomic import atomic_write_text
 from engine.lab.demo import (
     DEMO_IDENTITIES,
@@ -77,7 +78,7 @@ def demo_gallery_dir(fingerprint: str) -> Path:
 def demo_gallery_ready(gallery: Path) -> bool:
     marker = Path(gallery) / READY_MARKER
     try:
-        info = json.loads(marker.read_text(encoding="utf-8"))
+        info = jsonio.read(marker)
     except (OSError, ValueError):
         return False
     return isinstance(info, dict) and info.get("seed") == DEMO_SEED and info.get("items", 0) > 0
@@ -87,7 +88,7 @@ def demo_gallery_origin(gallery: Path) -> str | None:
     """How the ready demo gallery in ``gallery`` was made: ``"shipped"`` or ``"built"`` (None when not ready)."""
     if not demo_gallery_ready(gallery):
         return None
-    info = json.loads((Path(gallery) / READY_MARKER).read_text(encoding="utf-8"))
+    info = jsonio.read(Path(gallery) / READY_MARKER, expect=dict)
     return info.get("origin", "built")
 
 
@@ -119,7 +120,7 @@ class ShippedInfo:
     def read(cls, folder: Path) -> ShippedInfo:
         path = Path(folder) / SHIPPED_INFO
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = jsonio.read(path)
         except FileNotFoundError:
             raise ShippedGalleryError(f"no demo gallery is shipped ({path} is absent)") from None
         except (OSError, ValueError) as exc:

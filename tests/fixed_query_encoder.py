@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.retrieval.search.encoder import FingerprintEncoder
 
-class FixedQueryEncoder:
+
+class FixedQueryEncoder(FingerprintEncoder):
     """Every query is the unit vector e₀ in 4 dimensions at ``level`` (read by the parser); the checkpoint
     fingerprint is "ckpt" and it states no attribute weight unless a test sets one."""
 

@@ -14,6 +14,7 @@ from app.state import AppState, KeepRule, QuerySpec, replay_plan, timeline_rows
 from app.store import CaseStore
 from engine.index import Gallery
 from engine.retrieval.encoding.views import gallery_views
+from engine.retrieval.search.encoder import FingerprintEncoder
 
 DIM = 8
 N = 120
@@ -25,7 +26,7 @@ def unit(x):
     return (x / np.linalg.norm(x, axis=-1, keepdims=True)).astype(np.float32)
 
 
-class CentroidEncoder:
+class CentroidEncoder(FingerprintEncoder):
     """Text "... pK" → centroid K (level C); sketches and IR images → centroid 0; ``gate`` blocks
     encoding."""
 

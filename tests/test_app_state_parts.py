@@ -18,6 +18,7 @@ from engine.index import Gallery
 from engine.index.errors import GalleryMismatchError
 from engine.retrieval.encoding.views import gallery_views
 from engine.retrieval.search import StepQuery
+from engine.retrieval.search.encoder import FingerprintEncoder
 
 DIM = 8
 N = 30
@@ -74,7 +75,7 @@ def test_a_case_session_records_a_gallery_once_and_keeps_only_its_marks(cases, g
     assert cases.case_id == case_id and cases.step(12345) is None
 
 
-class FixedEncoder:
+class FixedEncoder(FingerprintEncoder):
     fingerprint = "ckpt-parts"
     attribute_weight = None
 

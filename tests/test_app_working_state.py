@@ -14,6 +14,7 @@ from app.main_window import MainWindow
 from app.state import AppState, Filters, KeepRule
 from engine.index import Gallery
 from engine.retrieval.encoding.views import gallery_views
+from engine.retrieval.search.encoder import FingerprintEncoder
 
 DIM = 8
 N = 36
@@ -24,7 +25,7 @@ def unit(x):
     return (x / np.linalg.norm(x, axis=-1, keepdims=True)).astype(np.float32)
 
 
-class CentroidEncoder:
+class CentroidEncoder(FingerprintEncoder):
     """Text "... pK" → centroid K; sketches and IR images → centroid 0."""
 
     fingerprint = "ckpt-working"

@@ -7,11 +7,12 @@ import pytest
 
 from engine.index import Gallery, GalleryMismatchError
 from engine.retrieval.search import NoCandidatesError, QueryInputError, SearchSession, SessionStateError, StepQuery
+from engine.retrieval.search.encoder import FingerprintEncoder
 
 DIM = 8
 
 
-class Encoder:
+class Encoder(FingerprintEncoder):
     def __init__(self, fingerprint="ckpt", dim=DIM, level="UC"):
         self.fingerprint = fingerprint
         self.dim = dim

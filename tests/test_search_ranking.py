@@ -7,6 +7,7 @@ import pytest
 
 from engine.index import Gallery
 from engine.retrieval.search import SearchSession, StepQuery
+from engine.retrieval.search.encoder import FingerprintEncoder
 from engine.retrieval.search.ranking import CONFIRMED, UNRANKED
 
 ANGLES = {"A": 0, "B": 20, "C": 40, "D": 60, "E": 80, "F": 100}
@@ -17,7 +18,7 @@ def at(degrees):
     return np.array([np.cos(r), np.sin(r)], dtype=np.float32)
 
 
-class AngleEncoder:
+class AngleEncoder(FingerprintEncoder):
     fingerprint = None
 
     def level_for(self, text):

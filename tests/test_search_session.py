@@ -15,6 +15,7 @@ from engine.kernel.ontology import LEVELS
 from engine.retrieval.encoding.views import gallery_views
 from engine.retrieval.metrics.progressive import progressive_ranking
 from engine.retrieval.search import SearchSession, StepQuery
+from engine.retrieval.search.encoder import FingerprintEncoder
 from engine.retrieval.search.ranking import CONFIRMED, UNRANKED
 
 DIM = 16
@@ -22,7 +23,7 @@ N = 1001
 PEOPLE = 20
 
 
-class FakeEncoder:
+class FakeEncoder(FingerprintEncoder):
     """Text → the centroid of the identity named in it; level from a table."""
 
     fingerprint = "ckpt"

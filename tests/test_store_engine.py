@@ -11,6 +11,7 @@ from app.store.from_engine import gallery_identity, step_input
 from engine.index import Gallery
 from engine.retrieval.encoding.views import gallery_views
 from engine.retrieval.search import SearchSession, StepQuery
+from engine.retrieval.search.encoder import FingerprintEncoder
 
 DIM = 8
 N = 240
@@ -21,7 +22,7 @@ def unit(x):
     return (x / np.linalg.norm(x, axis=-1, keepdims=True)).astype(np.float32)
 
 
-class CentroidEncoder:
+class CentroidEncoder(FingerprintEncoder):
     """Text "person pK" → centroid K; a sketch or IR image → centroid 0."""
 
     fingerprint = "ckpt-store"

@@ -288,7 +288,7 @@ def test_alembic_command_line_uses_the_same_scripts(tmp_path):
         assert store.verify_chain(case).ok
 
 
-def test_the_store_imports_no_qt_and_of_the_engine_only_the_step_schema_and_the_json_reader():
+def test_the_store_imports_no_qt_and_of_the_engine_only_the_kernels_schema_vocabularies_and_json_reader():
     code = ("import sys, json, app.store, app.store.from_engine; "
             "print(json.dumps(sorted(sys.modules)))")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -296,12 +296,14 @@ def test_the_store_imports_no_qt_and_of_the_engine_only_the_step_schema_and_the_
     loaded = {m.split('.')[0] for m in modules}
     assert not loaded & {"PySide6", "pyqtgraph", "torch", "faiss", "cv2"}
     engine_modules = {m for m in modules if m.split(".")[0] == "engine"}
-    assert engine_modules == {"engine", "engine.kernel", "engine.kernel.step_schema", "engine.kernel.jsonio"}
+    assert engine_modules == {"engine", "engine.kernel", "engine.kernel.step_schema", "engine.kernel.jsonio",
+                              "engine.kernel.keep_rules", "engine.kernel.query_modalities",
+                              "engine.kernel.vocabulary"}
     assert "sqlalchemy" in loaded
 
 
 def test_the_stores_level_names_are_the_ontologys():
-    from app.store.models import LEVELS
-    from engine.kernel.ontology import LEVELS as ONTOLOGY_LEVELS
+    from app.store.checks import LEVELS
+    from engine.kernel.ontology import ONTOLOGY
 
-    assert tuple(LEVELS) == tuple(ONTOLOGY_LEVELS)
+    assert tuple(LEVELS) == ONTOLOGY.level_names

@@ -49,12 +49,7 @@ def check_pair(gallery: Gallery | None, encoder: QueryEncoder | None) -> None:
     """Raise ``GalleryMismatchError`` when ``encoder``'s checkpoint did not build ``gallery``."""
     if gallery is None or encoder is None:
         return
-    fingerprint = getattr(encoder, "fingerprint", None)
-    if fingerprint is not None:
-        gallery.check_model(fingerprint)
-    check = getattr(encoder, "check_gallery", None)
-    if check is not None:
-        check(gallery)
+    encoder.check_gallery(gallery)
 
 
 class OpenGalleryJob(BackgroundJob):

@@ -13,12 +13,12 @@ read at export. The stated attributes are the parser's reading of the step's tex
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from engine.index.evidence_table import META_FILE, SOURCES, folder_of
+from engine.kernel import jsonio
 from engine.kernel.ontology import BIOMETRIC_KEYS
 from engine.retrieval.encoding.views import BIOMETRICS_VIEW
 from engine.retrieval.evidence.reliability import footage_measurements, measured_on
@@ -93,7 +93,7 @@ def covered_keys(gallery_root: str | None) -> dict[str, frozenset[str]] | None:
     if gallery_root is None:
         return {}
     try:
-        held = json.loads((folder_of(gallery_root) / META_FILE).read_text(encoding="utf-8"))["sources"]
+        held = jsonio.read(folder_of(gallery_root) / META_FILE)["sources"]
     except FileNotFoundError:
         return {}
     except (OSError, ValueError, KeyError, TypeError):

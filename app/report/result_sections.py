@@ -31,7 +31,7 @@ def query_images(content: ReportContent, flavor: Flavor) -> str:
         state = "" if image.intact else '<br><span class="bad">does not match its SHA-256</span>'
         original = f"<br>from {flavor.breakable(content.shown(image.original_path))}" if image.original_path else \
             "<br>drawn in the app"
-        cells.append(f"{shown}<br><b>{esc(text.MODALITY_NAMES.get(image.kind, image.kind))}</b> · {esc(used)}"
+        cells.append(f"{shown}<br><b>{esc(text.modality_name(image.kind))}</b> · {esc(used)}"
                      f"{small(original)}{state}")
     return "<h2>Query images</h2>" + tiles(cells, 3, flavor.page_width)
 

@@ -9,12 +9,12 @@ from datetime import datetime
 from typing import Any
 
 from app.provenance import network_name
+from engine.kernel import query_modalities
 from engine.kernel.timefmt import export_moment
 from engine.kernel.timefmt import export_time as footage_time
 from engine.perception.appearance.views import APPEARANCE_VIEWS
 from engine.retrieval.encoding.views import BIOMETRICS_VIEW
 
-MODALITY_NAMES = {"text": "text", "sketch": "sketch", "ir": "IR", "example": "example item"}
 LEVEL_SOURCE_NAMES = {"override": "set by the analyst", "encoder": "model's estimate", "parser": "attribute parser",
                       "classifier": "level classifier", "default": "default"}
 
@@ -46,8 +46,14 @@ def count(value: int) -> str:
 
 
 def modalities(query_kind: str) -> str:
-    """'text+sketch' → 'text + sketch'; 'example' → 'example item'."""
-    return " + ".join(MODALITY_NAMES.get(part, part) for part in query_kind.split("+") if part) or "—"
+    """'text+sketch' → 'text + sketch'; 'example' → 'example item' (the registry's labels,
+    ``engine.kernel.query_modalities``)."""
+    return query_modalities.describe(query_kind) or "—"
+
+
+def modality_name(kind: str) -> str:
+    """A query image's modality in words ("ir" → "IR"); other kinds of evidence ("crop") read as themselves."""
+    return query_modalities.describe(kind) or kind
 
 
 def searched_view(view: str, scenario: str | None) -> str:

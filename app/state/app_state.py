@@ -43,6 +43,7 @@ from app.state.working_state import Filters, QueryInputs, WorkingState
 from app.store import CaseState, CaseStore, CaseSummary, StepState
 from app.workers import WorkerHandle, describe_error
 from engine.index import Gallery
+from engine.kernel.keep_rules import DEFAULT_RHO
 from engine.retrieval.search import FinalRanking, QueryEncoder, SearchSession, StepQuery, StepResult
 
 
@@ -65,7 +66,7 @@ class AppState(QObject):
     error = Signal(str)  # a readable message for the status bar / a message box
     message = Signal(str)  # information ("Step 2: 1,000 → 500 in 0.12 s")
 
-    def __init__(self, parent: QObject | None = None, *, rho: float = 0.5,
+    def __init__(self, parent: QObject | None = None, *, rho: float = DEFAULT_RHO,
                  pool: QThreadPool | None = None) -> None:
         super().__init__(parent)
         self._rho = rho

@@ -16,13 +16,15 @@ real window by ``app.play.ScriptPlayer``. Parsing only (no Qt): every problem na
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from app.state.query_spec import KeepRule, QueryInputError
+from engine.kernel import jsonio
+from engine.kernel.keep_rules import DEFAULT_RHO
 from engine.kernel.ontology import LEVELS
+from engine.kernel.query_modalities import taking
 
 ACTION_KINDS = ("search", "confirm", "reject", "confirm_relevant", "note", "undo", "branch", "pause")
 SEARCH_KEYS = frozenset({"search", "keep", "sketch", "ir", "level", "expect_relevant_kept"})
@@ -51,7 +53,8 @@ class PlayAction:
 
     def describe(self) -> str:
         if self.kind == "search":
-            parts = [f"“{self.text}”" if self.text else ""] + [p for p in ("sketch", "ir") if getattr(self, p)]
+            images = [m.name for m in taking("image") if getattr(self, m.name, None)]
+            parts = [f"“{self.text}”" if self.text else "", *images]
             return "search " + " + ".join(p for p in parts if p) + f" ({self.keep.describe()})"
         if self.kind in ("confirm", "reject"):
             return f"{self.kind} rank{'s' if len(self.ranks) > 1 else ''} {', '.join(map(str, self.ranks))}"
@@ -137,7 +140,7 @@ def parse_action(data: Any, base: Path, where: str) -> PlayAction:
         expect = data.get("expect_relevant_kept")
         if expect is not None:
             expect = _count(expect, where, "expect_relevant_kept")
-        return PlayAction("search", text=text or None, keep=_keep(data.get("keep", 0.5), where), sketch=sketch,
+        return PlayAction("search", text=text or None, keep=_keep(data.get("keep", DEFAULT_RHO), where), sketch=sketch,
                           ir=ir, level=level, expect=expect)
     if kind in ("confirm", "reject"):
         ranks = value if isinstance(value, list) else [value]
@@ -202,7 +205,7 @@ def load_script(path: str | Path) -> PlayScript:
     if not path.is_file():
         raise PlayScriptError(f"demo script not found: {path}")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = jsonio.read(path)
+    except (OSError, jsonio.JsonInputError) as exc:
         raise PlayScriptError(f"{path}: not a readable JSON file ({exc})") from None
     return parse_script(data, path)

@@ -12,6 +12,7 @@ import numpy as np
 
 from app.state.engine_terms import APPEARANCE_GREY_VIEW, IMAGE_QUERY_VIEW
 from app.state.query_spec import KeepRule, QuerySpec
+from engine.kernel.query_modalities import modality
 from engine.retrieval.search import QueryInputError
 from engine.retrieval.text.parser import ParseResult, parse
 
@@ -58,8 +59,7 @@ def build_spec(modalities: Mapping[str, bool], *, text: str, sketch: np.ndarray 
     spec = QuerySpec(text=text or None, sketch=sketch if modalities["sketch"] else None,
                      ir=ir if modalities["ir"] else None, level=level if modalities["text"] else None, keep=keep)
     if spec.is_empty:
-        asks = {"text": "type a description", "sketch": "draw a sketch", "ir": "load an IR image"}
-        wanted = [asks[name] for name, enabled in modalities.items() if enabled]
+        wanted = [modality(name).prompt for name, enabled in modalities.items() if enabled]
         if not wanted:
             raise QueryInputError("Turn on text, sketch or IR to build a query")
         raise QueryInputError(f"The query is empty: {' or '.join(wanted)}")

@@ -4,17 +4,17 @@ threshold)."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from engine.kernel.keep_rules import DEFAULT_RHO, KEEP_RULES, KeepRuleError, check_keep
 from engine.kernel.ontology import LEVELS
+from engine.kernel.query_modalities import combinable, query_kind
 from engine.retrieval.search import QueryInputError, StepQuery
 
-KEEP_KINDS: tuple[str, ...] = ("rho", "k", "threshold")
-DEFAULT_RHO = 0.5
+KEEP_KINDS: tuple[str, ...] = KEEP_RULES
 RHO_RANGE = (0.05, 1.0)
 
 
@@ -26,17 +26,12 @@ class KeepRule:
     value: float = DEFAULT_RHO
 
     def __post_init__(self) -> None:
-        if self.kind not in KEEP_KINDS:
-            raise QueryInputError(f"keep rule must be one of {list(KEEP_KINDS)}, got {self.kind!r}")
-        value = self.value
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise QueryInputError(f"the keep value must be a finite number, got {value!r}")
-        if self.kind == "rho" and not 0 < value <= 1:
-            raise QueryInputError(f"the kept fraction ρ must lie in (0, 1], got {value}")
+        try:
+            value = check_keep(self.kind, self.value)
+        except KeepRuleError as exc:
+            raise QueryInputError(str(exc)) from None
         if self.kind == "k":
-            if value != int(value) or value < 1:
-                raise QueryInputError(f"the kept count k must be a whole number ≥ 1, got {value}")
-            object.__setattr__(self, "value", int(value))
+            object.__setattr__(self, "value", value)
 
     def query_arguments(self) -> dict[str, float | int]:
         return {self.kind: self.value}
@@ -80,7 +75,7 @@ class QuerySpec:
     @property
     def kind(self) -> str:
         """The modalities joined by '+' ('text+sketch'), as the engine names them."""
-        return "+".join(name for name in ("text", "sketch", "ir") if getattr(self, name) is not None)
+        return query_kind(m.name for m in combinable() if getattr(self, m.name, None) is not None)
 
     def to_step_query(self, *, cameras: frozenset[str] | None = None,
                       time_range: tuple[float | None, float | None] | None = None) -> StepQuery:

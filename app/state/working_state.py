@@ -21,10 +21,11 @@ from app.state.query_spec import KeepRule
 from app.state.timeline_rows import filters_summary
 from app.store import StepState
 from app.store.evidence import EvidenceSource, case_folder, sha256_file, store_evidence
+from engine.kernel.query_modalities import combinable
 from engine.retrieval.search import QueryInputError
 from engine.retrieval.search.query import load_image
 
-MODALITIES = ("text", "sketch", "ir")
+MODALITIES = tuple(m.name for m in combinable())  # what the query panel can switch on
 #: How to clear the filters, named wherever they are shown as the reason for an empty step.
 CLEAR_FILTERS = "choose “All cameras” and untick “Time” above the results"
 

@@ -10,9 +10,12 @@ import numpy as np
 
 from app.store import codec
 from app.store.errors import StoreInputError
-from app.store.models import KEEP_RULES, LEVEL_SOURCES, LEVELS, canonical_json
+from app.store.models import LEVEL_SOURCES, canonical_json
 from app.store.state import StepInput
+from engine.kernel.keep_rules import check_keep
+from engine.kernel.query_modalities import check_query_kind
 from engine.kernel.step_schema import STEP_FIELDS, StepField
+from engine.kernel.vocabulary import LEVELS
 
 
 def text(value: object, what: str, *, limit: int | None = None, optional: bool = False) -> str | None:
@@ -68,8 +71,11 @@ def _field_value(spec: StepField, value: object) -> Any:
 
 def step_columns(step: StepInput) -> dict[str, Any]:
     """Validated column values of a step (all but its tree place, evidence and times)."""
-    if step.keep_rule not in KEEP_RULES:
-        raise StoreInputError(f"keep_rule must be one of {list(KEEP_RULES)}, got {step.keep_rule!r}")
+    try:
+        check_keep(step.keep_rule, finite(step.keep_value, "keep_value"), what="keep_rule")
+        check_query_kind(text(step.query_kind, "query_kind"))
+    except ValueError as exc:
+        raise StoreInputError(str(exc)) from None
     if step.level is not None and step.level not in LEVELS:
         raise StoreInputError(f"level must be one of {list(LEVELS)} or None, got {step.level!r}")
     if step.level_source is not None and step.level_source not in LEVEL_SOURCES:

@@ -35,6 +35,7 @@ from sqlalchemy.types import TypeDecorator
 
 from app.store.errors import CorruptCaseError
 from engine.kernel import jsonio
+from engine.kernel.keep_rules import KEEP_RULES
 from engine.kernel.step_schema import STEP_FIELDS, StepField
 
 #: constraint names are fixed so that batch migrations on SQLite can find and drop them
@@ -48,10 +49,6 @@ NAMING_CONVENTION = {
 
 CASE_STATUSES = ("open", "closed")
 MARK_STATES = ("confirmed", "rejected")
-KEEP_RULES = ("rho", "k", "threshold")
-#: The ontology's granularity levels (resources/ontology.json); the store stays free of engine imports, and a
-#: test holds this copy equal to ``engine.kernel.ontology.LEVELS``.
-LEVELS = ("UC", "C", "M", "F", "UF")
 LEVEL_SOURCES = ("override", "encoder", "parser", "classifier", "default")
 
 

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.jobs import SearchStepJob
-from app.state.engine_terms import LEVELS, ONTOLOGY
+from app.state.engine_terms import LEVELS, ONTOLOGY, QUERY_CONTROLS
 from app.state.query_reading import (  # noqa: F401 - which view a query ranks by, importable from here
     ParseResult,
     QueryInputError,
@@ -52,8 +52,8 @@ from app.views.query_inputs import AttributeChip, ImageDropZone, KeepControl, re
 from app.views.sketch_canvas import SketchEditor
 
 ACCENT = "#2563eb"
-MODALITIES = ("text", "sketch", "ir")
-MODALITY_LABELS = {"text": "Text", "sketch": "Sketch", "ir": "IR image"}
+MODALITIES = tuple(m.name for m in QUERY_CONTROLS)
+MODALITY_LABELS = {m.name: m.control for m in QUERY_CONTROLS}
 RUN_KEYS = "Enter in the description, or Ctrl+Enter anywhere; Shift+Enter starts a new line"
 
 _PANEL_STYLE = f"""

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 import typer
+
+from engine.kernel import jsonio
 
 
 def demo(
@@ -29,7 +30,8 @@ def demo(
                         seed=DEMO_SEED, workers=os.cpu_count() or 1, progress=report)
     sheet = contact_sheet(world / "contact_sheet.png", identities=6, seed=DEMO_SEED)
     typer.echo(f"demo world: {world}\ncontact sheet: {sheet}")
-    first = json.loads((world / "manifest.jsonl").open(encoding="utf-8").readline())
+    with (world / "manifest.jsonl").open(encoding="utf-8") as manifest:
+        first = jsonio.loads(manifest.readline(), f"{manifest.name} line 1", expect=dict)
     typer.echo(f"\nA progressive query chain for identity {first['identity']} and what the parser reads:")
     for step in query_chain(first["attributes"], random.Random(DEMO_SEED)):
         parsed = parse_text(step["text"])

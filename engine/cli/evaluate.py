@@ -9,6 +9,7 @@ import typer
 
 from engine.cli.output import Failed
 from engine.cli.output import fail as _fail
+from engine.kernel.keep_rules import DEFAULT_RHO
 
 
 def evaluate_command(
@@ -21,7 +22,7 @@ def evaluate_command(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     level: str = typer.Option(None, "--level", help="auto | given (default: given on a world, auto on data)."),
-    rho: float = typer.Option(0.5, "--rho", help="Progressive keep rate: k = ceil(rho * |candidates|)."),
+    rho: float = typer.Option(DEFAULT_RHO, "--rho", help="Progressive keep rate: k = ceil(rho * |candidates|)."),
     batch: int = typer.Option(64, "--batch", min=1, help="Images or texts per model call."),
     device: str = typer.Option(None, "--device", help="cpu, cuda, cuda:1 ... (default: CUDA when available)."),
     out: Path = typer.Option(None, "--out", help="Also write the JSON report to this file."),

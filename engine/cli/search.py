@@ -9,6 +9,7 @@ import typer
 
 from engine.cli.output import Failed
 from engine.cli.output import fail as _fail
+from engine.kernel.keep_rules import DEFAULT_RHO
 
 
 def search_command(
@@ -21,8 +22,8 @@ def search_command(
     outfit_changed: bool = typer.Option(False, "--outfit-changed",
                                         help="With --similar: the person may have changed clothes (adds the "
                                              "biometric likeness the model's heads read)."),
-    keep: str = typer.Option(None, "--keep", help="Per step: a fraction rho (keep ceil(rho*n); default 0.5) "
-                                                   "or a whole number k (keep k)."),
+    keep: str = typer.Option(None, "--keep", help="Per step: a fraction rho (keep ceil(rho*n); default "
+                                                   f"{DEFAULT_RHO:g}) or a whole number k (keep k)."),
     threshold: float = typer.Option(None, "--threshold", help="Per step: keep the items scoring at least this."),
     level: str = typer.Option(None, "--level", help="UC|C|M|F|UF fixes every text step's level; parser "
                                                     "(default) or classifier says how to read it."),

@@ -27,11 +27,13 @@ import math
 import shlex
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from engine.index import Gallery
 from engine.kernel.ontology import LEVELS, ONTOLOGY
+from engine.kernel.query_modalities import modalities, modality
 from engine.retrieval.search.errors import QueryInputError, SearchError
 from engine.retrieval.search.query import StepQuery, load_image
 from engine.retrieval.search.session import SearchSession
@@ -324,8 +326,9 @@ class Prompt:
         handler(args)
 
     def _commands(self) -> dict[str, Callable[[list[str]], None]]:
-        return {":sketch": lambda a: self._image_step("sketch", a), ":ir": lambda a: self._image_step("ir", a),
-                ":similar": self._similar, ":undo": self._undo, ":branch": self._branch, ":switch": self._switch,
+        queries = {m.console: self._similar if m.takes == "item" else partial(self._image_step, m.name)
+                   for m in modalities() if m.console}
+        return {**queries, ":undo": self._undo, ":branch": self._branch, ":switch": self._switch,
                 ":branches": self._branches, ":reject": lambda a: self._mark("reject", a),
                 ":confirm": lambda a: self._mark("confirm", a), ":final": self._final, ":steps": self._steps,
                 ":help": lambda a: self.out(HELP)}
@@ -340,7 +343,7 @@ class Prompt:
     def _image_step(self, what: str, args: list[str]) -> None:
         if not args:
             raise QueryInputError(f":{what} needs an image file")
-        path = _readable(args[0], "sketch" if what == "sketch" else "IR")
+        path = _readable(args[0], modality(what).label)
         text = " ".join(args[1:]).strip() or None
         self._step(self.search.settings.query(text, **{what: path}))
 

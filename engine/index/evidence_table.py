@@ -31,7 +31,6 @@ import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +44,7 @@ from engine.kernel.atomic import atomic_write_json
 from engine.kernel.ontology import ONTOLOGY
 from engine.kernel.paths import PathEscapeError, contained
 from engine.kernel.permissions import owner_only_umask
+from engine.kernel.timefmt import utc_stamp
 from engine.perception.attributes.evidence import AttributeEvidence, AttributeEvidenceError
 
 FOLDER = "attributes"
@@ -69,10 +69,6 @@ EvidenceRecord = Mapping[str, AttributeEvidence | Mapping[str, Any]]
 
 def folder_of(gallery_root: str | Path) -> Path:
     return Path(gallery_root) / FOLDER
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _check_source(name: str) -> None:
@@ -328,7 +324,7 @@ class _Writer:
 
     @owner_only_umask()
     def commit(self) -> None:
-        self.meta["updated"] = _now()
+        self.meta["updated"] = utc_stamp()
         atomic_write_json(self.folder / META_FILE, self.meta, indent=1)  # commit point
         for source in self.meta["sources"]:
             vector_file.set_rows(self.files.matrix(source), self.meta["rows"], WIDTH)

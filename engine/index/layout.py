@@ -8,12 +8,12 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from engine.index import journal
 from engine.index.errors import GalleryCorruptError, GalleryInputError
+from engine.kernel.timefmt import utc_stamp
 
 FORMAT_VERSION = 1
 GALLERY_FILE = journal.GALLERY_FILE
@@ -23,16 +23,14 @@ VIEW_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9:_.+-]{0,63}$")
 ProgressFn = Callable[[int, int], None]
 #: What a gallery's items are: crops of a built synthetic world, or of real footage (videos, images, crops).
 GALLERY_DOMAINS: tuple[str, ...] = ("world", "footage")
+#: the time a write stamps in the gallery's metadata ("updated")
+now = utc_stamp
 
 
 @dataclass(frozen=True)
 class AddReport:
     added: int
     skipped: int  # ids already in the gallery (a resumed ingest)
-
-
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def file_stem(view: str) -> str:

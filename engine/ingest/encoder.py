@@ -24,8 +24,8 @@ from typing import Protocol
 import numpy as np
 
 from engine.ingest.errors import IngestError
+from engine.kernel.vocabulary import WORLD_TO_MODEL_RESOLUTION
 from engine.retrieval.encoding.model_encoder import DEFAULT_REID_SCENARIOS, encode_items, model_views
-from engine.retrieval.encoding.resolution import MODEL_RESOLUTION
 
 
 def parse_scenarios(text: str) -> tuple[str, ...]:
@@ -85,9 +85,9 @@ class ModelEncoder:
 
     def _encode(self, crops: Sequence[np.ndarray], modalities: Sequence[str],
                 resolutions: Sequence[str]) -> dict[str, np.ndarray]:
-        unknown = [r for r in resolutions if r not in MODEL_RESOLUTION]
+        unknown = [r for r in resolutions if r not in WORLD_TO_MODEL_RESOLUTION]
         if unknown:
-            raise IngestError(f"resolution {unknown[0]!r} is not one of {list(MODEL_RESOLUTION)}")
+            raise IngestError(f"resolution {unknown[0]!r} is not one of {list(WORLD_TO_MODEL_RESOLUTION)}")
         try:
             return encode_items(self.model, crops, list(modalities), list(resolutions), scenarios=self.scenarios,
                                 batch_size=len(crops))

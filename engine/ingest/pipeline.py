@@ -35,7 +35,6 @@ import queue
 import threading
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 from engine.index import Gallery, GalleryError
@@ -56,6 +55,7 @@ from engine.ingest.summary import IngestSummary
 from engine.kernel.pause_points import pause_point
 from engine.kernel.permissions import owner_only_umask
 from engine.kernel.progress import ProgressFn, no_progress
+from engine.kernel.timefmt import utc_stamp
 from engine.perception.attributes.pretrained import AttributeNetwork
 from engine.perception.detection.detectors import PersonDetector
 from engine.retrieval.evidence.items import add_evidence, fill_missing_evidence
@@ -218,7 +218,7 @@ def _consume(found, store: Gallery, encoder: Encoder, detector: PersonDetector |
             continue
         if event.marker is not None:
             event.marker["items"] = event.report.items_kept
-            event.marker["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
+            event.marker["finished"] = utc_stamp()
             write_marker(store.root, event.key, event.marker)
         event.report.seconds = time.monotonic() - source_started
         source_started = time.monotonic()

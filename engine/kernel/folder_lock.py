@@ -13,13 +13,13 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
 from engine.kernel import jsonio
 from engine.kernel.atomic import atomic_write_json
+from engine.kernel.timefmt import utc_stamp
 
 _depth = threading.local()  # per thread: (folder, lock file) → how many nested holds
 
@@ -90,7 +90,7 @@ def exclusive(root: str | Path, *, lock_file: str, holder_file: str,
     nested[key] = 1
     try:
         atomic_write_json(root / holder_file, {"pid": os.getpid(),
-                                               "started": datetime.now(UTC).isoformat(timespec="seconds")})
+                                               "started": utc_stamp()})
         yield
     finally:
         nested.pop(key, None)

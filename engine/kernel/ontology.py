@@ -7,12 +7,12 @@ UC 1–5, C 6–8, M 9–11, F 12–14, UF 15–18; no attribute → no level.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from engine.kernel import jsonio, vocabulary
 from engine.kernel.resources import resource_path
 
 #: Attributes whose value only counts when the carrying item exists (ontology notes).
@@ -106,19 +106,21 @@ def load_ontology(path: str | Path | None = None) -> Ontology:
     """Load an ontology file; without ``path`` the shipped one (cached)."""
     if path is None:
         return _default()
-    with open(path, encoding="utf-8") as fh:
-        return _parse(json.load(fh))
+    return _parse(jsonio.read(path, expect=dict))
 
 
 @lru_cache(maxsize=1)
 def _default() -> Ontology:
-    with open(resource_path("ontology.json"), encoding="utf-8") as fh:
-        return _parse(json.load(fh))
+    ontology = _parse(jsonio.read(resource_path("ontology.json"), expect=dict))
+    if ontology.level_names != vocabulary.LEVELS:
+        raise ValueError(f"the shipped ontology names the levels {list(ontology.level_names)}; "
+                         f"engine.kernel.vocabulary.LEVELS says {list(vocabulary.LEVELS)}")
+    return ontology
 
 
 ONTOLOGY = _default()
 ATTRIBUTE_KEYS: tuple[str, ...] = ONTOLOGY.keys
-LEVELS: tuple[str, ...] = ONTOLOGY.level_names
+LEVELS: tuple[str, ...] = vocabulary.LEVELS
 COLORS: tuple[str, ...] = ONTOLOGY.colors
 #: The attributes that are colours (a sketch or an infrared image cannot show them).
 COLOR_KEYS: tuple[str, ...] = tuple(key for key in ATTRIBUTE_KEYS if key.endswith("_color"))
@@ -175,8 +177,7 @@ def parse_labels(data: dict, ontology: Ontology) -> OntologyLabels:
 @lru_cache(maxsize=1)
 def labels() -> OntologyLabels:
     """The shipped label table (``LABELS_FILE``), checked against the shipped ontology."""
-    with open(resource_path(LABELS_FILE), encoding="utf-8") as fh:
-        return parse_labels(json.load(fh), ONTOLOGY)
+    return parse_labels(jsonio.read(resource_path(LABELS_FILE), expect=dict), ONTOLOGY)
 
 
 def key_label(key: str) -> str:

@@ -4,6 +4,7 @@ A time is seconds. At or after ``WALL_CLOCK_FROM`` (2001-09-09) it is POSIX wall
 below, it counts on the footage clock (seconds since the first frame of a video). One rule, ``is_wall_clock``,
 for the CLI, the reports and the app's grid.
 
+- Stamps in the files Lineup writes (a gallery's ``updated``, a checkpoint's ``created``): ``utc_stamp``.
 - Exports (CLI output, reports): wall-clock times in UTC with the zone, ``2024-06-10 06:13:20Z``
   (``export_time``; stored moments such as audit times: ``export_moment``, ``… UTC``); footage times ``12.5s``.
 - Screen (the app): wall-clock times in local time with the zone's name, ``2024-06-10 08:13:20 CEST``
@@ -57,6 +58,11 @@ def export_time(seconds: float | None) -> str:
     if is_wall_clock(seconds):
         return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
     return f"{seconds:.1f}s"
+
+
+def utc_stamp() -> str:
+    """Now, as the files Lineup writes stamp it: UTC ISO 8601 to the second, ``2025-01-02T03:04:05+00:00``."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def export_moment(value: datetime) -> str:

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from engine.kernel.paths import PathEscapeError, contained
+from engine.kernel.vocabulary import IMAGE_MODALITIES as MODALITIES
 
-MODALITIES: tuple[str, ...] = ("rgb", "ir", "sketch")
 _INTEGER = re.compile(r"-?\d+", re.ASCII)
 
 

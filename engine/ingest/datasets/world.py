@@ -29,10 +29,9 @@ from engine.ingest.datasets.records import (
 )
 from engine.kernel import jsonio
 from engine.kernel.ontology import LEVELS, ONTOLOGY
+from engine.kernel.vocabulary import IMAGE_MODALITIES, WORLD_RESOLUTIONS
 
 MANIFEST = "manifest.jsonl"
-RESOLUTIONS: tuple[str, ...] = ("HR", "mild", "mid", "ultra")
-WORLD_MODALITIES: tuple[str, ...] = ("rgb", "ir", "sketch")
 OPTIONAL_FIELDS: tuple[str, ...] = ("time", "daytime", "view")
 
 
@@ -103,8 +102,8 @@ def world_sample(record: dict[str, Any], file: Path, where: str, base: Path, che
     camera = require_field(record, file, where, "camera")
     if isinstance(camera, bool) or not isinstance(camera, (str, int)) or str(camera) == "":
         raise DatasetFormatError(file, where, "camera", f"expected a camera name or number, got {camera!r}")
-    modality = _choice(require_field(record, file, where, "modality"), WORLD_MODALITIES, file, where, "modality")
-    resolution = _choice(require_field(record, file, where, "resolution"), RESOLUTIONS, file, where, "resolution")
+    modality = _choice(require_field(record, file, where, "modality"), IMAGE_MODALITIES, file, where, "modality")
+    resolution = _choice(require_field(record, file, where, "resolution"), WORLD_RESOLUTIONS, file, where, "resolution")
     descriptions = _descriptions(require_field(record, file, where, "descriptions"), file, where)
     split = as_text(record.get("split", "train"), file, where, "split")
     extra = {"id": str(raw_id), "attributes": attributes, "descriptions": descriptions, "resolution": resolution,

@@ -19,8 +19,9 @@ import re
 from collections.abc import Collection
 from pathlib import Path
 
-from engine.ingest.datasets.world import RESOLUTIONS, read_world
+from engine.ingest.datasets.world import read_world
 from engine.kernel.atomic import atomic_write_json
+from engine.kernel.vocabulary import WORLD_RESOLUTIONS as RESOLUTIONS
 
 
 def tokens(caption: str) -> list[str]:

@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from engine.ingest.datasets import DatasetIndex
+from engine.kernel.keep_rules import DEFAULT_RHO
 from engine.kernel.progress import ProgressFn, no_progress
 from engine.lab.evaluation import world_protocols
 from engine.lab.evaluation.appearance_rank import sketch
@@ -104,7 +105,7 @@ def evaluate_benchmark(
     protocol: str,
     *,
     level: str | None = None,
-    rho: float = 0.5,
+    rho: float = DEFAULT_RHO,
     batch_size: int = 64,
     progress: ProgressFn = no_progress,
     texts: str = "generated",
@@ -138,7 +139,7 @@ def evaluate(
     protocol: str,
     *,
     level: str | None = None,
-    rho: float = 0.5,
+    rho: float = DEFAULT_RHO,
     batch_size: int = 64,
     split: str = "test",
     benchmarks_dir: Path | str | None = None,

@@ -20,11 +20,9 @@ import torch
 from engine.kernel.images import ImageInputError
 from engine.kernel.images import read_image as load
 from engine.kernel.progress import ProgressFn, no_progress
+from engine.kernel.vocabulary import WORLD_TO_MODEL_RESOLUTION
 from engine.lab.evaluation.errors import EvaluationError
 from engine.retrieval.encoding.text_rewrite import encode_rewritten
-
-#: World resolution labels (``engine.ingest.datasets.world``) → the model's resolution names (CRST).
-MODEL_RESOLUTION: dict[str, str] = {"HR": "hr", "mild": "mild_lr", "mid": "mid_lr", "ultra": "ultra_lr"}
 
 T = TypeVar("T")
 #: encode(prepared images [b, 3, H, W], rows of this batch) → vectors [b, …]
@@ -34,9 +32,9 @@ BatchEncoder = Callable[[torch.Tensor, slice], torch.Tensor]
 def model_resolution(label: str) -> str:
     """The model's name for a world resolution label ("HR" → "hr", "mild" → "mild_lr", …)."""
     try:
-        return MODEL_RESOLUTION[label]
+        return WORLD_TO_MODEL_RESOLUTION[label]
     except KeyError:
-        raise EvaluationError(f"resolution {label!r} is not one of {list(MODEL_RESOLUTION)}") from None
+        raise EvaluationError(f"resolution {label!r} is not one of {list(WORLD_TO_MODEL_RESOLUTION)}") from None
 
 
 def read_image(path: Path | str) -> torch.Tensor:

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from engine.kernel.vocabulary import MODEL_RESOLUTIONS as RESOLUTIONS
 from engine.lab.losses._checks import LossInputError, require_dim, require_positive
 
-RESOLUTIONS: tuple[str, ...] = ("hr", "mild_lr", "mid_lr", "ultra_lr")
 ATTRIBUTE_SHARE: dict[str, float] = {"hr": 0.70, "mild_lr": 0.60, "mid_lr": 0.45, "ultra_lr": 0.30}
 MASK_RATE = 0.15
 IGNORE_INDEX = -100

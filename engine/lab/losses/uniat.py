@@ -18,9 +18,9 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
+from engine.kernel.vocabulary import SCENARIOS
 from engine.lab.losses._checks import LossInputError, require_dim, require_len
 
-SCENARIOS: tuple[str, ...] = ("DT-ST", "DT-LT", "NT-ST", "NT-LT", "AD-ST", "AD-LT")
 RGB, IR = 0, 1  # modality codes of the samples
 OTHER_OUTFIT_LOGIT = -10.0
 HDW_MAX_FLOOR = 1e-6

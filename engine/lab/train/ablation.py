@@ -177,10 +177,10 @@ def _training_summary(folder: Path) -> dict[str, Any]:
     steps, seconds, last, curve = 0, 0.0, None, {}
     log = folder / "log.jsonl"
     if log.is_file():
-        for line in log.read_text(encoding="utf-8").splitlines():
+        for number, line in enumerate(log.read_text(encoding="utf-8").splitlines(), start=1):
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
+                record = jsonio.loads(line, f"{log} line {number}")
+            except jsonio.JsonInputError:
                 continue
             if record.get("event") == "step":
                 steps = max(steps, record["global_step"])
@@ -204,7 +204,7 @@ def _reports(folder: Path, protocols: Sequence[str]) -> dict[str, dict[str, Any]
     for protocol in protocols:
         file = folder / f"eval-{protocol}.json"
         if file.is_file():
-            report = json.loads(file.read_text(encoding="utf-8"))
+            report = jsonio.read(file, expect=dict)
             reports[protocol] = {"overall": report["overall"], "by": report.get("by", {})}
     return reports
 
@@ -296,8 +296,8 @@ def _difference(report: dict[str, Any], reference: dict[str, Any]) -> dict[str, 
 
 def _recorded_plan(out: Path) -> dict[str, Any]:
     try:
-        return json.loads((out / "plan.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+        return jsonio.read(out / "plan.json")
+    except (OSError, jsonio.JsonInputError):
         return {}
 
 

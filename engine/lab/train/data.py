@@ -33,10 +33,9 @@ from engine.kernel import jsonio
 from engine.kernel.images import ImageInputError, read_image
 from engine.kernel.ontology import LEVELS
 from engine.kernel.progress import ProgressFn, no_progress
+from engine.kernel.vocabulary import WORLD_TO_MODEL_RESOLUTION
 from engine.retrieval.models import ModelConfig
 from engine.retrieval.models.names import RESOLUTIONS
-
-WORLD_RESOLUTIONS = {"HR": "hr", "mild": "mild_lr", "mid": "mid_lr", "ultra": "ultra_lr"}
 
 
 class TrainingDataError(ValueError):
@@ -308,7 +307,7 @@ def build_training_data(
         if s.identity not in label_of:
             continue
         label = label_of[s.identity]
-        resolution = RESOLUTIONS.index(WORLD_RESOLUTIONS.get(s.extra.get("resolution", "HR"), "hr"))
+        resolution = RESOLUTIONS.index(WORLD_TO_MODEL_RESOLUTION.get(s.extra.get("resolution", "HR"), "hr"))
         item = PairItem(row=row(s.image), label=label, clothing=clothing(s), resolution=resolution,
                         attributes=dict(s.extra["attributes"]) if kind == "world" else None)
         if kind == "captions":
@@ -368,7 +367,7 @@ def _validation_image_queries(samples: list[Sample], val_ids: set[int],
     out = {}
     for mode, modality in (("S", "sketch"), ("IR", "ir")):
         picked = [s for s in samples if s.modality == modality and s.identity in val_ids
-                  and WORLD_RESOLUTIONS.get(s.extra.get("resolution", "HR"), "hr") == "hr"]
+                  and WORLD_TO_MODEL_RESOLUTION.get(s.extra.get("resolution", "HR"), "hr") == "hr"]
         if picked:
             out[mode] = (torch.tensor([row(s.image) for s in picked], dtype=torch.long),
                          np.array([s.identity for s in picked]),

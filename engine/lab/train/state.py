@@ -181,7 +181,9 @@ class RunFolder:
     def read_log(self) -> list[dict[str, Any]]:
         if not self.log_file.is_file():
             return []
-        return [json.loads(line) for line in self.log_file.read_text(encoding="utf-8").splitlines() if line.strip()]
+        lines = self.log_file.read_text(encoding="utf-8").splitlines()
+        return [jsonio.loads(line, f"{self.log_file} line {number}") for number, line in enumerate(lines, start=1)
+                if line.strip()]
 
     # -------------------------------------------------------------------------------------- the state
     def save_state(self, state: dict[str, Any]) -> None:

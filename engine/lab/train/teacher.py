@@ -34,9 +34,10 @@ from engine.index.evidence_table import COLUMN_OF, CONFIDENCE_COLUMN, EvidenceTa
 from engine.kernel.ontology import ATTRIBUTE_KEYS, ONTOLOGY
 from engine.kernel.paths import is_contained
 from engine.kernel.progress import ProgressFn, no_progress
+from engine.kernel.vocabulary import WORLD_TO_MODEL_RESOLUTION
 from engine.lab.data.augment import ImageAugment
 from engine.lab.train.config import TEACHER_KEYS, TrainConfig, TrainConfigError
-from engine.lab.train.data import WORLD_RESOLUTIONS, TrainingDataError, decode_images_with_sizes
+from engine.lab.train.data import TrainingDataError, decode_images_with_sizes
 from engine.retrieval.models import ModelConfig
 from engine.retrieval.models.names import RESOLUTIONS
 
@@ -194,7 +195,7 @@ def read_teacher_data(folders: Sequence[str | Path], image_size: tuple[int, int]
             if not is_contained(folder, item.crop):
                 raise TeacherDataError(f"teacher gallery {folder}: item {item.id!r} has a crop outside the folder")
             paths.append(folder / item.crop)
-            resolution.append(RESOLUTIONS.index(WORLD_RESOLUTIONS.get(item.resolution or "HR", "hr")))
+            resolution.append(RESOLUTIONS.index(WORLD_TO_MODEL_RESOLUTION.get(item.resolution or "HR", "hr")))
             rows.append(found)
             item_ids.append(item.id)
             kept += 1

@@ -62,16 +62,17 @@ import cv2
 import numpy as np
 
 from engine.ingest.datasets.records import Sample
-from engine.ingest.datasets.world import RESOLUTIONS, manifest_path, read_world
+from engine.ingest.datasets.world import manifest_path, read_world
 from engine.kernel import jsonio
 from engine.kernel.atomic import atomic_target, atomic_write_json
 from engine.kernel.hashing import sha256_file
 from engine.kernel.ontology import ATTRIBUTE_KEYS, LEVELS, ONTOLOGY
+from engine.kernel.vocabulary import SCENARIOS
+from engine.kernel.vocabulary import WORLD_RESOLUTIONS as RESOLUTIONS
 from engine.lab.world.modalities import RESOLUTIONS as RESOLUTION_SIZES
 
 VERSION = 3
 BENCHMARKS: tuple[str, ...] = ("granularity", "modalities", "cross_resolution", "anytime")
-SCENARIOS: tuple[str, ...] = ("DT-ST", "DT-LT", "NT-ST", "NT-LT", "AD-ST", "AD-LT")
 MODES: tuple[str, ...] = ("T", "S", "IR", "T+S", "T+IR", "S+IR", "T+S+IR")
 CHAIN_STEPS = 5
 JPEG_QUALITY = 92  # the world's own (engine.lab.world.build)

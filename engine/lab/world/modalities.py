@@ -21,8 +21,6 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-MODALITIES: tuple[str, ...] = ("rgb", "ir", "sketch")
-
 #: Resolution level → (height, width). Low levels are area-downsampled from HR and kept at native size.
 RESOLUTIONS: dict[str, tuple[int, int]] = {"HR": (256, 128), "mild": (128, 64), "mid": (64, 32), "ultra": (32, 16)}
 

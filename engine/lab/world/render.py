@@ -19,12 +19,13 @@ import cv2
 import numpy as np
 
 from engine.kernel.ontology import ATTRIBUTE_KEYS, DEPENDENT_COLORS
+from engine.kernel.vocabulary import IMAGE_MODALITIES as MODALITIES
 from engine.lab.world.backgrounds import background
 from engine.lab.world.cameras import SKETCH_CAMERA, Camera, get_camera
 from engine.lab.world.figure import CANVAS_H, CANVAS_W, Figure, Pose
 from engine.lab.world.identities import canonical
 from engine.lab.world.look import Look, make_look
-from engine.lab.world.modalities import MODALITIES, RESOLUTIONS, add_noise, downsample, materials, to_three_channels
+from engine.lab.world.modalities import RESOLUTIONS, add_noise, downsample, materials, to_three_channels
 from engine.lab.world.painter import Painter
 
 VIEWS: tuple[str, ...] = ("front", "back", "side")

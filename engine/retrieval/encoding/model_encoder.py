@@ -30,6 +30,7 @@ import numpy as np
 
 from engine.index.errors import GalleryMismatchError
 from engine.kernel.ontology import LEVELS, ONTOLOGY
+from engine.kernel.vocabulary import model_resolution
 from engine.retrieval.encoding.errors import QueryInputError
 from engine.retrieval.encoding.text_rewrite import NO_REWRITE, check_rewrite_weight, encode_rewritten
 from engine.retrieval.encoding.views import (
@@ -69,9 +70,8 @@ def check_gallery(model, gallery, fingerprint: str | None = None) -> None:
     """Raise ``GalleryMismatchError`` when ``model`` cannot search ``gallery``: a view it gives another
     dimension, a view it cannot make, or (dimensions agreeing) a different checkpoint fingerprint. Views another
     network made (``gallery.view_model(view)`` set, e.g. ``appearance``) are not the checkpoint's to check."""
-    foreign = getattr(gallery, "view_model", lambda _view: None)
     for view, dim in gallery.views.items():
-        if foreign(view) is not None:
+        if gallery.view_model(view) is not None:
             continue
         mine = view_dimension(model, view)
         if mine is None:
@@ -184,18 +184,6 @@ class ModelQueryEncoder:
 
 
 # ------------------------------------------------------------------------------------------- gallery side
-
-
-def model_resolution(name: str) -> str:
-    """A gallery item's resolution label (HR, mild, mid, ultra) or a model resolution name → the model's name."""
-    from engine.retrieval.encoding.resolution import MODEL_RESOLUTION
-    from engine.retrieval.models import RESOLUTIONS
-
-    if name in MODEL_RESOLUTION:
-        return MODEL_RESOLUTION[name]
-    if isinstance(name, str) and name.lower() in RESOLUTIONS:
-        return name.lower()
-    raise ValueError(f"resolution {name!r} is not one of {list(MODEL_RESOLUTION)} or {list(RESOLUTIONS)}")
 
 
 def per_crop(value: str | Sequence[str], count: int, what: str) -> list[str]:

@@ -20,9 +20,6 @@ import math
 #: (lower bound in pixels, level), highest first; labels as in world manifests.
 LEVEL_BOUNDS: tuple[tuple[float, str], ...] = ((192.0, "HR"), (96.0, "mild"), (48.0, "mid"), (0.0, "ultra"))
 
-#: World resolution label → the model's resolution name (CRST, ``engine.retrieval.models.names.RESOLUTIONS``).
-MODEL_RESOLUTION: dict[str, str] = {"HR": "hr", "mild": "mild_lr", "mid": "mid_lr", "ultra": "ultra_lr"}
-
 
 def level_of_height(height: float) -> str:
     """The resolution label (HR, mild, mid, ultra) of a crop ``height`` pixels tall."""

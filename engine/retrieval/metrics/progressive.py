@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.kernel.keep_rules import DEFAULT_RHO
 from engine.retrieval.metrics._arrays import MetricInputError, as_bool_matrix, as_matrix, chunk_rows
 from engine.retrieval.metrics.retrieval import RetrievalReport
 from engine.retrieval.metrics.summary import evaluate_all, summary_from
 
-DEFAULT_RHO = 0.5
 #: score_fn(step, query_index, candidate_indices) -> one score per candidate.
 StepScorer = Callable[[int, int, np.ndarray], np.ndarray]
 

@@ -12,7 +12,6 @@ a gallery records the fingerprint of the model that encoded it and refuses vecto
 
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
 import json
 import os
@@ -26,6 +25,7 @@ from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
 from engine.kernel import jsonio
+from engine.kernel.timefmt import utc_stamp
 from engine.retrieval.models.config import ModelConfig, load_config
 from engine.retrieval.models.device import choose_device
 from engine.retrieval.models.model import PersonSearchModel
@@ -66,7 +66,7 @@ def save(
     metadata: dict[str, Any] = {
         "format": FORMAT,
         "config_name": model.config.name,
-        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "created": utc_stamp(),
         "parameters": sum(p.numel() for p in model.parameters()),
         "training_command": None,
         "data_fingerprint": None,

@@ -11,11 +11,10 @@ from collections.abc import Sequence
 
 import torch
 
-from engine.kernel.ontology import LEVELS
+from engine.kernel.vocabulary import IMAGE_MODALITIES as MODALITIES
+from engine.kernel.vocabulary import LEVELS, SCENARIOS
+from engine.kernel.vocabulary import MODEL_RESOLUTIONS as RESOLUTIONS
 
-MODALITIES: tuple[str, ...] = ("rgb", "ir", "sketch")
-RESOLUTIONS: tuple[str, ...] = ("hr", "mild_lr", "mid_lr", "ultra_lr")
-SCENARIOS: tuple[str, ...] = ("DT-ST", "DT-LT", "NT-ST", "NT-LT", "AD-ST", "AD-LT")
 FUSION_MODES: tuple[str, ...] = ("T", "S", "IR", "T+S", "T+IR", "S+IR", "T+S+IR")
 
 __all__ = ["FUSION_MODES", "LEVELS", "MODALITIES", "RESOLUTIONS", "SCENARIOS", "name_index", "index_tensor"]

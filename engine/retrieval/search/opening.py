@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.index import Gallery
+from engine.kernel.keep_rules import DEFAULT_RHO
 from engine.retrieval.encoding.model_encoder import ModelQueryEncoder
 from engine.retrieval.encoding.text_rewrite import checkpoint_rewrite_weight
 from engine.retrieval.evidence.ranking import checkpoint_attribute_weight
-from engine.retrieval.metrics.progressive import DEFAULT_RHO
 from engine.retrieval.search.encoder import QueryEncoder
 from engine.retrieval.search.errors import QueryInputError
 from engine.retrieval.search.session import RelevanceFn, SearchSession

@@ -11,7 +11,9 @@ import cv2
 import numpy as np
 
 from engine.kernel.images import ImageInputError, read_image
+from engine.kernel.keep_rules import KEEP_RULES, KeepRuleError, check_keep
 from engine.kernel.ontology import LEVELS, ONTOLOGY
+from engine.kernel.query_modalities import modalities, query_kind
 from engine.retrieval.search.errors import QueryInputError
 
 ImageInput = str | Path | np.ndarray
@@ -80,15 +82,14 @@ class StepQuery:
                                   "outfit_changed and scenario")
         if self.level is not None and self.level not in LEVELS:
             raise QueryInputError(f"level must be one of {list(LEVELS)}, got {self.level!r}")
-        rules = [name for name in ("rho", "k", "threshold") if getattr(self, name) is not None]
+        rules = [name for name in KEEP_RULES if getattr(self, name) is not None]
         if len(rules) > 1:
             raise QueryInputError(f"give at most one keep rule (rho, k or threshold), got {rules}")
-        if self.rho is not None and not 0 < _finite_number(self.rho, "rho") <= 1:
-            raise QueryInputError(f"rho must lie in (0, 1], got {self.rho}")
-        if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1):
-            raise QueryInputError(f"k must be a positive integer, got {self.k!r}")
-        if self.threshold is not None:
-            _finite_number(self.threshold, "threshold")
+        for rule in rules:
+            try:
+                object.__setattr__(self, rule, check_keep(rule, getattr(self, rule)))
+            except KeepRuleError as exc:
+                raise QueryInputError(str(exc)) from None
         if self.cameras is not None:
             cameras = frozenset([self.cameras] if isinstance(self.cameras, str) else self.cameras)
             if not cameras or not all(isinstance(c, str) and c for c in cameras):
@@ -112,11 +113,8 @@ class StepQuery:
         return dict(self.require or ())
     @property
     def kind(self) -> str:
-        """'example', or the modalities joined by '+' (e.g. 'text+sketch')."""
-        if self.example is not None:
-            return "example"
-        parts = [name for name in ("text", "sketch", "ir") if getattr(self, name) is not None]
-        return "+".join(parts)
+        """'example', or the modalities joined by '+' (e.g. 'text+sketch'; ``engine.kernel.query_modalities``)."""
+        return query_kind(m.name for m in modalities() if getattr(self, m.name, None) is not None)
 
 
 def _requirements(value: object) -> tuple[tuple[str, str | None], ...] | None:

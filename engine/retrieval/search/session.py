@@ -32,6 +32,7 @@ import numpy as np
 
 from engine.index import Gallery, GalleryMismatchError
 from engine.index.scoring import inner_products
+from engine.kernel.keep_rules import DEFAULT_RHO, check_rho
 from engine.kernel.ontology import LEVELS
 from engine.perception.appearance.errors import AppearanceModelError
 from engine.perception.appearance.grey import encode_query, query_network
@@ -46,7 +47,6 @@ from engine.retrieval.evidence.ranking import (
     evidence_for,
 )
 from engine.retrieval.evidence.reliability import for_domain as reliability_for
-from engine.retrieval.metrics.progressive import DEFAULT_RHO
 from engine.retrieval.search.encoder import QueryEncoder
 from engine.retrieval.search.errors import NoCandidatesError, QueryInputError, SessionStateError
 from engine.retrieval.search.outfit_change import BiometricTerm, similarity_view
@@ -92,18 +92,15 @@ class SearchSession:
                                        or not 0 < item_limit <= len(gallery)):
             raise QueryInputError(f"item_limit must be a whole number in 1..{len(gallery)} (the gallery's items), "
                                   f"got {item_limit!r}")
-        if isinstance(rho, bool) or not isinstance(rho, int | float) or not 0 < rho <= 1:
-            raise QueryInputError(f"rho must lie in (0, 1], got {rho!r}")
         try:
+            rho = check_rho(rho)
             self.attribute_weight, self.weight_origin = _session_weight(attribute_weight, gallery, encoder)
             self.attribute_sources = check_sources(attribute_sources)
             self.require_ratio = check_weight(require_ratio, "require_ratio")
         except ValueError as exc:
             raise QueryInputError(str(exc)) from None
         if encoder is not None:
-            fingerprint = getattr(encoder, "fingerprint", None)
-            if fingerprint is not None:
-                gallery.check_model(fingerprint)
+            encoder.check_gallery(gallery)
         self.gallery = gallery
         self.encoder = encoder
         self.rho = float(rho)

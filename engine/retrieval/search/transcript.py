@@ -7,7 +7,8 @@ ITEM = ``{"rank", "id", "score", <the item's metadata: source, camera, time, ide
 evidence; present for a step's items, and for final items the last step scored).
 STEP = ``{"step", <the step's fields under their CLI keys (``engine.kernel.step_schema``): "query", "kind", "example",
 "level", "level_source", "view", "keep": {"rule", "value", "k"}, "candidates_before", "filtered_out",
-"candidates_after", "seconds">, "sketch", "ir", "attributes", "attribute_weight", "required", "top": [ITEM, …]}``.
+"candidates_after", "seconds">, <each image query modality's name (``engine.kernel.query_modalities``: "sketch",
+"ir"): its image's name or null>, "attributes", "attribute_weight", "required", "top": [ITEM, …]}``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.index import Gallery
+from engine.kernel.query_modalities import taking
 from engine.kernel.step_schema import cli_values
 from engine.kernel.timefmt import export_time
 from engine.retrieval.evidence.ranking import explanation_line
@@ -57,8 +59,7 @@ def step_record(gallery: Gallery, step: StepResult, top: int) -> dict[str, Any]:
     return {
         "step": step.index + 1,
         **cli_values(step.record()),
-        "sketch": _image_name(query.sketch),
-        "ir": _image_name(query.ir),
+        **{m.name: _image_name(getattr(query, m.name, None)) for m in taking("image")},
         "attributes": parse(query.text).attributes if query.text else {},
         "attribute_weight": None if term is None else term.weight,
         "required": [] if term is None else list(term.required),
@@ -106,8 +107,7 @@ def _keep_text(keep: dict[str, Any]) -> str:
 
 def step_lines(record: dict[str, Any]) -> list[str]:
     parts = [f"text {record['query']!r}" if record["query"] else None,
-             f"sketch {record['sketch']}" if record["sketch"] else None,
-             f"IR {record['ir']}" if record["ir"] else None,
+             *(f"{m.label} {record[m.name]}" if record.get(m.name) else None for m in taking("image")),
              f"similar to {record['example']}" if record["example"] else None]
     lines = [f"step {record['step']}: " + " + ".join(p for p in parts if p)]
     if record["query"]:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from engine.kernel.keep_rules import DEFAULT_RHO
 from engine.kernel.ontology import LEVELS
 from engine.kernel.progress import ProgressFn, no_progress
 from engine.lab.evaluation.encoding import encode_texts
@@ -118,7 +119,7 @@ def mg_progressive(
     model,
     bench,
     level: str = "given",
-    rho: float = 0.5,
+    rho: float = DEFAULT_RHO,
     batch_size: int = 64,
     progress: ProgressFn = no_progress,
     text_rewrite: float = 0.0,

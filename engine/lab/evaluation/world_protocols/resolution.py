@@ -6,13 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 from engine.kernel.progress import ProgressFn, no_progress
+from engine.kernel.vocabulary import WORLD_RESOLUTIONS
 from engine.lab.evaluation.encoding import encode_texts
 from engine.lab.evaluation.levels import image_query_level, query_levels, similarity_by_level
 from engine.lab.evaluation.scoring import ScoredQueries, block, empty_metrics, pooled, score
 from engine.lab.evaluation.world_protocols.common import Report, relevance_rule, require, rgb_gallery, text_notes
 from engine.lab.world.benchmarks import relevance_matrix
-
-WORLD_RESOLUTIONS: tuple[str, ...] = ("HR", "mild", "mid", "ultra")
 
 
 def cross_resolution(
