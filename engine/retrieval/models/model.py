@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
-from open_clip.model import CLIP, CLIPTextCfg, CLIPVisionCfg
 from open_clip.transformer import QuickGELU
 from torch import nn
 
 from engine.retrieval.models.attributes import AttributeHeads
+from engine.retrieval.models.backbone import build_backbone
 from engine.retrieval.models.blocks import LineupBlock, Routing
 from engine.retrieval.models.config import ModelConfig
 from engine.retrieval.models.crst import MaskedGrounding, ReliabilityGate, ResolutionEmbedding, TextGuidedRefinement
@@ -30,7 +30,6 @@ from engine.retrieval.models.gcr import ConsistencyMatcher, GranularityClassifie
 from engine.retrieval.models.names import LEVELS, MODALITIES, RESOLUTIONS, SCENARIOS, index_tensor
 from engine.retrieval.models.passes import IndexInput, TextInput, TextPass, VisualPass
 from engine.retrieval.models.scenarios import ScenarioHeads
-from engine.retrieval.models.stem import ConvStem, MobileNetV2Stem
 from engine.retrieval.models.tokenizer import Tokenizer
 
 
@@ -41,36 +40,10 @@ class PersonSearchModel(nn.Module):
         cfg_v, cfg_t = config.vision, config.text
         self.tokenizer = Tokenizer(cfg_t.context_length)
         act_layer: type[nn.Module] = QuickGELU if config.quick_gelu else nn.GELU
-        self.backbone = CLIP(
-            embed_dim=config.embed_dim,
-            vision_cfg=CLIPVisionCfg(
-                layers=cfg_v.layers,
-                width=cfg_v.width,
-                head_width=cfg_v.width // cfg_v.heads,
-                mlp_ratio=cfg_v.mlp_ratio,
-                patch_size=cfg_v.patch_size,
-                image_size=tuple(cfg_v.image_size),
-            ),
-            text_cfg=CLIPTextCfg(
-                context_length=cfg_t.context_length,
-                vocab_size=self.tokenizer.vocab_size,
-                width=cfg_t.width,
-                heads=cfg_t.heads,
-                layers=cfg_t.layers,
-                mlp_ratio=cfg_t.mlp_ratio,
-            ),
-            quick_gelu=config.quick_gelu,
-        )
+        self.backbone, clip_names = build_backbone(config, self.tokenizer.vocab_size, act_layer)
         #: parameter names in open_clip's CLIP layout (pretrained weights load into these)
-        self.clip_parameter_names: frozenset[str] = frozenset(
-            f"backbone.{name}" for name, _ in self.backbone.named_parameters()
-        )
+        self.clip_parameter_names: frozenset[str] = clip_names
         visual = self.backbone.visual
-        if cfg_v.stem in ("conv", "mobilenetv2"):
-            visual.conv1 = (ConvStem(cfg_v.stem_channels, cfg_v.width) if cfg_v.stem == "conv"
-                            else MobileNetV2Stem(cfg_v.width))
-            self.clip_parameter_names = frozenset(n for n in self.clip_parameter_names if ".conv1." not in n)
-        self._replace_blocks(act_layer)
 
         width = cfg_v.width
         dim = config.embed_dim
@@ -118,33 +91,6 @@ class PersonSearchModel(nn.Module):
         self.image_attributes = AttributeHeads(dim) if config.attributes.image else None
         self.text_attributes = AttributeHeads(dim) if config.attributes.text else None
         self.eval()
-
-    # ------------------------------------------------------------------------------------------------------
-    # construction helpers
-
-    def _replace_blocks(self, act_layer: type[nn.Module]) -> None:
-        cfg = self.config
-        adapters = cfg.adapters if cfg.adapters.enabled else None
-        for tower, resblocks, tower_cfg in (
-            ("visual", self.backbone.visual.transformer.resblocks, cfg.vision),
-            ("text", self.backbone.transformer.resblocks, cfg.text),
-        ):
-            for index, old in enumerate(resblocks):
-                block = LineupBlock(
-                    tower_cfg.width,
-                    tower_cfg.heads,
-                    tower_cfg.mlp_ratio,
-                    act_layer,
-                    expert_widths=cfg.granularity.expert_widths
-                    if tower == "visual" and cfg.granularity.enabled
-                    else (),
-                    adapters=adapters if adapters is not None and tower in adapters.towers else None,
-                    scenario_experts=tower == "visual" and cfg.scenarios.moae,
-                    scenario_gate=cfg.scenarios.gate,
-                )
-                block.load_state_dict(old.state_dict(), strict=False)
-                block.initialise_new_components()
-                resblocks[index] = block
 
     def initialise_new_components(self) -> None:
         """Re-derive components that the papers initialise from pretrained ones (after loading a backbone)."""
