@@ -5,6 +5,7 @@ typer app from the engine's commands (``engine.cli.register``) and the ones that
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -138,6 +139,55 @@ def key_list() -> None:
         typer.echo(f"{signing.grouped(digest)}  {why}")
 
 
+def _sightings_module():
+    try:
+        from app import case_sightings
+    except ImportError as exc:
+        _fail(f"case commands need Lineup's app dependencies (SQLAlchemy): {exc}")
+    return case_sightings
+
+
+def case_list(
+    db: Path = typer.Option(..., "--db", help="Case database (SQLite file)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON list."),
+) -> None:
+    """The cases of a case database, most recently changed first."""
+    module = _sightings_module()
+    try:
+        cases = module.list_cases(db)
+    except (ValueError, OSError) as exc:
+        _fail(str(exc))
+    if as_json:
+        typer.echo(json.dumps([{"id": c.id, "title": c.title, "status": c.status, "steps": c.step_count,
+                                "updated": c.updated_at.isoformat()} for c in cases], ensure_ascii=False))
+        return
+    for c in cases:
+        typer.echo(f"{c.id:>4}  {c.updated_at:%Y-%m-%d %H:%M}  {c.status:<8} {c.step_count:>3} steps  {c.title}")
+
+
+def case_sightings(
+    db: Path = typer.Option(..., "--db", help="Case database (SQLite file)."),
+    case: int = typer.Option(None, "--case", help="Case id (default: the most recently changed case)."),
+    gap: float = typer.Option(10.0, "--gap", help="Seconds between two items of one camera that still make one "
+                              "sighting (items of one track always do)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON list of sightings."),
+) -> None:
+    """A case's confirmed items grouped into sightings (camera, start, end, best item, source, frames), in time
+    order, and the route across cameras."""
+    module = _sightings_module()
+    try:
+        found = module.case_sightings(db, case, gap)
+    except (ValueError, OSError) as exc:
+        _fail(str(exc))
+    if as_json:
+        typer.echo(json.dumps([s.to_dict() for s in found.sightings], ensure_ascii=False))
+        return
+    typer.echo(f"case {found.case_id}: {found.title} — {len(found.sightings)} sightings; route {found.route or '-'}")
+    for s in found.sightings:
+        when = "no time" if s.start is None else f"{s.start:.1f}–{s.end:.1f} s"
+        typer.echo(f"  {s.camera or '?':<12} {when:<20} {len(s.items):>3} items  best {s.best}")
+
+
 def build_app() -> typer.Typer:
     """The ``lineup`` typer app: the engine's commands, then ``app``, ``report`` and ``key``."""
     lineup = typer.Typer(no_args_is_help=True, add_completion=False, help="Lineup: progressive person search.")
@@ -153,6 +203,10 @@ def build_app() -> typer.Typer:
     key.command("trust")(key_trust)
     key.command("list")(key_list)
     lineup.add_typer(key, name="key")
+    cases = typer.Typer(no_args_is_help=True, help="Cases of a case database: list them, show a case's sightings.")
+    cases.command("list")(case_list)
+    cases.command("sightings")(case_sightings)
+    lineup.add_typer(cases, name="case")
     return lineup
 
 

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 REPO = Path(__file__).resolve().parents[1]
 ENGINE_COMMANDS = ["parse", "demo", "eval", "train", "ablate", "ingest", "detect", "search"]
 ENGINE_GROUPS = ["world", "checkpoint", "gallery"]
-LINEUP_COMMANDS = [*ENGINE_COMMANDS, "app", *ENGINE_GROUPS, "report", "key"]
+LINEUP_COMMANDS = [*ENGINE_COMMANDS, "app", *ENGINE_GROUPS, "report", "key", "case"]
 
 
 def _python(*args: str) -> subprocess.CompletedProcess:
