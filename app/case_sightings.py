@@ -35,16 +35,20 @@ def _open_store(db: str | Path) -> CaseStore:
     return CaseStore.open(db, read_only=True)
 
 
+def _recent_first(store: CaseStore) -> list[CaseSummary]:
+    return sorted(store.list_cases(), key=lambda case: (case.updated_at, case.id), reverse=True)
+
+
 def list_cases(db: str | Path) -> list[CaseSummary]:
     """The cases of ``db``, most recently changed first."""
     with _open_store(db) as store:
-        return sorted(store.list_cases(), key=lambda case: (case.updated_at, case.id), reverse=True)
+        return _recent_first(store)
 
 
 def case_sightings(db: str | Path, case_id: int | None = None, gap: float = DEFAULT_GAP) -> CaseSightings:
     """The sightings of case ``case_id`` of ``db`` (the most recently changed case when None)."""
     with _open_store(db) as store:
-        cases = sorted(store.list_cases(), key=lambda case: (case.updated_at, case.id), reverse=True)
+        cases = _recent_first(store)
         if not cases:
             raise ValueError(f"case database {db} holds no case")
         if case_id is None:

@@ -20,7 +20,15 @@ from typer.testing import CliRunner
 
 from engine.index import Gallery, GalleryBusyError, GalleryCorruptError, writing
 from engine.ingest import IngestOptions, ingest
-from engine.kernel.images import HEADER_BYTES, ImageInputError, PixelBudget, image_size, read_image, read_image_bytes
+from engine.kernel.images import (
+    HEADER_BYTES,
+    ImageInputError,
+    PixelBudget,
+    decode_image_sized,
+    image_size,
+    read_image,
+    read_image_bytes,
+)
 from engine.retrieval.search.errors import QueryInputError
 from engine.retrieval.search.query import load_image
 
@@ -149,6 +157,13 @@ def test_a_large_crop_is_shrunk_as_it_decodes_and_keeps_its_own_size(tmp_path):
     assert item.box == (0.0, 0.0, 3000.0, 6000.0)  # the box is the file's own size
     assert item.crop_sha256 == item.source_sha256  # and the stored crop is the file itself
     assert read_image(tmp_path / "g" / item.crop).shape == (6000, 3000, 3)
+
+
+def test_a_nearly_square_jpeg_decoded_reduced_keeps_its_stored_sides(tmp_path):
+    image = np.tile(np.linspace(0, 255, 999, dtype=np.uint8), (1000, 1))  # 999 wide, 1000 high
+    ok, data = cv2.imencode(".jpg", cv2.cvtColor(image, cv2.COLOR_GRAY2BGR))
+    shrunk, size = decode_image_sized(data.tobytes(), "square.jpg", max_side=100)  # decoded at 1/8: 125 × 125
+    assert ok and max(shrunk.shape[:2]) <= 100 and size == (999, 1000)
 
 
 def test_a_crop_over_the_crop_pixel_limit_is_skipped_by_name(tmp_path, monkeypatch):

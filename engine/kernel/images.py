@@ -229,7 +229,8 @@ def decode_image_sized(data: bytes, name: str, *, mode: str = "color", max_pixel
         raise ImageInputError(name, f"the decoder failed ({str(exc).strip().splitlines()[-1]})") from None
     if image is None or image.size == 0:
         raise ImageInputError(name, f"the {kind} data cannot be decoded (corrupt or unsupported variant)")
-    if (image.shape[1] >= image.shape[0]) != (width >= height) and width != height:
+    aspect = image.shape[1] / image.shape[0]  # a reduced decode rounds its sides: compare shapes, not orders
+    if width != height and abs(aspect - height / width) < abs(aspect - width / height):
         width, height = height, width  # turned upright by its EXIF orientation
     if max_side is not None and max(image.shape[:2]) > max_side:
         factor = max_side / max(image.shape[:2])
