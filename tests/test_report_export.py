@@ -39,7 +39,8 @@ def test_the_html_report_is_self_contained_and_complete(built, tmp_path):
                  "Seen leaving by the north exit.", "Rejected results (1)", "same bag"):
         assert text in page, text
     sources = re.findall(r'<img src="([^"]+)"', page)
-    assert len(sources) == 3 + 2 + 2  # three plots, sketch and IR, two thumbnails
+    assert len(sources) == 3 + 2 + 2 + 1 + 2  # three plots, sketch and IR, two thumbnails, the sightings timeline
+    # and each sighting's best crop
     assert all(src.startswith("data:image/png;base64,") for src in sources)
     assert "http://" not in page and "https://" not in page
     with CaseStore.open(built.db) as store:

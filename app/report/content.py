@@ -23,6 +23,7 @@ from app.report.errors import ReportError
 from app.report.galleries import GalleryLookup
 from app.report.images import ReportImage, report_image
 from app.report.ranking_sources import Calibration, StepRanking, calibration, footage_rankings
+from app.report.sightings import ConfirmedItem, ReportSighting, report_sightings
 from app.report.text import audit_summary
 from app.report.tree import tree_rows
 from app.store import CaseStore
@@ -210,6 +211,8 @@ class ReportContent:
     #: step id → what ranked it, for steps on footage galleries (``app.report.ranking_sources``)
     rankings: Mapping[int, StepRanking] = field(default_factory=dict)
     calibration: Calibration | None = None  # where the footage reliabilities were measured
+    #: the confirmed items as sightings, in time order (``app.report.sightings``)
+    sightings: tuple[ReportSighting, ...] = ()
 
     @property
     def case_dir(self) -> Path:
@@ -424,6 +427,8 @@ def collect_content(store: CaseStore, case_id: int, *, blur_faces: bool = False,
         progress(done, total, f"{doing} thumbnail {done + 1} of {total}")
         confirmed.append(_marked(mark, state, by_id, galleries, examiners, blur_faces, warnings))
     rejected = [_marked(mark, state, by_id, galleries, examiners, False, warnings) for mark in state.rejected]
+    sightings = report_sightings(ConfirmedItem(r.gallery_id, item, r.score, r.thumbnail) for r in confirmed
+                                 if (item := galleries.item(paths[r.gallery_id], r.item_id)[0]) is not None)
 
     evidence = [EvidenceEntry(image.kind, f"evidence #{image.evidence_id}"
                               + (f", step {', '.join(image.steps)}" if image.steps else ", no step"),
@@ -442,7 +447,7 @@ def collect_content(store: CaseStore, case_id: int, *, blur_faces: bool = False,
         audit_first_hash=trail[0].hash, chain_problems=tuple(check.problems), warnings=tuple(warnings),
         records=records, software=software_version(), examiner=trail[0].actor or _os_user(),
         exported_by=_os_user() if show_paths else "", show_paths=show_paths, rankings=rankings,
-        calibration=calibration() if rankings else None)
+        calibration=calibration() if rankings else None, sightings=sightings)
 
 
 def relative_to_case(path: str | Path, case_dir: Path) -> str | None:

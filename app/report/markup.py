@@ -13,12 +13,13 @@ from app.report.blocks import Flavor, esc, visible
 from app.report.case_sections import SCORE_STATEMENT, declaration, galleries, header
 from app.report.content import ReportContent
 from app.report.result_sections import audit, confirmed, evidence, notes, query_images
+from app.report.sighting_sections import sightings
 from app.report.step_sections import chain, ranking_sources, step_tree
 
 __all__ = ["SCORE_STATEMENT", "SECTIONS", "Flavor", "body", "esc", "visible"]
 
-SECTIONS = (header, declaration, galleries, step_tree, chain, ranking_sources, query_images, confirmed, notes,
-            evidence, audit)
+SECTIONS = (header, declaration, galleries, step_tree, chain, ranking_sources, query_images, confirmed, sightings,
+            notes, evidence, audit)
 
 
 def body(content: ReportContent, flavor: Flavor) -> str:
