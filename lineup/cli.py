@@ -51,45 +51,75 @@ def _report_module():
 def report_export(
     db: Path = typer.Option(..., "--db", help="Case database (SQLite file)."),
     case: int = typer.Option(..., "--case", help="Case id (see the app's case list)."),
-    out: Path = typer.Option(..., "--out", help="Report file to write: .pdf or .html (manifest goes beside it)."),
+    out: Path = typer.Option(None, "--out", help="Report file to write: .pdf or .html (manifest goes beside it)."),
+    package: Path = typer.Option(None, "--package", help="Instead of --out: write an evidence package (.zip): the "
+                                 "report, its manifest, the confirmed crops and each sighting's source footage "
+                                 "(cut without re-encoding where possible), listed in a signed package manifest."),
+    report_format: str = typer.Option("pdf", "--format", help="With --package: the report's format, pdf or html."),
     blur_faces: bool = typer.Option(False, "--blur-faces", help="Blur faces in the report's thumbnails: those a "
                                     "face detector finds, else the head region (evidence files are never changed)."),
     show_paths: bool = typer.Option(False, "--show-paths", help="Print full file paths and the OS user in the report "
                                     "(by default paths read relative to the case folder and the OS user is left out)."),
 ) -> None:
-    """Write a case report (details, query chain with plots, confirmed results, evidence hashes, audit trail)."""
+    """Write a case report (details, query chain with plots, confirmed results, sightings, evidence hashes, audit
+    trail), or with --package an evidence package around it."""
+    if (out is None) == (package is None):
+        _fail("give exactly one of --out (a report file) and --package (an evidence package .zip)")
     report = _report_module()
     try:
-        result = report.export_report(db, case, out, blur_faces=blur_faces, show_paths=show_paths)
+        if package is not None:
+            made = report.export_package(db, case, package, report_format=report_format, blur_faces=blur_faces,
+                                         show_paths=show_paths)
+        else:
+            result = report.export_report(db, case, out, blur_faces=blur_faces, show_paths=show_paths)
     except (ValueError, OSError) as exc:
         _fail(str(exc))
-    pages = f", {result.pages} pages" if result.pages else ""
-    typer.echo(f"wrote {result.report_path} ({result.format}{pages}, {result.evidence} evidence hashes)")
-    typer.echo(f"wrote {result.manifest_path}")
-    for warning in result.warnings:
+    if package is not None:
+        typer.echo(f"wrote {made.path} ({made.files} files, {made.size:,} bytes; report {made.report_format}, "
+                   f"{made.sightings} sightings)")
+        for gap in made.gaps:
+            typer.secho(f"gap: {gap}", fg=typer.colors.YELLOW, err=True)
+        warnings = made.warnings
+    else:
+        pages = f", {result.pages} pages" if result.pages else ""
+        typer.echo(f"wrote {result.report_path} ({result.format}{pages}, {result.evidence} evidence hashes)")
+        typer.echo(f"wrote {result.manifest_path}")
+        warnings = result.warnings
+    for warning in warnings:
         typer.secho(f"warning: {warning}", fg=typer.colors.YELLOW, err=True)
 
 
 def report_verify(
-    report_file: Path = typer.Argument(..., metavar="REPORT", help="Report file (its manifest lies beside it)."),
-    db: Path = typer.Option(..., "--db", help="Case database the report was made from."),
+    report_file: Path = typer.Argument(..., metavar="REPORT", help="Report file (its manifest lies beside it), or "
+                                       "an evidence package (.zip)."),
+    db: Path = typer.Option(None, "--db", help="Case database the report was made from (required for a report "
+                            "file; for a package, also checks its report against the case)."),
     trust: list[str] = typer.Option(None, "--trust", help="Also trust this signer for this check: a public key file "
                                     "(`lineup key export`) or its fingerprint. Repeatable. Always trusted: this "
                                     "installation's key and the keys in its trusted-keys folder (`lineup key trust`)."),
     case_dir: Path = typer.Option(None, "--case-dir", help="Case folder where the manifest's relative paths lie "
                                   "(default: the folder of --db)."),
 ) -> None:
-    """Check a report's signature, file, evidence and content against its manifest and the case's audit trail
-    (exit 1 if not, and if a key this installation does not trust signed it)."""
+    """Check a report's signature, file, evidence and content against its manifest and the case's audit trail,
+    or every file of an evidence package against its signed manifest (exit 1 if not, and if a key this
+    installation does not trust signed it)."""
+    is_package = report_file.suffix.lower() == ".zip"
+    if db is None and not is_package:
+        _fail("--db is required to check a report file (an evidence package .zip can be checked without it)")
     report = _report_module()
     try:
-        result = report.verify_report(report_file, db, trust=trust or (), case_dir=case_dir)
+        if is_package:
+            result = report.verify_package(report_file, db, trust=trust or (), case_dir=case_dir)
+        else:
+            result = report.verify_report(report_file, db, trust=trust or (), case_dir=case_dir)
     except (ValueError, OSError) as exc:
         _fail(str(exc))
     for note in result.notes:
         typer.echo(f"note: {note}")
     if result.ok:
-        typer.echo(f"OK: {report_file} matches its manifest, its evidence files and the audit trail")
+        what = "every file matches the signed package manifest" if is_package else \
+            "matches its manifest, its evidence files and the audit trail"
+        typer.echo(f"OK: {report_file} {what}")
         return
     typer.secho(f"FAILED: {report_file}: {len(result.problems)} problem(s)", fg=typer.colors.RED)
     for problem in result.problems:

@@ -77,31 +77,36 @@ def make_manifest(content: ReportContent, report: Path, report_kind: str, digest
     return manifest.signed_with(key)
 
 
-@owner_only_umask()
-def export_report(db_path: str | Path, case_id: int, out_path: str | Path, *,
-                  blur_faces: bool = False, progress: Progress | None = None, apart: bool = False,
-                  show_paths: bool = False) -> ReportResult:
-    """Write the report of case ``case_id`` in the case database ``db_path`` to ``out_path`` (.pdf or .html)
-    and its manifest to ``<out_path>.manifest.json``, both owner-only (0600). The case database is opened
-    read-only: no write lock, no migration. ``blur_faces`` blurs faces in the report's thumbnails
-    (``app.report.blur``); the evidence files and their hashes are never touched. ``progress``: see the module
-    docstring. ``apart`` draws a PDF in a child process (``app.report.pdf_process``: what the app's background
-    export does, so that its window never waits on Qt's text layout). ``show_paths``: print full paths and the
-    OS user (by default paths read relative to the case folder and the OS user is left out)."""
-    report = progress or no_progress
+def checked_inputs(db_path: str | Path, out_path: str | Path) -> tuple[Path, Path]:
+    """(case database, target file) as absolute paths; ``ReportError`` when the database or the target's
+    folder does not exist."""
     out = Path(out_path).expanduser().absolute()
-    kind = report_format(out)
     if not out.parent.is_dir():
-        raise ReportError(f"cannot write the report {out}: folder {out.parent} does not exist")
+        raise ReportError(f"cannot write {out}: folder {out.parent} does not exist")
     db = Path(db_path).expanduser().absolute()
     if not db.is_file():
         raise ReportError(f"case database {db} does not exist")
+    return db, out
+
+
+def prepare_content(db: Path, case_id: int, *, blur_faces: bool = False, progress: Progress | None = None,
+                    show_paths: bool = False) -> tuple[ReportContent, SigningKey]:
+    """What the report of case ``case_id`` shows, read from the case database ``db`` (opened read-only), and the
+    installation's key that will sign it (made on first use)."""
+    report = progress or no_progress
     report(0, 0, "Reading the case")
     key = installation_key()
     ensure_gui_application()
     with CaseStore.open(db, read_only=True) as store:
         content = collect_content(store, case_id, blur_faces=blur_faces, progress=report, show_paths=show_paths)
-    content = replace(content, signing_fingerprint=key.fingerprint)
+    return replace(content, signing_fingerprint=key.fingerprint), key
+
+
+def write_report(content: ReportContent, key: SigningKey, out: Path, *, progress: Progress | None = None,
+                 apart: bool = False) -> ReportResult:
+    """Render ``content`` to ``out`` (its ending gives the format) and write its signed manifest beside it."""
+    report = progress or no_progress
+    kind = report_format(out)
     pages = None
     with atomic_target(out, suffix=out.suffix) as tmp:
         if kind == "pdf":
@@ -114,3 +119,20 @@ def export_report(db_path: str | Path, case_id: int, out_path: str | Path, *,
     manifest = manifest_path(out)
     write_manifest(manifest, make_manifest(content, out, kind, digest, key))
     return ReportResult(out, manifest, kind, digest, pages, len(content.evidence), content.warnings)
+
+
+@owner_only_umask()
+def export_report(db_path: str | Path, case_id: int, out_path: str | Path, *,
+                  blur_faces: bool = False, progress: Progress | None = None, apart: bool = False,
+                  show_paths: bool = False) -> ReportResult:
+    """Write the report of case ``case_id`` in the case database ``db_path`` to ``out_path`` (.pdf or .html)
+    and its manifest to ``<out_path>.manifest.json``, both owner-only (0600). The case database is opened
+    read-only: no write lock, no migration. ``blur_faces`` blurs faces in the report's thumbnails
+    (``app.report.blur``); the evidence files and their hashes are never touched. ``progress``: see the module
+    docstring. ``apart`` draws a PDF in a child process (``app.report.pdf_process``: what the app's background
+    export does, so that its window never waits on Qt's text layout). ``show_paths``: print full paths and the
+    OS user (by default paths read relative to the case folder and the OS user is left out)."""
+    report_format(Path(out_path))
+    db, out = checked_inputs(db_path, out_path)
+    content, key = prepare_content(db, case_id, blur_faces=blur_faces, progress=progress, show_paths=show_paths)
+    return write_report(content, key, out, progress=progress, apart=apart)

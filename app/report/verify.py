@@ -53,19 +53,22 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _check_signature(manifest: Manifest, trusted: dict[str, str], problems: list[str], notes: list[str]) -> bool:
-    """Whether the manifest is signed, intact, and by a key the verifier trusts (problems name what is wrong).
-    A valid signature by a key nobody here trusts proves nothing about who made the report: it is a problem."""
+def check_signature(manifest, trusted: dict[str, str], problems: list[str], notes: list[str],
+                    what: str = "manifest") -> bool:
+    """Whether ``manifest`` (a report's or a package's: anything with ``signer_public_key``, ``signer_fingerprint``,
+    ``signature`` and ``signed_bytes()``) is signed, intact, and by a key the verifier trusts; problems name what
+    is wrong, ``what`` names the manifest. A valid signature by a key nobody here trusts proves nothing about who
+    made it: it is a problem."""
     named = public_fingerprint(manifest.signer_public_key)
     if named is None:
-        problems.append("manifest: its signer's public key is missing or malformed: the manifest cannot be trusted")
+        problems.append(f"{what}: its signer's public key is missing or malformed: it cannot be trusted")
         return False
     intact = signature_valid(manifest.signer_public_key, manifest.signature, manifest.signed_bytes())
     if not intact:
-        problems.append("manifest: its signature does not verify: the manifest was edited after it was signed "
+        problems.append(f"{what}: its signature does not verify: it was edited after it was signed "
                         "(or its signature was replaced); none of its values can be trusted")
     if named != manifest.signer_fingerprint:
-        problems.append(f"manifest: the fingerprint it states ({manifest.signer_fingerprint}) is not that of the "
+        problems.append(f"{what}: the fingerprint it states ({manifest.signer_fingerprint}) is not that of the "
                         f"key it carries ({named})")
         intact = False
     if named in trusted:
@@ -73,10 +76,10 @@ def _check_signature(manifest: Manifest, trusted: dict[str, str], problems: list
         return intact
     if trusted:
         known = "; ".join(f"{grouped(key)[:19]}… ({why})" for key, why in trusted.items())
-        problems.append(f"manifest: signed by key {grouped(named)}, which this installation does not trust "
-                        f"(trusted: {known}): the report was not issued by a trusted examiner")
+        problems.append(f"{what}: signed by key {grouped(named)}, which this installation does not trust "
+                        f"(trusted: {known}): it was not issued by a trusted examiner")
     else:
-        problems.append(f"manifest: signed by key {grouped(named)}, which this installation does not trust (it "
+        problems.append(f"{what}: signed by key {grouped(named)}, which this installation does not trust (it "
                         "trusts no key yet): compare this fingerprint with the examiner's by another channel, then "
                         "`lineup key trust THEIR_KEY.pub` or pass --trust")
     return False
@@ -203,7 +206,7 @@ def verify_report(report_path: str | Path, db_path: str | Path, *,
         manifest = read_manifest(manifest_path(report))
     except ReportError as exc:
         return ReportVerification(report, (*problems, str(exc)), ())
-    trusted_manifest = _check_signature(manifest, trusted, problems, notes)
+    trusted_manifest = check_signature(manifest, trusted, problems, notes)
     if report.is_file():
         digest = sha256_file(report)
         if digest != manifest.report_sha256:
