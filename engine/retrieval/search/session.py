@@ -172,10 +172,11 @@ class SearchSession:
         rows = np.unique(np.asarray([self.gallery.row(i) for i in marks], dtype=np.int64))
         return rows if self.item_limit is None else rows[rows < self.item_limit]
 
-    def candidates(self) -> np.ndarray | None:
-        """Rows the next step will score (ascending), or None for the whole gallery."""
+    def candidates(self, whole_gallery: bool = False) -> np.ndarray | None:
+        """Rows the next step will score (ascending), or None for the whole gallery; ``whole_gallery`` (a step
+        query's, ``StepQuery.whole_gallery``): every item searched less the rejected ones, as before step 1."""
         rejected = self._mark_rows(self._rejected)
-        if not self._steps:
+        if not self._steps or whole_gallery:
             if rejected.size == 0 and self.item_limit is None:
                 return None
             rows = np.arange(self.size, dtype=np.int64)
@@ -203,7 +204,7 @@ class SearchSession:
         biometric = self._biometric_term(query) if target.encoding == "biometrics" else None
         searched = similarity_view(self.gallery.views) if biometric is not None else target.view
         vector = self._query_vector(query, searched, "example" if biometric is not None else target.encoding)
-        candidates = self.candidates()
+        candidates = self.candidates(query.whole_gallery)
         count = len(self.gallery) if candidates is None else candidates.size
         if count == 0:
             raise NoCandidatesError("no candidates are left for this step: undo, branch or clear some rejects")
