@@ -12,12 +12,13 @@ import pytest
 from engine.index import Gallery, evidence_table
 from engine.index.sightings import Sighting, group_sightings
 from engine.kernel.ontology import ATTRIBUTE_KEYS, ONTOLOGY
-from engine.retrieval.search import QueryInputError, SearchSession, StepQuery
+from engine.retrieval.search import NoCandidatesError, QueryInputError, SearchSession, StepQuery
 from engine.retrieval.search.follow import (
     FOLLOW_KEEP,
     MAX_WINDOW,
     TIE_WEIGHT,
     attribute_agreement,
+    duration,
     follow_query,
     gallery_cameras,
     proposals,
@@ -74,6 +75,7 @@ def test_the_follow_query_looks_on_the_other_cameras_within_the_window_over_the_
     assert query.time_range == (T0 - 12 * HOUR, T0 + 4 + 12 * HOUR)
     assert query.whole_gallery and query.k == FOLLOW_KEEP and query.scenario is None
     assert follow_query(gallery, sighting, window=HOUR, rho=0.5).k is None
+    assert [duration(s) for s in (36.0, 2700.0, 12 * HOUR, 3 * 86400.0)] == ["36 s", "45 min", "12 h", "3 days"]
 
 
 @pytest.mark.parametrize("window", [0, -5.0, math.nan, math.inf, MAX_WINDOW * 2, True, "12h"])
@@ -91,6 +93,8 @@ def test_sightings_without_camera_or_time_and_single_camera_galleries_are_refuse
         follow_query(gallery, Sighting("cam0", T0, T0, ("zz",), "zz", None, (None, None)), window=HOUR)
     with pytest.raises(QueryInputError, match="needs a sighting"):
         follow_query(gallery, "a1", window=HOUR)
+    with pytest.raises(NoCandidatesError, match=r"no item of another camera \(cam1, cam2\) was seen within 36 s"):
+        follow_query(gallery, followed(gallery), window=36.0)
     lonely = make_gallery(tmp_path / "lonely", [("x1", "cam0", T0, "p0"), ("x2", "cam0", T0 + 9, "p1")])
     with pytest.raises(QueryInputError, match="one camera only"):
         follow_query(lonely, Sighting("cam0", T0, T0, ("x1",), "x1", None, (None, None)), window=HOUR)

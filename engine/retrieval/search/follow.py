@@ -35,7 +35,7 @@ from engine.index.sightings import DEFAULT_GAP, Sighting, group_sightings
 from engine.kernel.ontology import ATTRIBUTE_KEYS, COLOR_KEYS
 from engine.retrieval.evidence.likeness import key_columns, key_score, same_value
 from engine.retrieval.evidence.ranking import evidence_for
-from engine.retrieval.search.errors import QueryInputError
+from engine.retrieval.search.errors import NoCandidatesError, QueryInputError
 from engine.retrieval.search.query import StepQuery
 from engine.retrieval.search.step import StepResult
 
@@ -75,11 +75,22 @@ def gallery_cameras(gallery: Gallery) -> list[str]:
     return sorted(columns.cameras.names[int(code)] for code in codes if code >= 0)
 
 
+def duration(seconds: float) -> str:
+    """A window in words: "90 s", "45 min", "12 h", "3 days"."""
+    if seconds < 60:
+        return f"{seconds:.3g} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.3g} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.3g} h"
+    return f"{seconds / 86400:.3g} days"
+
+
 def _window(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise QueryInputError(f"the follow window must be a number of seconds, got {value!r}")
     if not 0 < value <= MAX_WINDOW:
-        raise QueryInputError(f"the follow window must be more than 0 and at most {MAX_WINDOW / 86400:.0f} days "
+        raise QueryInputError(f"the follow window must be more than 0 and at most {duration(MAX_WINDOW)} "
                               f"({MAX_WINDOW:.0f} s), got {value!r} s")
     return float(value)
 
@@ -87,7 +98,9 @@ def _window(value: object) -> float:
 def follow_query(gallery: Gallery, sighting: Sighting, *, window: float = DEFAULT_WINDOW, rho: float | None = None,
                  k: int | None = None, threshold: float | None = None) -> StepQuery:
     """The step that looks for ``sighting``'s person on the gallery's other cameras within ``window`` seconds
-    before and after it (see the module docstring); keeps ``FOLLOW_KEEP`` items unless a keep rule is given."""
+    before and after it (see the module docstring); keeps ``FOLLOW_KEEP`` items unless a keep rule is given.
+    ``QueryInputError`` for a sighting or window it cannot follow, ``NoCandidatesError`` when no item of another
+    camera was seen within the window."""
     if not isinstance(sighting, Sighting):
         raise QueryInputError(f"follow needs a sighting (engine.index.sightings.Sighting), got "
                               f"{type(sighting).__name__}")
@@ -104,11 +117,17 @@ def follow_query(gallery: Gallery, sighting: Sighting, *, window: float = DEFAUL
     if not cameras:
         raise QueryInputError(f"the gallery {gallery.root} has one camera only ({sighting.camera}): there is no "
                               f"other camera to follow the sighting to")
+    low, high = sighting.start - window, sighting.end + window
+    columns = gallery.columns
+    times = columns.time
+    codes = [columns.cameras.lookup(name) for name in cameras]
+    if not (np.isin(columns.camera, codes) & (times >= low) & (times <= high)).any():
+        raise NoCandidatesError(f"no item of another camera ({', '.join(cameras)}) was seen within {duration(window)} "
+                                f"of the sighting on {sighting.camera}: widen the window to follow it")
     if rho is None and k is None and threshold is None:
         k = FOLLOW_KEEP
-    return StepQuery(example=sighting.best, cameras=frozenset(cameras),
-                     time_range=(sighting.start - window, sighting.end + window), whole_gallery=True, rho=rho, k=k,
-                     threshold=threshold)
+    return StepQuery(example=sighting.best, cameras=frozenset(cameras), time_range=(low, high), whole_gallery=True,
+                     rho=rho, k=k, threshold=threshold)
 
 
 def is_follow(query: StepQuery) -> bool:
