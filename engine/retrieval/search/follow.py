@@ -1,4 +1,4 @@
-"""Follow a sighting to the next camera (docs/methods.md §1.3, "Follow to the next camera").
+"""Follow a sighting to the next camera (docs/methods.md §9).
 
 From a sighting (``engine.index.sightings``: a run of one camera's items), ``follow_query`` makes a find-similar
 step over the whole gallery: its example is the sighting's best item (the router picks the gallery's best view

@@ -2,8 +2,10 @@
 
 Step j scores its candidate set C_j exactly (gathered rows × query vector, cost ∝ |C_j|; the first step scans
 the whole view contiguously), applies its filters, and keeps the top k_j = ⌈ρ·|C_j|⌉ (or an explicit k, or a
-score threshold). C_{j+1} = kept − rejected ∪ confirmed. The FAISS index is not used for steps: a step needs
-every candidate's score (for the distribution plot and the final ranking), which an index top-k does not give.
+score threshold). C_{j+1} = kept − rejected ∪ confirmed; a step with ``whole_gallery`` (``StepQuery``) scores
+every item searched again, less the rejected ones (following a sighting to the next camera, docs/methods.md
+§9). The FAISS index is not used for steps: a step needs every candidate's score (for the distribution plot
+and the final ranking), which an index top-k does not give.
 
 Hybrid ranking: a step's score is similarity + w · agreement, the agreement of each candidate's stored attribute
 evidence with the attributes the query text states (``engine.retrieval.evidence.agreement``; evidence gathered for the
