@@ -16,22 +16,34 @@ from app.report.content import ChainStep, collect_content
 from app.store import CaseStore, StepInput, StepState
 from app.store.from_engine import gallery_identity, step_input
 from app.store.models import Step
-from engine.kernel.step_schema import STEP_FIELD_NAMES, STEP_FIELDS, StepRecord, cli_values, step_values
+from engine.kernel.step_schema import (
+    STEP_FIELD_NAMES,
+    STEP_FIELDS,
+    StepRecord,
+    audit_values,
+    cli_values,
+    step_values,
+)
 from engine.retrieval.search import StepQuery, StepResult
 from engine.retrieval.search.transcript import step_record
 
 #: The fields ``lineup search --json`` does not write (it has printed the same keys since before the schema).
-NOT_IN_THE_CLI = {"scenario", "level_overridden", "filters"}
+NOT_IN_THE_CLI = {"scenario", "level_overridden", "filters", "whole_gallery"}
+
+
+#: Fields added after cases were first recorded (``later``): the audit payload leaves them out while false.
+LATER_DEFAULT_FALSE = {"whole_gallery"}
 
 
 def engine_steps(item_ids: list[str]) -> list[StepResult]:
     """Two engine steps whose every schema field has a value that is not a default: a text step with a fixed
-    level, camera and time filters and a count rule; a find-similar step with a scenario and a threshold."""
+    level, camera and time filters and a count rule; a find-similar step with a scenario and a threshold over the
+    whole gallery."""
     rows = np.arange(len(item_ids), dtype=np.int64)
     scores = np.linspace(0.9, 0.1, len(item_ids)).astype(np.float32)
     text = StepQuery(text="a man in a red jacket", level="M", k=5, cameras=frozenset({"c1", "c0"}),
                      time_range=(60.0, 200.0))
-    similar = StepQuery(example=item_ids[0], scenario="LT", threshold=0.4)
+    similar = StepQuery(example=item_ids[0], scenario="LT", threshold=0.4, whole_gallery=True)
     return [
         StepResult(index=0, query=text, view="text:M", level="M", level_source="override", keep_rule="k",
                    keep_value=5.0, k=5, rows=rows[2:], scores=scores[2:], filtered_rows=rows[:2],
@@ -105,13 +117,24 @@ def test_every_field_goes_through_the_store_its_payload_and_the_report(recorded)
         for name in STEP_FIELD_NAMES:
             value = getattr(record, name)
             assert getattr(stored, name) == value, name
-            assert payload[name] == value, name
+            assert payload.get(name, False if name in LATER_DEFAULT_FALSE else None) == value, name
             assert getattr(chain, name) == value, name
         assert step_values(stored) == step_values(chain) == step_values(record) == dataclasses.asdict(record)
     first, second = records
     assert first.filters == {"cameras": ["c0", "c1"], "time_range": [60.0, 200.0]}
     assert (first.level_overridden, first.filtered_out, first.candidates_after) == (True, 2, 5)
     assert (second.scenario, second.example_item, second.query_kind) == ("LT", state.steps[1].example_item, "example")
+    assert (first.whole_gallery, second.whole_gallery) == (False, True)
+    first_payload, second_payload = (audit_records["steps"][str(s.id)] for s in state.steps)
+    assert "whole_gallery" not in first_payload and second_payload["whole_gallery"] is True
+
+
+def test_later_fields_leave_the_audit_payload_while_they_hold_their_default():
+    assert {spec.name for spec in STEP_FIELDS if spec.later} == LATER_DEFAULT_FALSE
+    record = StepRecord(query_kind="example", level_overridden=False, view="rgb", keep_rule="k", keep_value=5, k=5,
+                        candidates_before=9, candidates_after=5)
+    assert "whole_gallery" not in audit_values(record) and "whole_gallery" in step_values(record)
+    assert audit_values(dataclasses.replace(record, whole_gallery=True))["whole_gallery"] is True
 
 
 def test_every_field_is_a_column_of_the_migrated_database(recorded):

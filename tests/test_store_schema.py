@@ -29,7 +29,7 @@ from app.store.evidence import case_folder, evidence_root
 from app.store.models import Base, canonical_json
 
 REPO = Path(__file__).resolve().parents[1]
-HEAD = "0003_case_record"
+HEAD = "0004_whole_gallery"
 
 
 def revision(path: Path) -> str:
@@ -185,6 +185,7 @@ def test_upgrade_from_revision_0001_keeps_the_case_and_its_chain(tmp_path):
         assert len(state.evidence) == 2
         assert state.active_path == (1, 2) and second.kept_ids == tuple(f"item{n}" for n in range(2, 7))
         assert [(m.item_id, m.state) for m in state.marks] == [("item2", "confirmed")]
+        assert not first.whole_gallery and not second.whole_gallery  # steps before 0004 searched the kept items
         # the upgraded store keeps working, and the rebuilt steps table kept its constraints and triggers
         step = StepInput(gallery_id=1, query_kind="text", query_text="next", view="text", keep_rule="k",
                          keep_value=2, k=2, candidates_before=5, kept_ids=("item2", "item3"),
@@ -195,6 +196,8 @@ def test_upgrade_from_revision_0001_keeps_the_case_and_its_chain(tmp_path):
         raw.execute("PRAGMA foreign_keys = ON")
         with pytest.raises(sqlite3.IntegrityError, match="immutable"):
             raw.execute("UPDATE steps SET query_text = 'edited' WHERE id = 1")
+        with pytest.raises(sqlite3.IntegrityError, match="immutable"):
+            raw.execute("UPDATE steps SET whole_gallery = 1 WHERE id = 1")
         raw.execute("DROP TRIGGER steps_immutable")
         with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
             raw.execute("UPDATE steps SET keep_rule = 'best' WHERE id = 3")
@@ -274,7 +277,7 @@ def test_migrations_are_found_beside_the_app_package():
     folder = migrations_folder()
     assert folder == REPO / "migrations"
     assert {p.name for p in (folder / "versions").glob("0*.py")} == {
-        "0001_initial.py", "0002_evidence.py", "0003_case_record.py"}
+        "0001_initial.py", "0002_evidence.py", "0003_case_record.py", "0004_whole_gallery.py"}
 
 
 def test_alembic_command_line_uses_the_same_scripts(tmp_path):

@@ -7,7 +7,7 @@ what changed through one ``Events`` hook (``app.state.events``), which this faca
 the ground truth) with ``GalleryPlacement`` (the gallery version the case's path searches), ``StepHistory``
 (the engine sessions and results of the case's steps, the step on view) with ``StepMoves`` (undo, branch,
 the step on view), ``MarkBook`` (marks and notes, ``app.state.marks``), ``SearchControls`` (the case's
-filters and query inputs), and ``StepActions`` (the steps run as jobs: search, cut again, re-run) on the
+filters and query inputs), and ``StepActions`` (the steps run as jobs: search, follow, cut again, re-run) on the
 ``JobRunner`` (``jobs``) that runs the background jobs of ``app.jobs`` and holds the app's one busy state.
 Every action that changes the case (a step, undo, branch, a mark, a note) is committed to the ``CaseStore``
 in one transaction before any signal says it happened. Errors become ``error(str)`` messages; methods return
@@ -30,6 +30,7 @@ from app.jobs import JobRunner, OpenedGallery, OpenGalleryJob
 from app.jobs.open_gallery import EncoderFactory
 from app.state.case_session import ActionRefused, CaseSession, checked
 from app.state.events import Events
+from app.state.follow import FOLLOW_WINDOW, proposal_rows
 from app.state.gallery_placement import GalleryPlacement
 from app.state.gallery_session import GallerySession
 from app.state.gallery_versions import SearchedVersion, searched_version
@@ -43,6 +44,7 @@ from app.state.working_state import Filters, QueryInputs, WorkingState
 from app.store import CaseState, CaseStore, CaseSummary, StepState
 from app.workers import WorkerHandle, describe_error
 from engine.index import Gallery
+from engine.index.sightings import Sighting
 from engine.kernel.keep_rules import DEFAULT_RHO
 from engine.retrieval.search import FinalRanking, QueryEncoder, SearchSession, StepQuery, StepResult
 
@@ -346,6 +348,14 @@ class AppState(QObject):
                      outfit_changed: bool = False) -> WorkerHandle | None:
         """The next step ranks by likeness to a gallery item (``StepActions.find_similar``)."""
         return self._actions.find_similar(item_id, keep, scenario, outfit_changed=outfit_changed)
+
+    def follow_sighting(self, sighting: Sighting, window: float = FOLLOW_WINDOW) -> WorkerHandle | None:
+        """The next step looks for the sighting's person on the other cameras (``StepActions.follow``)."""
+        return self._actions.follow(sighting, window)
+
+    def proposals(self) -> list[dict[str, Any]]:
+        """The head step's candidate next sightings when it follows a sighting (``app.state.follow``), else []."""
+        return proposal_rows(self._steps.result(self.head_step_id), self.gallery, self.marks)
 
     def run_step(self, query: StepQuery) -> WorkerHandle | None:
         """Run ``query`` as the next step from the head (``SearchStepJob``) and record it."""

@@ -2,12 +2,12 @@
 steps are values, so the same queries on the same gallery give the same steps).
 
 The store keeps each step's query (text, query images as evidence files, example item, level override, keep
-rule, filters) but not every candidate's score; re-running the path gives back the full ``StepResult`` values
-the results grid and the distribution plot need. Marks change the candidate sets, so each step runs with
-the marks the case had when it was recorded, read from the audit trail ("mark" entries before its
-"step.record" entry). Running a plan is ``app.jobs.rerun_steps.replay`` (the ``app.state`` package re-exports
-it); a step whose kept items differ from the stored ones is reported, not hidden. This module plans; it
-imports no job and no Qt.
+rule, filters, whether it searched the whole gallery) but not every candidate's score; re-running the path gives
+back the full ``StepResult`` values the results grid and the distribution plot need. Marks change the candidate
+sets, so each step runs with the marks the case had when it was recorded, read from the audit trail ("mark"
+entries before its "step.record" entry). Running a plan is ``app.jobs.rerun_steps.replay`` (the ``app.state``
+package re-exports it); a step whose kept items differ from the stored ones is reported, not hidden. This
+module plans; it imports no job and no Qt.
 """
 
 from __future__ import annotations
@@ -41,11 +41,12 @@ def step_query(step: StepState) -> StepQuery:
     level = step.level if step.level_overridden else None
     if step.query_kind == "example":
         return StepQuery(example=step.example_item, scenario=step.scenario, level=level, cameras=cameras,
-                         time_range=time_range, outfit_changed=step.view == BIOMETRICS_VIEW, **keep)
+                         time_range=time_range, outfit_changed=step.view == BIOMETRICS_VIEW,
+                         whole_gallery=step.whole_gallery, **keep)
     sketch = None if step.sketch is None else step.sketch.stored_path
     ir = None if step.ir is None else step.ir.stored_path
     return StepQuery(text=step.query_text, sketch=sketch, ir=ir, level=level, cameras=cameras,
-                     time_range=time_range, **keep)
+                     time_range=time_range, whole_gallery=step.whole_gallery, **keep)
 
 
 def path_to(case: CaseState, step_id: int | None) -> tuple[int, ...]:

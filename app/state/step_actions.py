@@ -1,6 +1,7 @@
 """``StepActions``: the steps of ``AppState`` that run as background jobs (docs/architecture.md): run the next
-step (a description, a query image, an example item), cut a step again with another keep rule, re-run a
-reopened case's path, and re-run a path searched on an older gallery version on the grown gallery.
+step (a description, a query image, an example item), follow a sighting to the next camera, cut a step again
+with another keep rule, re-run a reopened case's path, and re-run a path searched on an older gallery version
+on the grown gallery.
 
 A part composed into ``AppState`` (no mixin): it is given the state's other parts (``CaseSession``,
 ``GallerySession``, ``StepHistory``, ``SearchControls``, ``StepMoves``), starts the jobs of ``app.jobs`` on the
@@ -26,6 +27,7 @@ from app.jobs import (
 )
 from app.state.case_session import CaseSession, checked
 from app.state.events import Events
+from app.state.follow import FOLLOW_WINDOW, proposal_rows, proposals_message
 from app.state.gallery_session import GallerySession
 from app.state.gallery_versions import SearchedVersion
 from app.state.query_spec import KeepRule, QuerySpec
@@ -35,7 +37,9 @@ from app.state.step_moves import StepMoves
 from app.state.timeline_rows import step_label
 from app.state.working_state import Filters, no_candidates_message
 from app.workers import Job, WorkerHandle
+from engine.index.sightings import Sighting
 from engine.retrieval.search import NoCandidatesError, QueryInputError, StepQuery
+from engine.retrieval.search.follow import follow_query, is_follow
 
 
 class NamingFilters(BackgroundJob):
@@ -90,6 +94,21 @@ class StepActions:
             query = StepQuery(example=item_id, scenario=scenario, outfit_changed=outfit_changed,
                               cameras=filters.cameras, time_range=filters.time_range, **keep.query_arguments())
         except QueryInputError as exc:
+            self.events.emit("error", exc)
+            return None
+        return self.run_step(query)
+
+    def follow(self, sighting: Sighting, window: float = FOLLOW_WINDOW) -> WorkerHandle | None:
+        """The next step looks for the sighting's person on the gallery's other cameras within ``window`` seconds
+        before and after it, over the whole gallery (``engine.retrieval.search.follow``); its proposals follow
+        when it is recorded. The case's camera and time filters do not apply: the step sets its own."""
+        gallery = self.galleries.gallery
+        if gallery is None:
+            self.events.emit("error", "Open a gallery to follow a sighting")
+            return None
+        try:
+            query = follow_query(gallery, sighting, window=window)
+        except (QueryInputError, NoCandidatesError) as exc:
             self.events.emit("error", exc)
             return None
         return self.run_step(query)
@@ -161,6 +180,9 @@ class StepActions:
         self.events.emit("message", f"Step {step_label(cases.case, outcome.step_id)}: "
                                     f"{result.candidates_before:,} → {result.candidates_after:,} candidates in "
                                     f"{result.seconds:.2f} s")
+        if is_follow(result.query):
+            self.events.emit("message", proposals_message(proposal_rows(result, self.galleries.gallery,
+                                                                        cases.marks())))
 
     def _rerun_plan(self) -> list | None:
         """The plan to re-run the active path (``CaseSession.plan``), or None after saying why it cannot run

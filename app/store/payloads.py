@@ -11,7 +11,7 @@ from typing import Any
 
 from app.store.codec import sha256_hex
 from app.store.models import CaseGallery, Evidence, Mark, Note, Step, canonical_json, utc_text
-from engine.kernel.step_schema import step_values
+from engine.kernel.step_schema import audit_values
 
 
 def evidence_payload(evidence: Evidence | None) -> dict[str, Any] | None:
@@ -22,7 +22,8 @@ def evidence_payload(evidence: Evidence | None) -> dict[str, Any] | None:
 
 def step_payload(step: Step, sketch: Evidence | None, ir: Evidence | None) -> dict[str, Any]:
     """The step's place in its tree, its query images, the step schema's fields (``engine.kernel.step_schema``) under
-    their own names and the digests of its outputs."""
+    their own names (a field added later only when it differs from its default, ``audit_values``) and the
+    digests of its outputs."""
     return {
         "step": step.id,
         "seq": step.seq,
@@ -31,7 +32,7 @@ def step_payload(step: Step, sketch: Evidence | None, ir: Evidence | None) -> di
         "gallery": step.gallery_id,
         "sketch": evidence_payload(sketch),
         "ir": evidence_payload(ir),
-        **step_values(step),
+        **audit_values(step),
         "kept_sha256": sha256_hex(zlib.decompress(step.kept_ids)),
         "kept_scores_sha256": sha256_hex(zlib.decompress(step.kept_scores)),
         "histogram_sha256": sha256_hex(canonical_json(step.histogram).encode("utf-8")),

@@ -11,6 +11,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu, QMenuBar
 
 from app.state import AppState
+from app.state.follow import duration
 from app.views.results_model import OUTFIT_CHANGE_TIP
 from app.views.shortcuts_sheet import WIDGET_KEYS, action_rows
 from app.window.case_actions import CaseActions
@@ -23,7 +24,8 @@ from app.window.step_actions import StepActions
 #: The actions other parts enable, trigger or test, by their attribute names (the window exposes them too).
 ACTION_NAMES = ("new_case_action", "open_case_action", "rename_case_action", "note_action", "export_action",
                 "open_gallery_action", "new_gallery_action", "ingest_action", "ingest_crops_action",
-                "gallery_info_action", "find_similar_action", "find_across_outfits_action", "target_action",
+                "gallery_info_action", "find_similar_action", "find_across_outfits_action", "follow_action",
+                "target_action",
                 "restore_action", "rerun_grown_action", "cancel_action", "shortcuts_action")
 
 
@@ -87,6 +89,12 @@ class WindowMenus:
                                                      steps.find_similar_across_outfits_selected, "Shift+F")
         self.find_across_outfits_action.setToolTip(OUTFIT_CHANGE_TIP)
         panes.results.addAction(self.find_across_outfits_action)
+        self.follow_action = add_action(window, search, "F&ollow to next camera", steps.follow_selected,
+                                        "Ctrl+Shift+F")
+        self.follow_action.setToolTip("Next step looks for the selected confirmed sighting's person on the other "
+                                      f"cameras, {duration(steps.follow_window)} before and after, over the whole "
+                                      f"gallery (Ctrl+Shift+F)")
+        panes.results.addAction(self.follow_action)
         self.target_action = add_action(window, search, "Ground-truth &identity…", steps.choose_target_identity)
         self.target_action.setToolTip("Trainers: score the next steps against a known identity of a built world")
         search.addSeparator()

@@ -1,7 +1,7 @@
 """``StepActions``: the step actions that need the window: apply a cut dragged on the plot (asking first when it
-falls above confirmed items), undo and branch with their messages, find similar to the item in focus, and the
-ground-truth identity. Each acts through the ``AppState``; refusals are said through the window's
-``Messages``."""
+falls above confirmed items), undo and branch with their messages, find similar to the item in focus, follow the
+sighting of the confirmed item in focus to the next camera, and the ground-truth identity. Each acts through the
+``AppState``; refusals are said through the window's ``Messages``."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections.abc import Callable
 from PySide6.QtWidgets import QApplication, QInputDialog, QMessageBox, QWidget
 
 from app.state import AppState, KeepRule
+from app.state.follow import FOLLOW_WINDOW, NotASighting, confirmed_sighting, duration
 from app.state.item_label import item_label
 from app.state.timeline_rows import step_label
 from app.views.detail import DetailPane
@@ -32,6 +33,8 @@ class StepActions:
         self.detail = detail
         self.distribution = distribution
         self.timeline = timeline
+        #: Seconds before and after a sighting that "Follow to next camera" looks in.
+        self.follow_window = FOLLOW_WINDOW
         #: Asked when a cut would fall above confirmed items: (items, rule) -> "keep" | "clear" | "cancel".
         self.ask_confirmed_cut: Callable[[list[tuple[str, float]], KeepRule], str] = self._ask_confirmed_cut
 
@@ -95,11 +98,29 @@ class StepActions:
                 return False
         return self.state.set_target_identity(identity.strip() or None)
 
-    def find_similar_selected(self, outfit_changed: bool = False) -> None:
-        """Find similar to the item in focus (the detail pane's when it has focus, else the results' current);
-        ``outfit_changed``: the person may have changed clothes (ranks by biometrics)."""
+    def item_in_focus(self) -> str | None:
+        """The detail pane's item when it has focus, else the results' current, else the detail pane's."""
         in_detail = self.detail.isAncestorOf(QApplication.focusWidget()) if QApplication.focusWidget() else False
-        item_id = (self.detail.item_id() if in_detail else None) or self.results.current_id() or self.detail.item_id()
+        return (self.detail.item_id() if in_detail else None) or self.results.current_id() or self.detail.item_id()
+
+    def follow_selected(self) -> WorkerHandle | None:
+        """Follow the sighting of the confirmed item in focus (the case's confirmed items grouped by camera and
+        time) to the gallery's other cameras within ``follow_window`` seconds before and after it."""
+        try:
+            sighting = confirmed_sighting(self.state.gallery, self.state.marks, self.item_in_focus())
+        except NotASighting as exc:
+            self.messages.error(str(exc))
+            return None
+        handle = self.state.follow_sighting(sighting, self.follow_window)
+        if handle is not None:
+            self.messages.message(f"Following {item_label(self.state.gallery, sighting.best)} to the other cameras, "
+                                  f"{duration(self.follow_window)} before and after")
+        return handle
+
+    def find_similar_selected(self, outfit_changed: bool = False) -> None:
+        """Find similar to the item in focus (``item_in_focus``); ``outfit_changed``: the person may have changed
+        clothes (ranks by biometrics)."""
+        item_id = self.item_in_focus()
         if not item_id:
             self.messages.error("Select an item in the results first")
             return

@@ -5,7 +5,9 @@ rule, the candidate counts and its time. Each field says how ``lineup search --j
 ``"keep.rule"`` nests, None leaves it out) and the longest text it takes (``limit``, also the case store's
 column width). The forms derive from ``STEP_FIELDS``: the CLI's step record (``engine.retrieval.search.transcript``),
 the case store's input, columns, audit payload and read-back values (``app.store``) and the report's chain
-rows (``app.report.content``). The database migrations keep their own frozen copy of the columns.
+rows (``app.report.content``). The database migrations keep their own frozen copy of the columns. A field added
+after cases were first recorded is marked ``later``: the audit payload leaves it out while it holds its default
+(``audit_values``), so the entries of steps recorded before it still verify.
 
 Standard library only, so that the case store can build on it without loading the engine.
 """
@@ -19,8 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-def _field(*, cli: str | None = None, limit: int | None = None, digits: int | None = None, **options: Any) -> Any:
-    return field(metadata={"cli": cli, "limit": limit, "digits": digits}, **options)
+def _field(*, cli: str | None = None, limit: int | None = None, digits: int | None = None, later: bool = False,
+           **options: Any) -> Any:
+    return field(metadata={"cli": cli, "limit": limit, "digits": digits, "later": later}, **options)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -28,7 +31,8 @@ class StepRecord:
     """One search step as plain values. ``level_source`` is where the level came from ("override", "parser",
     "classifier", "default", or None for image queries); ``level_overridden`` says it was the analyst's.
     ``filters``: ``{"cameras": [...] | None, "time_range": [low, high] | None}``. ``candidates_before`` =
-    ranked candidates + ``filtered_out``; ``candidates_after``: the items kept."""
+    ranked candidates + ``filtered_out``; ``candidates_after``: the items kept. ``whole_gallery``: the step
+    scored every item of the gallery, not the previous step's kept items (``StepQuery.whole_gallery``)."""
 
     query_text: str | None = _field(cli="query", default=None)
     query_kind: str = _field(cli="kind", limit=32)
@@ -46,12 +50,14 @@ class StepRecord:
     filtered_out: int = _field(cli="filtered_out", default=0)
     candidates_after: int = _field(cli="candidates_after")
     seconds: float = _field(cli="seconds", digits=4, default=0.0)
+    whole_gallery: bool = _field(default=False, later=True)
 
 
 @dataclass(frozen=True)
 class StepField:
     """One field of ``StepRecord``: its value type (str, int, float, bool or dict), whether it may be None,
-    its CLI key, its longest text and the digits the CLI rounds it to."""
+    its CLI key, its longest text, the digits the CLI rounds it to, whether it was added after cases were first
+    recorded (``later``) and its default (None when it has none or a made one)."""
 
     name: str
     kind: type
@@ -59,6 +65,8 @@ class StepField:
     cli: str | None
     limit: int | None
     digits: int | None
+    later: bool = False
+    default: Any = None
 
 
 def _step_fields() -> tuple[StepField, ...]:
@@ -70,7 +78,8 @@ def _step_fields() -> tuple[StepField, ...]:
             kinds = [k for k in typing.get_args(kind) if k is not type(None)]
             kind, optional = kinds[0], True
         out.append(StepField(spec.name, typing.get_origin(kind) or kind, optional, spec.metadata["cli"],
-                             spec.metadata["limit"], spec.metadata["digits"]))
+                             spec.metadata["limit"], spec.metadata["digits"], spec.metadata["later"],
+                             None if spec.default is dataclasses.MISSING else spec.default))
     return tuple(out)
 
 
@@ -100,6 +109,14 @@ def step_values(source: Any, target: type | None = None) -> dict[str, Any]:
         names = tuple(n for n in names if n in taken)
     by_name = {f.name: f for f in STEP_FIELDS}
     return {name: plain_value(by_name[name], getattr(source, name)) for name in names}
+
+
+def audit_values(source: Any) -> dict[str, Any]:
+    """``step_values(source)`` less the ``later`` fields that hold their default: what a step's audit payload
+    carries, so that entries written before a later field existed still verify."""
+    by_name = {f.name: f for f in STEP_FIELDS}
+    return {name: value for name, value in step_values(source).items()
+            if not (by_name[name].later and value == by_name[name].default)}
 
 
 def cli_values(record: StepRecord) -> dict[str, Any]:

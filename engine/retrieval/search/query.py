@@ -41,7 +41,12 @@ class StepQuery:
     step; ``require`` makes attributes hard filters: attribute keys the text states (``["top_color"]``) or
     ``{key: value}`` pairs (a value the text states differently is an error; a pair the text does not state
     joins the stated attributes); candidates whose evidence makes the value clearly unlikely are filtered out
-    like the camera/time filters."""
+    like the camera/time filters.
+
+    ``whole_gallery``: the step scores every item of the gallery the session searches (less the rejected ones,
+    confirmed ones kept) instead of the items the previous step kept, e.g. following a sighting to the next
+    camera (``engine.retrieval.search.follow``), where the person's other sightings were cut by earlier steps
+    that looked for them on one camera."""
 
     text: str | None = None
     sketch: ImageInput | None = field(default=None, compare=False)
@@ -58,6 +63,7 @@ class StepQuery:
     target_identity: str | None = None
     attribute_weight: float | None = None
     require: tuple[tuple[str, str | None], ...] | None = None
+    whole_gallery: bool = False
 
     def __post_init__(self) -> None:
         text = self.text.strip() if isinstance(self.text, str) else self.text
@@ -80,6 +86,8 @@ class StepQuery:
         if self.outfit_changed and self.scenario is not None:
             raise QueryInputError("outfit_changed ranks by biometrics, not by a scenario's view: give one of "
                                   "outfit_changed and scenario")
+        if not isinstance(self.whole_gallery, bool):
+            raise QueryInputError(f"whole_gallery must be true or false, got {self.whole_gallery!r}")
         if self.level is not None and self.level not in LEVELS:
             raise QueryInputError(f"level must be one of {list(LEVELS)}, got {self.level!r}")
         rules = [name for name in KEEP_RULES if getattr(self, name) is not None]

@@ -2,8 +2,10 @@
 
 Step j scores its candidate set C_j exactly (gathered rows × query vector, cost ∝ |C_j|; the first step scans
 the whole view contiguously), applies its filters, and keeps the top k_j = ⌈ρ·|C_j|⌉ (or an explicit k, or a
-score threshold). C_{j+1} = kept − rejected ∪ confirmed. The FAISS index is not used for steps: a step needs
-every candidate's score (for the distribution plot and the final ranking), which an index top-k does not give.
+score threshold). C_{j+1} = kept − rejected ∪ confirmed; a step with ``whole_gallery`` (``StepQuery``) scores
+every item searched again, less the rejected ones (following a sighting to the next camera, docs/methods.md
+§9). The FAISS index is not used for steps: a step needs every candidate's score (for the distribution plot
+and the final ranking), which an index top-k does not give.
 
 Hybrid ranking: a step's score is similarity + w · agreement, the agreement of each candidate's stored attribute
 evidence with the attributes the query text states (``engine.retrieval.evidence.agreement``; evidence gathered for the
@@ -172,10 +174,11 @@ class SearchSession:
         rows = np.unique(np.asarray([self.gallery.row(i) for i in marks], dtype=np.int64))
         return rows if self.item_limit is None else rows[rows < self.item_limit]
 
-    def candidates(self) -> np.ndarray | None:
-        """Rows the next step will score (ascending), or None for the whole gallery."""
+    def candidates(self, whole_gallery: bool = False) -> np.ndarray | None:
+        """Rows the next step will score (ascending), or None for the whole gallery; ``whole_gallery`` (a step
+        query's, ``StepQuery.whole_gallery``): every item searched less the rejected ones, as before step 1."""
         rejected = self._mark_rows(self._rejected)
-        if not self._steps:
+        if not self._steps or whole_gallery:
             if rejected.size == 0 and self.item_limit is None:
                 return None
             rows = np.arange(self.size, dtype=np.int64)
@@ -203,7 +206,7 @@ class SearchSession:
         biometric = self._biometric_term(query) if target.encoding == "biometrics" else None
         searched = similarity_view(self.gallery.views) if biometric is not None else target.view
         vector = self._query_vector(query, searched, "example" if biometric is not None else target.encoding)
-        candidates = self.candidates()
+        candidates = self.candidates(query.whole_gallery)
         count = len(self.gallery) if candidates is None else candidates.size
         if count == 0:
             raise NoCandidatesError("no candidates are left for this step: undo, branch or clear some rejects")

@@ -74,7 +74,7 @@ class StepResult:
             filters={"cameras": None if query.cameras is None else sorted(query.cameras),
                      "time_range": None if query.time_range is None else list(query.time_range)},
             candidates_before=self.candidates_before, filtered_out=int(self.filtered_rows.shape[0]),
-            candidates_after=self.candidates_after, seconds=float(self.seconds))
+            candidates_after=self.candidates_after, seconds=float(self.seconds), whole_gallery=query.whole_gallery)
 
     @property
     def candidates_before(self) -> int:
