@@ -115,3 +115,11 @@ def test_a_clothes_may_have_changed_step_says_what_ranked_it_and_how_far_to_trus
     assert "clothes may have changed" in said and "not evidence of identity" in said and "gender" in said
     assert text.searched_view("reid:DT-LT", "DT-LT") == "reid:DT-LT (scenario DT-LT)"
     assert text.searched_view("rgb", None) == "rgb"
+
+
+def test_a_step_that_scored_the_whole_gallery_again_says_so_in_its_candidates():
+    from app.report import text
+
+    assert text.candidates(2100, 0, 100) == "2,100 → 100"
+    assert text.candidates(2100, 1900, 100, whole_gallery=True) == \
+        "2,100 (the whole gallery again) (1,900 filtered out) → 100"

@@ -81,7 +81,8 @@ def step_tree(content: ReportContent, flavor: Flavor) -> str:
         rows.append([branch, _query_cell(step), esc(step.level or "—"),
                      esc(text.keep_rule(step.keep_rule, step.keep_value, step.k)),
                      esc(text.filters(step.filters)),
-                     esc(text.candidates(step.candidates_before, step.filtered_out, step.candidates_after)),
+                     esc(text.candidates(step.candidates_before, step.filtered_out, step.candidates_after,
+                                         step.whole_gallery)),
                      small(recorded + "<br>" + _state_of(step))])
     parts.append(table([("Step", 48), ("Query", None), ("Level", 40), ("Keep rule", 92), ("Filters", 86),
                          ("Candidates", 78), ("Recorded (UTC) · state", 110)], rows, css="grid tree"))
@@ -106,7 +107,8 @@ def chain(content: ReportContent, flavor: Flavor) -> str:
             pairs.append(("Query images", "<br>".join(inputs)))
         pairs += [
             ("Level used", esc(text.level(step.level, step.level_source, step.level_overridden))),
-            ("Candidates", esc(text.candidates(step.candidates_before, step.filtered_out, step.candidates_after))),
+            ("Candidates", esc(text.candidates(step.candidates_before, step.filtered_out, step.candidates_after,
+                                               step.whole_gallery))),
             ("Keep rule", esc(text.keep_rule(step.keep_rule, step.keep_value, step.k))),
             ("Filters", esc(text.filters(step.filters))),
             ("Searched view", esc(text.searched_view(step.view, step.scenario))),

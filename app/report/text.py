@@ -120,9 +120,11 @@ def filters(values: dict[str, Any]) -> str:
     return "; ".join(parts) if parts else "none"
 
 
-def candidates(before: int, filtered_out: int, after: int) -> str:
+def candidates(before: int, filtered_out: int, after: int, whole_gallery: bool = False) -> str:
+    """Candidates before → after; a step that scored every item again (a follow to the next camera) says so."""
     filtered = f" ({filtered_out:,} filtered out)" if filtered_out else ""
-    return f"{before:,}{filtered} → {after:,}"
+    scope = " (the whole gallery again)" if whole_gallery else ""
+    return f"{before:,}{scope}{filtered} → {after:,}"
 
 
 def _clip(text: str, limit: int) -> str:
