@@ -1,6 +1,6 @@
 """The main window (docs/architecture.md): query panel over the step timeline and the case's notes on the left, the
 results grid in the centre, the detail pane over the distribution panel on the right, the open case named
-above them and a status bar with progress and cancel.
+above them, the sightings timeline under them and a status bar with progress and cancel.
 
 The window fits a 1366×768 screen and works up to 4K (``app.window.layout``: it opens at a size taken from the
 screen, its minimum size ``MINIMUM_SIZE`` is fixed and never grows with content: panes scroll, toolbars wrap,
@@ -12,9 +12,9 @@ it works on: ``Panes`` (the widgets and their layout), ``Messages`` (the banner 
 ``CaseActions``, ``ReportExport``, ``GalleryActions`` and ``StepActions`` (what the menus, buttons and keys do;
 work goes to background jobs on the state's ``JobRunner``), ``WindowMenus`` (the menu bar and its keys),
 ``CaseView`` (the open case and gallery in the case line, the title and the controls), ``StepDisplay`` (the step
-on view in the grid, the plot and the detail pane) and ``JobStatus`` (the one running job). Errors arrive as
-``AppState.error`` sentences and are shown in a dismissible banner and the status bar, never as a traceback
-or a blocking box.
+on view in the grid, the plot and the detail pane), ``SightingsDisplay`` (the case's sightings on the timeline)
+and ``JobStatus`` (the one running job). Errors arrive as ``AppState.error`` sentences and are shown in a
+dismissible banner and the status bar, never as a traceback or a blocking box.
 """
 
 from __future__ import annotations
@@ -38,10 +38,18 @@ from app.window.case_view import CaseView
 from app.window.export_actions import ReportExport
 from app.window.gallery_actions import GalleryActions
 from app.window.job_status import JobStatus
-from app.window.layout import MINIMUM_SIZE, fit_to_screen, restore_layout, save_layout, share_out
+from app.window.layout import (
+    MINIMUM_SIZE,
+    SIGHTINGS_OPEN_FROM,
+    fit_to_screen,
+    restore_layout,
+    save_layout,
+    share_out,
+)
 from app.window.menus import ACTION_NAMES, WindowMenus, shortcut_rows
 from app.window.messages import Messages
 from app.window.panes import Panes
+from app.window.sightings import SightingsDisplay
 from app.window.step_actions import StepActions
 from app.window.step_display import StepDisplay
 from app.workers import WorkerHandle, cancel_all, preload_worker_modules
@@ -65,8 +73,8 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self.panes = panes = Panes()
         self.setCentralWidget(panes.central)
-        for name in ("query_panel", "timeline", "notes", "results", "detail", "distribution", "banner",
-                     "case_label", "side_tabs", "detail_scroll", "left", "right", "columns"):
+        for name in ("query_panel", "timeline", "notes", "results", "detail", "distribution", "sightings", "banner",
+                     "case_label", "side_tabs", "detail_scroll", "left", "right", "columns", "rows"):
             setattr(self, name, getattr(panes, name))
         self.messages = Messages(panes.banner, self.statusBar())
         self.job_status = JobStatus(self.statusBar())
@@ -91,6 +99,8 @@ class MainWindow(QMainWindow):
                                   set_case_open=self.menus.set_case_open)
         self.step_display = StepDisplay(state, self.messages, results=panes.results, detail=panes.detail,
                                         distribution=panes.distribution, timeline=panes.timeline)
+        self.sightings_display = SightingsDisplay(state, panes.sightings, self.messages, results=panes.results,
+                                                  show_item=self.step_display.show_item)
         self._connect()
         self.setMinimumSize(*MINIMUM_SIZE)
         self.fit_to_screen()
@@ -168,8 +178,9 @@ class MainWindow(QMainWindow):
         self.reset_layout()
 
     def reset_layout(self) -> None:
-        """Column and pane sizes as shares of the window."""
+        """Column and pane sizes as shares of the window; the sightings timeline open in a tall one."""
         share_out(self, self.panes.columns, self.panes.left, self.panes.right)
+        self.panes.open_sightings(self.height() >= SIGHTINGS_OPEN_FROM, self.height())
 
     def shortcut_rows(self) -> list[tuple[str, str]]:
         """Every shortcut of the menus, then the keys focused widgets answer to (the shortcuts sheet)."""

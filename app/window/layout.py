@@ -21,6 +21,10 @@ COLUMN_SHARES = (0.27, 0.43, 0.30)
 CENTRE_MIN_WIDTH = 300
 #: Shares of the left column's height (query, steps/notes) and of the right one's (detail, plot).
 LEFT_SHARES, RIGHT_SHARES = (0.6, 0.4), (0.52, 0.48)
+#: The sightings timeline under the columns starts with its lanes open in windows at least this tall (on a
+#: 1366×768 screen only its line with the route shows until opened), and opens at this share of the height,
+#: within these pixels.
+SIGHTINGS_OPEN_FROM, SIGHTINGS_SHARE, SIGHTINGS_HEIGHT = 900, 0.22, (130, 260)
 
 
 def fit_to_screen(window: QWidget) -> None:
@@ -44,6 +48,11 @@ def share_out(window: QWidget, columns: QSplitter, left: QSplitter, right: QSpli
     columns.setSizes([round(width * share) for share in COLUMN_SHARES])
     left.setSizes([round(height * share) for share in LEFT_SHARES])
     right.setSizes([round(height * share) for share in RIGHT_SHARES])
+
+
+def sightings_height(height: int) -> int:
+    """The pixels the open sightings timeline takes in a window ``height`` pixels tall."""
+    return min(max(round(height * SIGHTINGS_SHARE), SIGHTINGS_HEIGHT[0]), SIGHTINGS_HEIGHT[1])
 
 
 def restore_layout(window: QWidget, splitters: Iterable[tuple[str, QSplitter]], settings: QSettings | None) -> None:

@@ -14,6 +14,7 @@ from app.state import AppState
 from app.state.follow import duration
 from app.views.results_model import OUTFIT_CHANGE_TIP
 from app.views.shortcuts_sheet import WIDGET_KEYS, action_rows
+from app.views.sightings_timeline import KEYS as SIGHTINGS_KEYS
 from app.window.case_actions import CaseActions
 from app.window.export_actions import ReportExport
 from app.window.gallery_actions import GalleryActions
@@ -113,6 +114,7 @@ class WindowMenus:
         add_action(window, view, "Focus &results", panes.results.grid.setFocus, "Ctrl+2")
         add_action(window, view, "Focus s&teps", lambda: panes.focus_tab(panes.timeline), "Ctrl+3")
         add_action(window, view, "&Notes", lambda: panes.focus_tab(panes.notes), "Ctrl+4")
+        add_action(window, view, "Focus si&ghtings", panes.focus_sightings, "Ctrl+5")
         add_action(window, view, "Whole &gallery (before step 1)", lambda: state.select_step(None), "Ctrl+Home")
         add_action(window, view, "&Dismiss message", panes.banner.hide, "Ctrl+D")
         add_action(window, view, "Reset &layout", reset_layout)
@@ -143,4 +145,4 @@ class WindowMenus:
 def shortcut_rows(bar: QMenuBar) -> list[tuple[str, str]]:
     """Every shortcut of the menus in ``bar``, then the keys focused widgets answer to (the shortcuts sheet)."""
     actions = [action for top in bar.actions() for action in top.menu().actions()]
-    return action_rows(actions) + list(WIDGET_KEYS)
+    return action_rows(actions) + list(WIDGET_KEYS) + list(SIGHTINGS_KEYS)

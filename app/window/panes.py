@@ -1,6 +1,7 @@
 """``Panes``: the main window's widgets and how they sit: the query panel over the step timeline and the case's
 notes on the left, the results grid in the centre, the detail pane over the distribution panel on the right, the
-open case named above them with the banner under it (``central`` holds them all)."""
+sightings timeline under all three (its line with the route, and its lanes when opened), the open case named
+above them with the banner under it (``central`` holds them all)."""
 
 from __future__ import annotations
 
@@ -12,14 +13,16 @@ from app.views.distribution import DistributionPanel
 from app.views.notes_panel import NotesPanel
 from app.views.query_panel import QueryPanel
 from app.views.results import ResultsView
+from app.views.sightings_timeline import SightingsTimeline
 from app.views.timeline import StepTimeline
 from app.window.banner import Banner
-from app.window.layout import CENTRE_MIN_WIDTH
+from app.window.layout import CENTRE_MIN_WIDTH, sightings_height
 
 
 class Panes:
-    """The views (``query_panel``, ``timeline``, ``notes``, ``results``, ``detail``, ``distribution``), the
-    ``banner`` and ``case_label``, and the splitters that hold them (``left``, ``right``, ``columns``)."""
+    """The views (``query_panel``, ``timeline``, ``notes``, ``results``, ``detail``, ``distribution``,
+    ``sightings``), the ``banner`` and ``case_label``, and the splitters that hold them (``left``, ``right``,
+    ``columns``; ``rows``: the columns over the sightings timeline)."""
 
     def __init__(self) -> None:
         self.query_panel = QueryPanel()
@@ -28,6 +31,7 @@ class Panes:
         self.results = ResultsView()
         self.detail = DetailPane()
         self.distribution = DistributionPanel()
+        self.sightings = SightingsTimeline()
         self.banner = Banner()
         self.case_label = QLabel()
         self.case_label.setTextFormat(Qt.TextFormat.RichText)
@@ -58,6 +62,13 @@ class Panes:
         for splitter in (self.left, self.right, self.columns):
             splitter.setChildrenCollapsible(False)
             splitter.setHandleWidth(6)
+        self.rows = QSplitter(Qt.Orientation.Vertical)
+        self.rows.addWidget(self.columns)
+        self.rows.addWidget(self.sightings)
+        self.rows.setStretchFactor(0, 1)
+        self.rows.setChildrenCollapsible(False)
+        self.rows.setHandleWidth(6)
+        self.sightings.expand_requested.connect(self.open_sightings)
 
         self.central = QWidget()
         layout = QVBoxLayout(self.central)
@@ -65,7 +76,7 @@ class Panes:
         layout.setSpacing(4)
         layout.addWidget(self.case_label)
         layout.addWidget(self.banner)
-        layout.addWidget(self.columns, 1)
+        layout.addWidget(self.rows, 1)
 
     def splitters(self) -> tuple[tuple[str, QSplitter], ...]:
         """The splitters by the names the window's settings remember them under."""
@@ -75,3 +86,18 @@ class Panes:
         """Bring the side tab ``panel`` (the step timeline or the notes) forward and focus its list."""
         self.side_tabs.setCurrentWidget(panel)
         panel.list.setFocus()
+
+    def open_sightings(self, open_: bool, height: int | None = None) -> None:
+        """Open the sightings timeline's lanes (at their share of ``height``, by default the panes' height) or
+        close them to the line with the route."""
+        self.sightings.set_expanded(open_)
+        if open_:
+            total = height or sum(self.rows.sizes())
+            strip = sightings_height(total)
+            self.rows.setSizes([max(total - strip, 0), strip])
+
+    def focus_sightings(self) -> None:
+        """Open the sightings timeline and focus its lanes."""
+        if not self.sightings.is_expanded():
+            self.open_sightings(True)
+        self.sightings.canvas.setFocus()
