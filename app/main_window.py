@@ -100,7 +100,8 @@ class MainWindow(QMainWindow):
         self.step_display = StepDisplay(state, self.messages, results=panes.results, detail=panes.detail,
                                         distribution=panes.distribution, timeline=panes.timeline)
         self.sightings_display = SightingsDisplay(state, panes.sightings, self.messages, results=panes.results,
-                                                  show_item=self.step_display.show_item)
+                                                  show_item=self.step_display.show_item,
+                                                  follow_item=self.steps.follow_item)
         self._connect()
         self.setMinimumSize(*MINIMUM_SIZE)
         self.fit_to_screen()

@@ -38,6 +38,7 @@ class ScriptPlayer(QObject):
         self._waiting = False
         self._errors: list[str] = []
         self._steps_before = 0
+        self._last_confirmed: str | None = None  # the best-ranked item of the script's latest confirm
         self._watchdog = QTimer(self)
         self._watchdog.setSingleShot(True)
         self._watchdog.timeout.connect(self._timed_out)
@@ -86,7 +87,7 @@ class ScriptPlayer(QObject):
         if self._errors:
             self._finish(False, f"action {self.index + 1} ({action.describe()}): {self._errors[0]}")
             return
-        if action.kind == "search" and self._step_count() <= self._steps_before:
+        if action.kind in ("search", "follow") and self._step_count() <= self._steps_before:
             self._finish(False, f"action {self.index + 1} ({action.describe()}): the step was not recorded")
             return
         if action.kind == "search" and action.expect is not None:
@@ -140,9 +141,13 @@ class ScriptPlayer(QObject):
                 raise PlayError(f"expected at least {action.expect} true match{'es' if action.expect != 1 else ''} "
                                 f"among the top {action.count}, found {found} (state \"expect_at_least\": 0 "
                                 "when the demo means to show a miss)")
+            if action.at_most is not None:
+                ids = ids[:action.at_most]
             if ids:
                 self._mark(ids, CONFIRMED)
             return False
+        if action.kind == "follow":
+            return self._follow(action)
         if action.kind == "note":
             if self.window.add_note(action.text) is None:
                 raise PlayError("the note was not saved")
@@ -184,6 +189,19 @@ class ScriptPlayer(QObject):
             panel.run_anyway_button.click()
         return True
 
+    def _follow(self, action: PlayAction) -> bool:
+        """Select the item the script confirmed last and follow its sighting (Search → Follow to next camera)."""
+        if self._last_confirmed is None:
+            raise PlayError("follow needs an item the script confirmed before it")
+        if not self.window.results.select_item(self._last_confirmed):
+            raise PlayError(f"the confirmed item {self._last_confirmed} is not in the results grid to follow")
+        steps = self.window.steps
+        steps.follow_window = action.hours * 3600.0
+        self._steps_before = self._step_count()
+        if steps.follow_selected() is None:
+            raise PlayError(f"following {self._last_confirmed} did not start (the status bar says why)")
+        return True
+
     def _visible_ids(self) -> list[str]:
         return self.window.results.model.visible_ids()
 
@@ -217,6 +235,8 @@ class ScriptPlayer(QObject):
             row = results.model.row_of(item)
             selection.select(results.model.index(row), QItemSelectionModel.SelectionFlag.Select)
         results.grid.mark_requested.emit(mark)
+        if mark == CONFIRMED:
+            self._last_confirmed = ids[0]
 
 
 class PlayError(RuntimeError):

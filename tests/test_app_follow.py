@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from PySide6.QtCore import Qt
 
 from app.main_window import MainWindow
 from app.state import AppState, replay_plan
@@ -79,11 +80,23 @@ def test_follow_the_selected_confirmed_item_records_a_step_with_proposals_and_un
     assert ("Ctrl+Shift+F", "Follow to next camera") in window.shortcut_rows()
     assert state.follow_sighting(confirmed_sighting(state.gallery, state.marks, "a1"), 60.0) is None
     assert "within 1 min of the sighting on cam0" in window.banner.text() and state.head_step_id == blocker.args[0]
+    timeline = window.sightings  # the sightings timeline draws the confirmed sighting and the proposals
+    assert [row.kind for row in timeline.chart.rows].count("confirmed") == 1
+    proposed = [row for row in timeline.chart.rows if row.proposed]
+    assert sorted(row.items for row in proposed) == sorted(tuple(r["items"]) for r in rows)
     assert state.confirm("b1")  # a confirmed proposal is a sighting of the case already: no longer proposed
     assert all("b1" not in r["items"] for r in state.proposals())
     assert window.steps.undo_step()
     assert state.head_step_id is None and state.proposals() == []
     assert state.case.step(blocker.args[0]).undone
+    assert not any(row.proposed for row in timeline.chart.rows)
+    # F on a confirmed sighting of the timeline follows it, as the menu does
+    timeline.canvas.setFocus()
+    qtbot.keyClick(timeline.canvas, Qt.Key.Key_Home)
+    with qtbot.waitSignal(state.step_recorded, timeout=WAIT) as again:
+        qtbot.keyClick(timeline.canvas, Qt.Key.Key_F)
+    qtbot.waitUntil(lambda: not state.busy, timeout=WAIT)
+    assert state.step_state(again.args[0]).whole_gallery and state.proposals()
 
 
 def test_a_reopened_case_reruns_the_follow_step_over_the_whole_gallery(qtbot, window):

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import pytest
-from PySide6.QtCore import QPoint, QPointF, QRect, Qt, Signal
+from PySide6.QtCore import QPoint, QPointF, QRect, Qt
 from PySide6.QtGui import QColor, QWheelEvent
 from PySide6.QtWidgets import QApplication
 from report_cases import make_gallery
@@ -206,20 +206,15 @@ def test_the_context_menus(qtbot, timeline):
 
 
 class FollowingState(AppState):
-    """The state with the follow-to-next-camera step's proposals, as the window looks for them."""
-
-    proposals_changed = Signal()
+    """The state with a follow-to-next-camera step's proposals given by the test (tests/test_app_follow.py
+    follows for real)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.offered: list[Proposal] = []
-        self.followed: list[int] = []
 
     def proposals(self) -> list[Proposal]:
         return list(self.offered)
-
-    def follow_sighting(self, index: int) -> None:
-        self.followed.append(index)
 
 
 @pytest.fixture
@@ -280,13 +275,15 @@ def test_proposals_in_the_window_are_confirmed_through_the_marks_and_followed_th
     ids = state.gallery.ids
     state.mark_many([ids[0]], "confirmed")
     state.offered = [Proposal("c1", 60.0 + 7.5 * 4, 60.0 + 7.5 * 7, (ids[4], ids[7]), ids[7])]
-    state.proposals_changed.emit()
+    state.session_changed.emit(None)
     assert [row.kind for row in timeline.chart.rows] == ["confirmed", "proposed"]
+    followed = []
+    window.sightings_display.follow_item = followed.append
     canvas = timeline.canvas
     canvas.setFocus()
     qtbot.keyClick(canvas, Qt.Key.Key_Home)
     qtbot.keyClick(canvas, Qt.Key.Key_F)
-    assert state.followed == [0]
+    assert followed == [ids[0]]
     qtbot.keyClick(canvas, Qt.Key.Key_End)
     qtbot.keyClick(canvas, Qt.Key.Key_C)
     assert state.marks == {ids[0]: "confirmed", ids[4]: "confirmed", ids[7]: "confirmed"}

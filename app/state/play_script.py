@@ -9,6 +9,9 @@ real window by ``app.play.ScriptPlayer``. Parsing only (no Qt): every problem na
        {"confirm": [1, 2]}, {"reject": [3]},           # ranks in the results grid, 1 = best
        {"confirm_relevant": 10},                       # ground-truth matches among the top 10 (demo worlds)
        {"confirm_relevant": 10, "expect_at_least": 0}, # default 1: finding fewer fails the play
+       {"confirm_relevant": 5, "at_most": 1},          # only the best-ranked true match among the top 5
+       {"follow": 12},                                 # follow the last confirmed item's sighting to the other
+                                                       # cameras, 12 hours before and after (docs/methods.md §9)
        {"search": "…", "expect_relevant_kept": 1},     # fails unless ≥ 1 true match survives the step
        {"note": "…"}, {"undo": true}, {"branch": 2},   # branch from step 2 of the active chain
        {"pause": 800}]}
@@ -26,11 +29,12 @@ from engine.kernel.keep_rules import DEFAULT_RHO
 from engine.kernel.ontology import LEVELS
 from engine.kernel.query_modalities import taking
 
-ACTION_KINDS = ("search", "confirm", "reject", "confirm_relevant", "note", "undo", "branch", "pause")
+ACTION_KINDS = ("search", "confirm", "reject", "confirm_relevant", "follow", "note", "undo", "branch", "pause")
 SEARCH_KEYS = frozenset({"search", "keep", "sketch", "ir", "level", "expect_relevant_kept"})
-CONFIRM_RELEVANT_KEYS = frozenset({"confirm_relevant", "expect_at_least"})
+CONFIRM_RELEVANT_KEYS = frozenset({"confirm_relevant", "expect_at_least", "at_most"})
 DEFAULT_PACE_MS = 1200
 MAX_PAUSE_MS = 60_000
+MAX_FOLLOW_HOURS = 744.0  # the follow window's own bound: 31 days
 
 
 class PlayScriptError(ValueError):
@@ -50,7 +54,8 @@ class PlayAction:
     #: the stated expectation: confirm_relevant: true matches among the top N (default 1); search: true matches
     #: kept by the step (None: none stated). Not met → the play fails, naming the action.
     expect: int | None = None
-
+    at_most: int | None = None  # confirm_relevant: confirm only the best-ranked this many true matches
+    hours: float = 0.0  # follow: the window before and after the followed sighting
     def describe(self) -> str:
         if self.kind == "search":
             images = [m.name for m in taking("image") if getattr(self, m.name, None)]
@@ -59,7 +64,10 @@ class PlayAction:
         if self.kind in ("confirm", "reject"):
             return f"{self.kind} rank{'s' if len(self.ranks) > 1 else ''} {', '.join(map(str, self.ranks))}"
         if self.kind == "confirm_relevant":
-            return f"confirm the true matches in the top {self.count}"
+            which = "true matches" if self.at_most is None else f"best {self.at_most} true match(es)"
+            return f"confirm the {which} in the top {self.count}"
+        if self.kind == "follow":
+            return f"follow the last confirmed item to the other cameras, {self.hours:g} h before and after"
         if self.kind == "note":
             return f"note “{self.text}”"
         if self.kind == "branch":
@@ -148,8 +156,15 @@ def parse_action(data: Any, base: Path, where: str) -> PlayAction:
             raise PlayScriptError(f"{where}: {kind} needs at least one rank")
         return PlayAction(kind, ranks=tuple(_positive_int(r, where, "a rank") for r in ranks))
     if kind == "confirm_relevant":
+        at_most = data.get("at_most")
         return PlayAction(kind, count=_positive_int(value, where, "the number of top items"),
-                          expect=_count(data.get("expect_at_least", 1), where, "expect_at_least"))
+                          expect=_count(data.get("expect_at_least", 1), where, "expect_at_least"),
+                          at_most=None if at_most is None else _positive_int(at_most, where, "at_most"))
+    if kind == "follow":
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= MAX_FOLLOW_HOURS:
+            raise PlayScriptError(f"{where}: follow takes the window in hours, a number in (0, {MAX_FOLLOW_HOURS:g}], "
+                                  f"got {value!r}")
+        return PlayAction(kind, hours=float(value))
     if kind == "note":
         if not isinstance(value, str) or not value.strip():
             raise PlayScriptError(f"{where}: a note needs non-empty text")

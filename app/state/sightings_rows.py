@@ -4,15 +4,15 @@ from its start to its end, the gaps between consecutive confirmed sightings and 
 
 Confirmed sightings come from the case's confirmed items on the open gallery (``group_sightings``, in time
 order: a row's ``index`` is its place in that order, the index a follow-to-next-camera action takes); proposed
-ones are plain objects with ``camera``, ``start``, ``end``, ``items``, ``best`` and optionally ``score``,
-``agreement`` and ``direction`` (``index``: their place in the list given). Sightings without a time have no
-place on the axis: they are counted (``untimed``), not drawn. Times are written as the screen writes them
-(``engine.kernel.timefmt.screen_time``)."""
+ones are plain objects or mappings (``AppState.proposals()`` gives mappings) with ``camera``, ``start``,
+``end``, ``items``, ``best`` and optionally ``score``, ``agreement`` and ``direction`` (``index``: their place in
+the list given). Sightings without a time have no place on the axis: they are counted (``untimed``), not
+drawn. Times are written as the screen writes them (``engine.kernel.timefmt.screen_time``)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -171,11 +171,20 @@ class SightingLike(Protocol):
     best: str | None
 
 
-def _row(kind: str, index: int, source: SightingLike) -> SightingRow | None:
+def _value(source: SightingLike | Mapping[str, object], name: str, required: bool = True) -> object:
+    if isinstance(source, Mapping):
+        if required and name not in source:
+            raise AttributeError(f"it has no {name!r}")
+        return source.get(name)
+    return getattr(source, name) if required else getattr(source, name, None)
+
+
+def _row(kind: str, index: int, source: SightingLike | Mapping[str, object]) -> SightingRow | None:
     """The row of a sighting or proposal ``source``, or None when it has no start."""
     try:
-        start, end, items, camera, best = source.start, source.end, tuple(source.items), source.camera, source.best
-    except AttributeError as exc:
+        start, end, items, camera, best = (_value(source, name) for name in ("start", "end", "items", "camera", "best"))
+        items = tuple(items)
+    except (AttributeError, TypeError) as exc:
         raise ValueError(f"{kind} sighting {index} is not a sighting ({exc})") from None
     start = _number(start, "start")
     if start is None:
@@ -188,14 +197,15 @@ def _row(kind: str, index: int, source: SightingLike) -> SightingRow | None:
         raise ValueError(f"{kind} sighting {index} at {screen_time(start)} has no items")
     camera = camera or UNKNOWN_CAMERA
     best = best or items[0]
-    direction = getattr(source, "direction", None)
+    direction = _value(source, "direction", required=False)
     return SightingRow(kind, index, camera, start, end, items, best, _label(camera, start, end, len(items)),
-                       score=_number(getattr(source, "score", None), "score"),
-                       agreement=_number(getattr(source, "agreement", None), "agreement"),
+                       score=_number(_value(source, "score", required=False), "score"),
+                       agreement=_number(_value(source, "agreement", required=False), "agreement"),
                        direction=None if direction is None else str(direction))
 
 
-def chart(sightings: Sequence[Sighting], proposals: Sequence[SightingLike] = ()) -> SightingsChart:
+def chart(sightings: Sequence[Sighting],
+          proposals: Sequence[SightingLike | Mapping[str, object]] = ()) -> SightingsChart:
     """The chart of confirmed ``sightings`` (as ``group_sightings`` orders them) and ``proposals``."""
     rows = [row for k, s in enumerate(sightings) if (row := _row(CONFIRMED, k, s)) is not None]
     untimed = len(sightings) - len(rows)
@@ -212,7 +222,8 @@ def chart(sightings: Sequence[Sighting], proposals: Sequence[SightingLike] = ())
 
 
 def case_chart(items: Sequence[GalleryItem], scores: dict[str, float] | None = None,
-               proposals: Sequence[SightingLike] = (), gap: float = DEFAULT_GAP) -> SightingsChart:
+               proposals: Sequence[SightingLike | Mapping[str, object]] = (),
+               gap: float = DEFAULT_GAP) -> SightingsChart:
     """The chart of confirmed ``items`` grouped into sightings (``scores`` pick each one's best item)."""
     return chart(group_sightings(items, scores, gap), proposals)
 

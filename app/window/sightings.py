@@ -10,7 +10,7 @@ confirmed items opened) they are read in a worker, and a newer read cancels an o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from PySide6.QtCore import QItemSelection, QItemSelectionModel
 
@@ -28,33 +28,30 @@ SYNC_ITEMS = 48
 
 class SightingsDisplay:
     """Feeds ``view`` from ``state``; a picked sighting goes to ``results`` and to ``show_item`` (the detail
-    pane)."""
+    pane); following a confirmed sighting calls ``follow_item`` with its best item (``StepActions.follow_item``)."""
 
     def __init__(self, state: AppState, view: SightingsTimeline, messages: Messages, *, results: ResultsView,
-                 show_item: Callable[[str], None]) -> None:
+                 show_item: Callable[[str], None], follow_item: Callable[[str], object]) -> None:
         self.state, self.view, self.messages = state, view, messages
-        self.results, self.show_item = results, show_item
+        self.results, self.show_item, self.follow_item = results, show_item, follow_item
         self._gallery = None
         self._items: dict[str, GalleryItem] = {}
         self._reading: WorkerHandle | None = None
         view.sighting_selected.connect(self.select)
         view.confirm_requested.connect(lambda ids: state.mark_many(list(ids), "confirmed"))
         view.reject_requested.connect(lambda ids: state.mark_many(list(ids), "rejected"))
-        for signal in (state.case_changed, state.marks_changed, state.gallery_changed):
+        # the head step's proposals change with the session (a follow step recorded, undone, replayed)
+        for signal in (state.case_changed, state.marks_changed, state.gallery_changed, state.session_changed):
             signal.connect(self.refresh)
-        # follow-to-next-camera: the state's step and its proposals, when it offers them
-        follow = getattr(state, "follow_sighting", None)
-        view.set_follow_available(follow is not None)
-        if follow is not None:
-            view.follow_requested.connect(follow)
-        proposals_changed = getattr(state, "proposals_changed", None)
-        if proposals_changed is not None:
-            proposals_changed.connect(self.refresh)
+        view.set_follow_available(True)
+        view.follow_requested.connect(self.follow)
         self.refresh()
 
-    def _proposals(self) -> Sequence[object]:
-        proposals = getattr(self.state, "proposals", None)
-        return () if proposals is None else proposals()
+    def follow(self, index: int) -> None:
+        """Follow confirmed sighting ``index`` (its place in time order on the timeline) to the next camera."""
+        rows = [row for row in self.view.chart.rows if not row.proposed and row.index == index]
+        if rows:
+            self.follow_item(rows[0].best)
 
     def refresh(self, *_args: object) -> None:
         """Rebuild the timeline from the case's confirmed items (reading new ones in a worker when many)."""
@@ -73,7 +70,7 @@ class SightingsDisplay:
         self._items.update((item_id, gallery.item(item_id)) for item_id in missing)
         scores = {item_id: score for item_id, score in marks.items() if score is not None}
         try:
-            chart = case_chart([self._items[item_id] for item_id in ids], scores, self._proposals())
+            chart = case_chart([self._items[item_id] for item_id in ids], scores, self.state.proposals())
         except ValueError as exc:
             self.messages.error(f"The sightings timeline cannot show the case's sightings: {exc}")
             chart = EMPTY

@@ -104,10 +104,14 @@ class StepActions:
         return (self.detail.item_id() if in_detail else None) or self.results.current_id() or self.detail.item_id()
 
     def follow_selected(self) -> WorkerHandle | None:
-        """Follow the sighting of the confirmed item in focus (the case's confirmed items grouped by camera and
+        """Follow the sighting of the confirmed item in focus (``follow_item``)."""
+        return self.follow_item(self.item_in_focus())
+
+    def follow_item(self, item_id: str | None) -> WorkerHandle | None:
+        """Follow the sighting of confirmed item ``item_id`` (the case's confirmed items grouped by camera and
         time) to the gallery's other cameras within ``follow_window`` seconds before and after it."""
         try:
-            sighting = confirmed_sighting(self.state.gallery, self.state.marks, self.item_in_focus())
+            sighting = confirmed_sighting(self.state.gallery, self.state.marks, item_id)
         except NotASighting as exc:
             self.messages.error(str(exc))
             return None
