@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from app.store import CaseState, StepState
 from engine.kernel.query_modalities import kind_parts, taking
+from engine.kernel.timefmt import is_wall_clock, screen_time_short
 from engine.retrieval.encoding.views import BIOMETRICS_VIEW
 
 START_LABEL = "0"
@@ -106,8 +107,13 @@ def query_summary(step: StepState, limit: int = 60, item_label: Callable[[str], 
     return " + ".join(parts) or step.query_kind
 
 
+def _moment(seconds: float) -> str:
+    """A filter's time bound: ``09 Jun 15:55`` on the wall clock, ``10 s`` on a footage clock."""
+    return screen_time_short(seconds) if is_wall_clock(seconds) else f"{seconds:g} s"
+
+
 def filters_summary(filters: dict | None) -> str:
-    """ "2 cameras · from 10 s" style note, or "" without filters."""
+    """ "2 cameras · from 10 s" (or "… · 09 Jun 15:55–16 Jun 03:55") style note, or "" without filters."""
     if not filters:
         return ""
     notes = []
@@ -118,9 +124,10 @@ def filters_summary(filters: dict | None) -> str:
     if window:
         start, end = window
         if start is not None and end is not None:
-            notes.append(f"{start:g}–{end:g} s")
+            both = is_wall_clock(start) or is_wall_clock(end)
+            notes.append(f"{_moment(start)}–{_moment(end)}" if both else f"{start:g}–{end:g} s")
         elif start is not None:
-            notes.append(f"from {start:g} s")
+            notes.append(f"from {_moment(start)}")
         elif end is not None:
-            notes.append(f"until {end:g} s")
+            notes.append(f"until {_moment(end)}")
     return " · ".join(notes)

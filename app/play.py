@@ -148,6 +148,9 @@ class ScriptPlayer(QObject):
             return False
         if action.kind == "follow":
             return self._follow(action)
+        if action.kind == "show":  # the only pane a script shows: the sightings timeline
+            self.window.panes.focus_sightings()
+            return False
         if action.kind == "note":
             if self.window.add_note(action.text) is None:
                 raise PlayError("the note was not saved")

@@ -217,3 +217,14 @@ def test_ctrl_z_in_the_canvas_undoes_a_stroke_not_the_step(qtbot):
     timeline.list.setFocus()
     qtbot.keyClick(timeline.list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert undo_steps == [1]
+
+
+def test_a_wall_clock_time_filter_is_written_as_dates_not_raw_seconds():
+    from app.case_tree import filters_summary
+    from engine.kernel.timefmt import screen_time_short
+
+    start, end = 1_715_784_944.0, 1_715_828_144.0
+    note = filters_summary({"cameras": ["cam02", "cam04"], "time_range": [start, end]})
+    assert note == f"2 cameras · {screen_time_short(start)}–{screen_time_short(end)}"
+    assert "e+09" not in note and "e+09" not in filters_summary({"time_range": [start, None]})
+    assert filters_summary({"time_range": [None, 30.0]}) == "until 30 s"  # a footage clock stays in seconds

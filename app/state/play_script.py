@@ -12,6 +12,7 @@ real window by ``app.play.ScriptPlayer``. Parsing only (no Qt): every problem na
        {"confirm_relevant": 5, "at_most": 1},          # only the best-ranked true match among the top 5
        {"follow": 12},                                 # follow the last confirmed item's sighting to the other
                                                        # cameras, 12 hours before and after (docs/methods.md §9)
+       {"show": "sightings"},                          # open the sightings timeline and focus it
        {"search": "…", "expect_relevant_kept": 1},     # fails unless ≥ 1 true match survives the step
        {"note": "…"}, {"undo": true}, {"branch": 2},   # branch from step 2 of the active chain
        {"pause": 800}]}
@@ -29,7 +30,9 @@ from engine.kernel.keep_rules import DEFAULT_RHO
 from engine.kernel.ontology import LEVELS
 from engine.kernel.query_modalities import taking
 
-ACTION_KINDS = ("search", "confirm", "reject", "confirm_relevant", "follow", "note", "undo", "branch", "pause")
+ACTION_KINDS = ("search", "confirm", "reject", "confirm_relevant", "follow", "show", "note", "undo", "branch",
+                "pause")
+SHOWN_PANES = ("sightings",)  # what a show action can bring forward
 SEARCH_KEYS = frozenset({"search", "keep", "sketch", "ir", "level", "expect_relevant_kept"})
 CONFIRM_RELEVANT_KEYS = frozenset({"confirm_relevant", "expect_at_least", "at_most"})
 DEFAULT_PACE_MS = 1200
@@ -72,6 +75,8 @@ class PlayAction:
             return f"note “{self.text}”"
         if self.kind == "branch":
             return f"branch from step {self.count}"
+        if self.kind == "show":
+            return f"show the {self.text}"
         if self.kind == "pause":
             return f"pause {self.count} ms"
         return self.kind
@@ -165,6 +170,10 @@ def parse_action(data: Any, base: Path, where: str) -> PlayAction:
             raise PlayScriptError(f"{where}: follow takes the window in hours, a number in (0, {MAX_FOLLOW_HOURS:g}], "
                                   f"got {value!r}")
         return PlayAction(kind, hours=float(value))
+    if kind == "show":
+        if value not in SHOWN_PANES:
+            raise PlayScriptError(f"{where}: show takes one of {list(SHOWN_PANES)}, got {value!r}")
+        return PlayAction(kind, text=value)
     if kind == "note":
         if not isinstance(value, str) or not value.strip():
             raise PlayScriptError(f"{where}: a note needs non-empty text")
