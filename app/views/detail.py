@@ -9,7 +9,9 @@ Laid out for a narrow side column (about 230 pixels at 1366 × 768): the actions
 pane width for the facts, the crop beside its source frame below; a short pane scrolls, never sideways.
 
 Crop and source frame are read off the UI thread (a video is opened with OpenCV and sought to the item's
-frame); when the source cannot be read the pane says why instead of showing a frame."""
+frame); when the source cannot be read the pane says why instead of showing a frame. Below them the source
+player (``app.views.source_player``) plays the source around the item with its sighting's boxes; once it shows
+a frame it stands in for the still source frame."""
 
 from __future__ import annotations
 
@@ -49,6 +51,7 @@ from app.views.results_model import (
     format_score,
     format_time,
 )
+from app.views.source_player import SourcePlayer
 
 
 class DetailInputError(ValueError):
@@ -148,6 +151,12 @@ class DetailPane(QWidget):
         self.frame_status = QLabel(self)
         self.frame_status.setWordWrap(True)
         self.frame_status.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.player = SourcePlayer(self)  # the source around the item; once it plays, it stands for the still
+        self.player.setMinimumHeight(CROP_MIN_SIZE[1])
+        self.player.setMaximumHeight(IMAGE_MAX_HEIGHT + 60)
+        self.player.install_keys(self)
+        self.player.frame_shown.connect(lambda _position: self.frame_view.setVisible(False))
+        self.player.failed.connect(lambda _message: self.frame_view.setVisible(True))
 
         self.why = QLabel(self)
         self.why.setWordWrap(True)
@@ -232,6 +241,7 @@ class DetailPane(QWidget):
         layout.addWidget(self.why_scroll)
         layout.addLayout(images)
         layout.addWidget(self.frame_status)
+        layout.addWidget(self.player)
         layout.addStretch(1)
         self.clear()
 
@@ -240,7 +250,11 @@ class DetailPane(QWidget):
     def set_item(self, item, crop_path: str | Path | None = None, *, score: float | None = None,
                  mark: str | None = None) -> None:
         """Show a ``GalleryItem`` (``crop_path`` is its crop file, e.g. ``gallery.root / item.crop``); None
-        clears the pane. The crop and source frame load in the background; ``loaded`` says when."""
+        clears the pane. The crop and source frame load in the background; ``loaded`` says when; the player
+        opens the source around the item."""
+        self._set_item(item, crop_path, score, mark, None)
+
+    def _set_item(self, item, crop_path: str | Path | None, score: float | None, mark: str | None, gallery) -> None:
         if item is None:
             self.clear()
             return
@@ -263,11 +277,13 @@ class DetailPane(QWidget):
             button.setEnabled(True)
         self._pool.start(LoadTask(self._relay, self._generation, self._crop_path, item.source, item.frame,
                                    item.box, item.source_sha256))
+        self.frame_view.setVisible(True)
+        self.player.open(item, gallery)
 
     def set_gallery_item(self, gallery, item_id: str, *, score: float | None = None, mark: str | None = None) -> None:
         """``set_item`` for an item of a gallery (``AppState.gallery``; crop path resolved in its folder)."""
         item = gallery.item(item_id)
-        self.set_item(item, None if item.crop is None else Path(gallery.root) / item.crop, score=score, mark=mark)
+        self._set_item(item, None if item.crop is None else Path(gallery.root) / item.crop, score, mark, gallery)
         self._gallery = gallery
 
     def set_mark(self, mark: str | None) -> None:
@@ -310,7 +326,9 @@ class DetailPane(QWidget):
         self.set_mark(None)
         self.crop_view.set_image(None, "Select a result to see it here.")
         self.frame_view.set_image(None, "")
+        self.frame_view.setVisible(True)
         self.frame_status.setText("")
+        self.player.close_clip()
         for button in self.action_buttons:
             button.setEnabled(False)
 

@@ -1,6 +1,7 @@
 """The detail pane's pictures, read off the UI thread: the item's crop with its SHA-256, and its source (a video
 sought to the item's frame, or the image itself) with the box drawn and the rest dimmed; when the source
-cannot be read, the reason instead of a frame."""
+cannot be read, the reason instead of a frame. ``render_frame`` draws the source player's frames (the
+sighting's boxes, the selected item's in the same amber)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 from PySide6.QtCore import QObject, QRunnable, Signal
+from PySide6.QtGui import QImage
 
 from app.state.image_files import sha256_of
 from app.views.thumbnails import read_image, to_qimage
@@ -18,6 +20,7 @@ from app.views.thumbnails import read_image, to_qimage
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".ppm", ".pgm"})
 BOX_COLOR = (255, 193, 7)  # RGB, amber: visible on day, night and IR frames
 OUTSIDE_DIM = 0.55  # brightness kept outside the box, so the person stands out
+ITEM_COLOR = (56, 189, 248)  # RGB, sky blue: the boxes of the other items of a sighting (the player)
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,28 @@ def draw_box(image: np.ndarray, box: tuple[float, float, float, float] | None) -
     thickness = max(2, round(min(height, width) / 180))
     cv2.rectangle(out, (x0, y0), (x1, y1), BOX_COLOR, thickness, lineType=cv2.LINE_8)
     return out
+
+
+def draw_boxes(image: np.ndarray, boxes, scale: float = 1.0) -> np.ndarray:
+    """``image`` (RGB, shrunk from its source by ``scale``) with each ``ShownBox`` outlined in place: the
+    selected item's in ``BOX_COLOR``, the sighting's others in ``ITEM_COLOR``, thin where interpolated."""
+    out = np.ascontiguousarray(image)
+    height, width = out.shape[:2]
+    thickness = max(2, round(min(height, width) / 180))
+    for shown in boxes:
+        x, y, w, h = (value * scale for value in shown.box)
+        x0, y0 = max(0, int(round(x))), max(0, int(round(y)))
+        x1, y1 = min(width - 1, int(round(x + w)) - 1), min(height - 1, int(round(y + h)) - 1)
+        if x1 < x0 or y1 < y0:
+            continue
+        color = BOX_COLOR if shown.selected else ITEM_COLOR
+        cv2.rectangle(out, (x0, y0), (x1, y1), color, 1 if shown.interpolated else thickness, lineType=cv2.LINE_8)
+    return out
+
+
+def render_frame(rgb: np.ndarray, boxes, scale: float) -> QImage:
+    """The player's frame as painted: ``draw_boxes`` on ``rgb``, as a ``QImage`` (runs on the decoding thread)."""
+    return to_qimage(draw_boxes(rgb, boxes, scale))
 
 
 class LoadRelay(QObject):

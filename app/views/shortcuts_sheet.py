@@ -13,6 +13,7 @@ WIDGET_KEYS: tuple[tuple[str, str], ...] = (
     ("Enter", "Run the step (in the description); open the item in the detail pane (in the results)"),
     ("Shift+Enter", "New line in the description"),
     ("C / R / U", "Confirm / reject / clear the mark of the selected items (results or detail pane)"),
+    (", / . / Space", "Previous / next frame, play / pause the item's source (detail pane)"),
     ("Ctrl+C", "Copy the selected item ids (results)"),
     ("Ctrl+Z", "In the sketch canvas: undo the last stroke (elsewhere: undo the last step)"),
 )

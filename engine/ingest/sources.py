@@ -249,6 +249,23 @@ def _sequences(folder: Path, images: list[Path], camera: str | None) -> list[Ima
     return out
 
 
+def image_sequence(image: str | Path) -> ImageSequence:
+    """The sequence of ``image``'s folder that holds it, in the order ingest reads it (time, then name); an
+    ``IngestError`` when the file is not an image or its folder cannot be listed."""
+    path = Path(image)
+    if path.suffix.lower() not in IMAGE_EXTENSIONS:
+        raise IngestError(f"{path} is not an image file ({', '.join(sorted(IMAGE_EXTENSIONS))})")
+    try:
+        images = [entry for entry in path.parent.iterdir()
+                  if entry.suffix.lower() in IMAGE_EXTENSIONS and entry.is_file()]
+    except OSError as exc:
+        raise IngestError(f"folder {path.parent} cannot be listed: {exc.strerror or exc}") from None
+    for sequence in _sequences(path.parent, images, None):
+        if any(file == path for file, _ in sequence.files):
+            return sequence
+    raise IngestError(f"image {path} does not exist on this computer")
+
+
 def folders_under(root: Path) -> Iterator[tuple[Path, list[str], list[str]]]:
     """``(folder, its file names in natural order, its subfolders)`` for every folder under ``root``, top-down;
     hidden folders and folders holding a gallery are left out. Clearing the subfolder list skips them."""

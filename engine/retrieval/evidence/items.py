@@ -34,6 +34,7 @@ from engine.index import evidence_table as store
 from engine.index.crops import read_silhouette
 from engine.index.writer_lock import writing
 from engine.kernel.paths import is_contained
+from engine.kernel.video_frames import VideoFrames, VideoInputError
 from engine.perception.attributes.evidence import AttributeEvidence
 from engine.perception.attributes.extract import extract_attributes
 from engine.perception.attributes.inputs import MIN_CROP_HEIGHT, MIN_CROP_WIDTH, AttributeInputError
@@ -147,33 +148,25 @@ def _read_crop(root: Path, item) -> np.ndarray | None:
 
 
 class FrameCursor:
-    """Frames of one video read forward (reopened only when asked for an earlier frame); ``get(frame)`` gives
-    the BGR image of a 0-based frame, or None when the file cannot give it."""
+    """Frames of one video (``engine.kernel.video_frames``: exact frame indices, forward reads decode on);
+    ``get(frame)`` gives the BGR image of a 0-based frame, or None when the file cannot give it."""
 
     def __init__(self, source: str) -> None:
         self.source = source
-        self._capture = None
-        self._next = 0  # index of the frame the next read returns
+        self._video: VideoFrames | None = None
 
     def get(self, frame: int) -> np.ndarray | None:
-        if frame < self._next or self._capture is None:
-            self.close()
-            if not Path(self.source).is_file():
-                return None
-            self._capture = cv2.VideoCapture(str(self.source))
-            self._next = 0
-        while self._next < frame:
-            if not self._capture.grab():
-                return None
-            self._next += 1
-        ok, image = self._capture.read()
-        self._next += 1
-        return image if ok else None
+        try:
+            if self._video is None:
+                self._video = VideoFrames(self.source)
+            return self._video.read(frame)
+        except VideoInputError:
+            return None
 
     def close(self) -> None:
-        if self._capture is not None:
-            self._capture.release()
-            self._capture = None
+        if self._video is not None:
+            self._video.close()
+            self._video = None
 
 
 def source_frames(source: str, frames: Iterable[int]) -> dict[int, np.ndarray]:
