@@ -9,8 +9,8 @@ import pytest
 
 from app.case_sightings import case_sightings
 from app.launch import launch
-from app.store import CaseStore
 from app.state.play_script import load_script
+from app.store import CaseStore
 from engine.index import Gallery
 
 
