@@ -101,7 +101,9 @@ class MainWindow(QMainWindow):
                                         distribution=panes.distribution, timeline=panes.timeline)
         self.sightings_display = SightingsDisplay(state, panes.sightings, self.messages, results=panes.results,
                                                   show_item=self.step_display.show_item,
-                                                  follow_item=self.steps.follow_item)
+                                                  follow_item=self.steps.follow_item,
+                                                  follow_window=self.steps.follow_window,
+                                                  set_follow_window=self.steps.set_follow_window)
         self._connect()
         self.setMinimumSize(*MINIMUM_SIZE)
         self.fit_to_screen()

@@ -199,7 +199,8 @@ class ScriptPlayer(QObject):
         if not self.window.results.select_item(self._last_confirmed):
             raise PlayError(f"the confirmed item {self._last_confirmed} is not in the results grid to follow")
         steps = self.window.steps
-        steps.follow_window = action.hours * 3600.0
+        steps.set_follow_window(action.hours * 3600.0)
+        self.window.sightings.set_follow_window(action.hours * 3600.0)
         self._steps_before = self._step_count()
         if steps.follow_selected() is None:
             raise PlayError(f"following {self._last_confirmed} did not start (the status bar says why)")

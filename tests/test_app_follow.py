@@ -132,3 +132,17 @@ def test_only_a_confirmed_item_of_the_open_gallery_is_followed(gallery):
         confirmed_sighting(gallery, {"a1": "rejected"}, "a1")
     sighting = confirmed_sighting(gallery, {"a1": "confirmed", "a2": "confirmed", "b1": "confirmed"}, "a2")
     assert sighting.items == ("a1", "a2") and sighting.camera == "cam0"
+
+
+def test_the_timelines_follow_box_sets_the_window_the_next_follow_searches(qtbot, window):
+    state, box = window.state, window.sightings.follow_hours
+    assert box.value() == round(FOLLOW_WINDOW / HOUR)  # the window's default, in whole hours
+    assert window.new_case("Follow window") is not None
+    assert state.confirm("a1")
+    box.setValue(2)
+    assert window.steps.follow_window == 2 * HOUR
+    assert window.results.select_item("a1")
+    with qtbot.waitSignal(state.step_recorded, timeout=WAIT) as blocker:
+        window.follow_action.trigger()
+    qtbot.waitUntil(lambda: not state.busy, timeout=WAIT)
+    assert state.step_state(blocker.args[0]).filters["time_range"] == [T0 - 2 * HOUR, T0 + 2 * HOUR]

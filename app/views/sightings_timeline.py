@@ -10,14 +10,15 @@ library's scatter items would only get in the way of.
 The widget only reports: ``sighting_selected(item ids, best item id)`` (a click, Enter or the menu's "Show"),
 ``confirm_requested(item ids)`` / ``reject_requested(item ids)`` (C / R or the menu, on a proposed sighting)
 and ``follow_requested(index)`` (F or the menu, on a confirmed sighting, when ``set_follow_available``);
-``expand_requested(open)`` when its button is pressed (the window sizes the strip and calls ``set_expanded``).
+``expand_requested(open)`` when its button is pressed (the window sizes the strip and calls ``set_expanded``);
+``follow_window_changed(seconds)`` when the follow window's hours (the "Follow ±" box) change.
 Feed it with ``set_chart`` (``app.state.sightings_rows``)."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QSpinBox, QToolButton, QVBoxLayout, QWidget
 
 from app.state.sightings_rows import EMPTY, SightingRow, SightingsChart
 from app.views.sightings_canvas import ZOOM_STEP, SightingsCanvas
@@ -39,6 +40,10 @@ class SightingsTimeline(QWidget):
     reject_requested = Signal(list)
     follow_requested = Signal(int)
     expand_requested = Signal(bool)
+    follow_window_changed = Signal(float)  # seconds before and after a followed sighting
+
+    #: the follow window's bounds in hours (the engine refuses more than 31 days)
+    FOLLOW_HOURS = (1, 744)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -68,6 +73,14 @@ class SightingsTimeline(QWidget):
         header.setSpacing(8)
         header.addWidget(title)
         header.addWidget(self.route_label, 1)
+        self.follow_hours = QSpinBox()
+        self.follow_hours.setRange(*self.FOLLOW_HOURS)
+        self.follow_hours.setPrefix("Follow ± ")
+        self.follow_hours.setSuffix(" h")
+        self.follow_hours.setToolTip("Follow to next camera (F here, Ctrl+Shift+F in the grid) searches the other "
+                                     "cameras this many hours before and after the sighting")
+        self.follow_hours.valueChanged.connect(lambda hours: self.follow_window_changed.emit(hours * 3600.0))
+        header.addWidget(self.follow_hours)
         for button in (self.zoom_out_button, self.zoom_in_button, self.fit_button):
             header.addWidget(button)
         header.addWidget(self.toggle_button)
@@ -104,10 +117,17 @@ class SightingsTimeline(QWidget):
         """Whether F and the menu offer to follow a confirmed sighting to the next camera."""
         self.canvas.follow_available = bool(available)
 
+    def set_follow_window(self, seconds: float) -> None:
+        """Show the follow window (rounded to whole hours within ``FOLLOW_HOURS``) without reporting it back."""
+        low, high = self.FOLLOW_HOURS
+        self.follow_hours.blockSignals(True)
+        self.follow_hours.setValue(min(max(round(seconds / 3600.0), low), high))
+        self.follow_hours.blockSignals(False)
+
     def set_expanded(self, expanded: bool) -> None:
         """Show the lanes, or only the line with the route (the strip then keeps to that line's height)."""
         self.canvas.setVisible(expanded)
-        for button in (self.zoom_out_button, self.zoom_in_button, self.fit_button):
+        for button in (self.zoom_out_button, self.zoom_in_button, self.fit_button, self.follow_hours):
             button.setVisible(expanded)
         self.toggle_button.setChecked(expanded)
         self.toggle_button.setText("Hide timeline" if expanded else "Show timeline")

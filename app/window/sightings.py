@@ -28,10 +28,12 @@ SYNC_ITEMS = 48
 
 class SightingsDisplay:
     """Feeds ``view`` from ``state``; a picked sighting goes to ``results`` and to ``show_item`` (the detail
-    pane); following a confirmed sighting calls ``follow_item`` with its best item (``StepActions.follow_item``)."""
+    pane); following a confirmed sighting calls ``follow_item`` with its best item (``StepActions.follow_item``), within
+    the window the view's box sets through ``set_follow_window`` (``follow_window`` at first)."""
 
     def __init__(self, state: AppState, view: SightingsTimeline, messages: Messages, *, results: ResultsView,
-                 show_item: Callable[[str], None], follow_item: Callable[[str], object]) -> None:
+                 show_item: Callable[[str], None], follow_item: Callable[[str], object],
+                 follow_window: float, set_follow_window: Callable[[float], None]) -> None:
         self.state, self.view, self.messages = state, view, messages
         self.results, self.show_item, self.follow_item = results, show_item, follow_item
         self._gallery = None
@@ -45,6 +47,8 @@ class SightingsDisplay:
             signal.connect(self.refresh)
         view.set_follow_available(True)
         view.follow_requested.connect(self.follow)
+        view.set_follow_window(follow_window)
+        view.follow_window_changed.connect(set_follow_window)
         self.refresh()
 
     def follow(self, index: int) -> None:

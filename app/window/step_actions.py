@@ -103,6 +103,10 @@ class StepActions:
         in_detail = self.detail.isAncestorOf(QApplication.focusWidget()) if QApplication.focusWidget() else False
         return (self.detail.item_id() if in_detail else None) or self.results.current_id() or self.detail.item_id()
 
+    def set_follow_window(self, seconds: float) -> None:
+        """The seconds before and after a followed sighting that the next follow searches."""
+        self.follow_window = float(seconds)
+
     def follow_selected(self) -> WorkerHandle | None:
         """Follow the sighting of the confirmed item in focus (``follow_item``)."""
         return self.follow_item(self.item_in_focus())
