@@ -11,6 +11,9 @@ real window by ``app.play.ScriptPlayer``. Parsing only (no Qt): every problem na
        {"confirm_relevant": 10, "expect_at_least": 0}, # default 1: finding fewer fails the play
        {"search": "…", "expect_relevant_kept": 1},     # fails unless ≥ 1 true match survives the step
        {"note": "…"}, {"undo": true}, {"branch": 2},   # branch from step 2 of the active chain
+       {"answer": "truth"},                            # answer the witness question on offer with the target's
+                                                       # true value (demo worlds) and search; or a value ("red"),
+       {"answer": "dont_know"},                        # or "don't know" (the key is hidden on the branch)
        {"pause": 800}]}
 """
 
@@ -26,7 +29,9 @@ from engine.kernel.keep_rules import DEFAULT_RHO
 from engine.kernel.ontology import LEVELS
 from engine.kernel.query_modalities import taking
 
-ACTION_KINDS = ("search", "confirm", "reject", "confirm_relevant", "note", "undo", "branch", "pause")
+ACTION_KINDS = ("search", "confirm", "reject", "confirm_relevant", "note", "undo", "branch", "pause", "answer")
+#: The answers a script can give to the witness question that are not a value of its key.
+TRUTH, DONT_KNOW = "truth", "dont_know"
 SEARCH_KEYS = frozenset({"search", "keep", "sketch", "ir", "level", "expect_relevant_kept"})
 CONFIRM_RELEVANT_KEYS = frozenset({"confirm_relevant", "expect_at_least"})
 DEFAULT_PACE_MS = 1200
@@ -64,6 +69,9 @@ class PlayAction:
             return f"note “{self.text}”"
         if self.kind == "branch":
             return f"branch from step {self.count}"
+        if self.kind == "answer":
+            return {TRUTH: "answer the witness question truthfully", DONT_KNOW: "the witness does not know"}.get(
+                self.text, f"answer the witness question “{self.text}”")
         if self.kind == "pause":
             return f"pause {self.count} ms"
         return self.kind
@@ -160,6 +168,10 @@ def parse_action(data: Any, base: Path, where: str) -> PlayAction:
         return PlayAction(kind)
     if kind == "branch":
         return PlayAction(kind, count=_positive_int(value, where, "the step number"))
+    if kind == "answer":
+        if not isinstance(value, str) or not value.strip():
+            raise PlayScriptError(f"{where}: an answer is \"{TRUTH}\", \"{DONT_KNOW}\" or a value, got {value!r}")
+        return PlayAction(kind, text=value.strip())
     return PlayAction(kind, count=_positive_int(value, where, "the pause (ms)", MAX_PAUSE_MS))
 
 
