@@ -200,3 +200,21 @@ def test_questions_after_a_step_use_the_chain_and_hidden_keys(built):
     assert "top_color" in {q["key"] for q in questions_after(session, first, top=None)}
     best = after_second[0]["key"]
     assert best not in {q["key"] for q in questions_after(session, second, hidden=[best], top=None)}
+
+
+def test_the_bench_oracle_and_witnesses():
+    from types import SimpleNamespace
+
+    from bench_modules import load_bench
+
+    bench = load_bench("next_question")
+    people = [{"top_color": c, "gender": "male", "age": a} for c, a in
+              (("red", "young"), ("blue", "young"), ("black", "young"), ("white", "elderly"))]
+    gallery = SimpleNamespace(item=lambda row: SimpleNamespace(attributes=people[row]))
+    assert bench.true_split(gallery, np.arange(4), ["gender", "age", "top_color"]) == ["top_color", "age", "gender"]
+    rng = np.random.default_rng(0)
+    truth = {"top_color": "red"}
+    assert bench.answer(truth, "top_color", 0.0, rng) == "red"
+    assert bench.answer(truth, "top_color", 1.0, rng) != "red"  # always wrong: another value
+    assert bench.answer(truth, "hat_color", 0.0, rng) is None  # no value: "don't know"
+    assert bench.SEED == 86421
