@@ -152,12 +152,30 @@ class MainWindow(QMainWindow):
         state.error.connect(messages.error)
         state.message.connect(messages.message)
         panel.error.connect(messages.message)
+        panel.question_bar.answered.connect(self._question_answered)
+        panel.question_bar.unknown.connect(state.questions.dont_know)
+        for signal in (state.questions_changed, state.case_changed, state.session_changed):
+            signal.connect(self._show_question)
 
     def _step_recorded(self, step_id: int) -> None:
         step = self.state.step_state(step_id)
         if step is not None:
             self.show_message(f"Step {self.step_label(step_id)}: {step.candidates_before:,} → "
                               f"{step.candidates_after:,} candidates in {step.seconds or 0:.2f} s")
+
+    def _show_question(self, _=None) -> None:
+        """The witness question on offer for the head step, under the query box."""
+        questions = self.state.questions
+        question = questions.current()
+        self.panes.query_panel.question_bar.show_question(None if question is None else question["key"],
+                                                          questions.sentence(), questions.answers())
+
+    def _question_answered(self, key: str, value: str) -> None:
+        """An answer button: the answer's sentence joins the description and the step runs."""
+        if self.state.questions.answer(key, value):
+            panel = self.panes.query_panel
+            panel.add_attribute(key, value)
+            panel.request_search(force=True)
 
     def _mark(self, item_ids: list, mark: str) -> None:
         self.state.mark_many(list(item_ids), mark)

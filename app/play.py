@@ -14,7 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import QElapsedTimer, QItemSelectionModel, QObject, QTimer, Signal
 
 from app.jobs import ExportReportJob
-from app.state.play_script import PlayAction, PlayScript
+from app.state.play_script import DONT_KNOW, TRUTH, PlayAction, PlayScript
 from app.views.results_model import CONFIRMED, REJECTED
 
 #: An action (a search step, an undo that re-runs a chain) that has not finished after this long fails.
@@ -87,7 +87,7 @@ class ScriptPlayer(QObject):
         if self._errors:
             self._finish(False, f"action {self.index + 1} ({action.describe()}): {self._errors[0]}")
             return
-        if action.kind in ("search", "follow") and self._step_count() <= self._steps_before:
+        if action.kind in ("search", "follow", "answer") and self._step_count() <= self._steps_before:
             self._finish(False, f"action {self.index + 1} ({action.describe()}): the step was not recorded")
             return
         if action.kind == "search" and action.expect is not None:
@@ -164,7 +164,37 @@ class ScriptPlayer(QObject):
                 raise PlayError(f"the active chain has {len(path)} steps, not {action.count}")
             self.window.timeline.branch_requested.emit(path[action.count - 1])
             return False
+        if action.kind == "answer":
+            return self._answer(action)
         raise PlayError(f"unknown action {action.kind!r}")
+
+    def _answer(self, action: PlayAction) -> bool:
+        """Answer the witness question under the query box through its buttons (the true value: the commonest
+        value of the key among the target's items); True when the answer started a step."""
+        bar = self.window.query_panel.question_bar
+        key = bar.key
+        if key is None or bar.dont_know_button is None:
+            raise PlayError("no witness question is offered (the gallery has no attribute evidence, or no step ran)")
+        value = self._true_value(key) if action.text == TRUTH else action.text
+        if value is None or action.text == DONT_KNOW:
+            bar.dont_know_button.click()
+            return False
+        self._steps_before = self._step_count()
+        button = bar.answer_buttons.get(value)
+        if button is not None:
+            button.click()
+        else:  # the witness names a value the candidates rarely read: said in words, as a typed answer
+            bar.answered.emit(key, value)
+        return True
+
+    def _true_value(self, key: str) -> str | None:
+        gallery, target = self.state.gallery, self.state.target_identity
+        if gallery is None or target is None:
+            raise PlayError("answering truthfully needs the script's \"target\" identity in a demo world")
+        code = gallery.columns.identities.lookup(target)
+        rows = [] if code is None else [int(r) for r in (gallery.columns.identity == code).nonzero()[0]]
+        values = [v for v in (gallery.item(r).attributes.get(key) for r in rows) if v is not None]
+        return max(dict.fromkeys(values), key=values.count) if values else None
 
     def _search(self, action: PlayAction) -> bool:
         panel = self.window.query_panel

@@ -29,7 +29,7 @@ from app.store.evidence import case_folder, evidence_root
 from app.store.models import Base, canonical_json
 
 REPO = Path(__file__).resolve().parents[1]
-HEAD = "0004_whole_gallery"
+HEAD = "0005_step_question"
 
 
 def revision(path: Path) -> str:
@@ -277,7 +277,8 @@ def test_migrations_are_found_beside_the_app_package():
     folder = migrations_folder()
     assert folder == REPO / "migrations"
     assert {p.name for p in (folder / "versions").glob("0*.py")} == {
-        "0001_initial.py", "0002_evidence.py", "0003_case_record.py", "0004_whole_gallery.py"}
+        "0001_initial.py", "0002_evidence.py", "0003_case_record.py", "0004_whole_gallery.py",
+        "0005_step_question.py"}
 
 
 def test_alembic_command_line_uses_the_same_scripts(tmp_path):

@@ -1,5 +1,6 @@
-"""``SearchStepJob``: run the next step of a case and record it, off the UI thread. When the head's path has
-no live session (a reopened case), the path is re-run first (``app.jobs.rerun_steps``)."""
+"""``SearchStepJob``: run the next step of a case and record it, off the UI thread, with the questions to ask the
+witness next (``engine.retrieval.search.questions``, every open key ranked). When the head's path has no live
+session (a reopened case), the path is re-run first (``app.jobs.rerun_steps``)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from app.store import CaseState, CaseStore
 from app.store.from_engine import step_input
 from app.workers import Job
 from engine.retrieval.search import SearchSession, StepQuery, StepResult
+from engine.retrieval.search.questions import questions_after
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,8 @@ class StepOutcome:
     session: SearchSession
     replayed: ReplayOutcome | None
     case: CaseState | None = None  # the case as stored after the step, read in the worker (not on the UI thread)
+    #: every key the witness may be asked next, best first (``engine.retrieval.evidence.next_question``)
+    questions: tuple[dict[str, Any], ...] = ()
 
 
 def copy_fresh(session: SearchSession) -> SearchSession:
@@ -37,14 +41,18 @@ def copy_fresh(session: SearchSession) -> SearchSession:
 
 class SearchStepJob(BackgroundJob):
     """Inputs: the query, where to record it (store, case id, gallery id), the live session on the head step
-    or, without one, a factory of fresh sessions, the plan of the head's path and the case's marks."""
+    or, without one, a factory of fresh sessions, the plan of the head's path and the case's marks; the witness
+    question before the step and its answer (``question``, recorded with it) and the keys the witness said they
+    do not know on this branch (``hidden``, never suggested)."""
 
     name = "Searching"
 
     def __init__(self, query: StepQuery, *, store: CaseStore, case_id: int, gallery_id: int,
                  base: SearchSession | None, fresh: SessionFactory, plan: Sequence[Any] | None,
-                 marks: dict[str, str]) -> None:
+                 marks: dict[str, str], question: dict[str, Any] | None = None,
+                 hidden: frozenset[str] = frozenset()) -> None:
         self.query = query
+        self.question, self.hidden = question, frozenset(hidden)
         self.store, self.case_id, self.gallery_id = store, case_id, gallery_id
         self.base = base
         self.fresh = fresh
@@ -63,6 +71,8 @@ class SearchStepJob(BackgroundJob):
         fork = session.branch(-1) if session.steps else copy_fresh(session)
         job.progress(0, 0, "Searching")
         result = fork.step(self.query)
+        hidden = self.hidden | set((self.question or {}).get("unknown", ()))
+        questions = tuple(questions_after(fork, result, hidden=hidden, top=None))
         job.check()  # the last point where cancelling leaves no trace
-        step_id = self.store.record_step(self.case_id, step_input(result, self.gallery_id))
-        return StepOutcome(step_id, result, fork, replayed, self.store.load_case(self.case_id))
+        step_id = self.store.record_step(self.case_id, step_input(result, self.gallery_id, self.question))
+        return StepOutcome(step_id, result, fork, replayed, self.store.load_case(self.case_id), questions)

@@ -73,7 +73,8 @@ class ChainStep(StepRecord):
     ``cut_score`` is where the distribution plot draws the cut: the threshold of a threshold rule, else the
     lowest kept score. ``network``: the fingerprint of the network whose vectors the searched view holds, read
     from the gallery at export (``app.provenance.view_network``; None: the checkpoint's model);
-    ``network_problem`` says why it is not known (the gallery cannot be opened)."""
+    ``network_problem`` says why it is not known (the gallery cannot be opened). ``question``: the witness question
+    the app suggested before the step and the answer clicked (``app.store.state.StepInput.question``)."""
 
     number: int
     step_id: int
@@ -93,6 +94,7 @@ class ChainStep(StepRecord):
     created_at: datetime
     network: Mapping[str, Any] | None = None
     network_problem: str = ""
+    question: Mapping[str, Any] | None = None  # the witness question before the step and its answer (StepState)
 
     @property
     def undone(self) -> bool:
@@ -285,7 +287,7 @@ def _tree(state: CaseState, paths: Mapping[int, str], galleries: GalleryLookup) 
             histogram=dict(step.histogram), cut_score=_cut_score(step),
             sketch_sha256=None if step.sketch is None else step.sketch.sha256,
             ir_sha256=None if step.ir is None else step.ir.sha256, created_at=step.created_at,
-            network=view_network(gallery, step.view), network_problem=problem))
+            network=view_network(gallery, step.view), network_problem=problem, question=step.question))
     return out
 
 

@@ -45,6 +45,23 @@ def _state_of(step: ChainStep) -> str:
     return "other branch"
 
 
+def question_text(question) -> str:
+    """A step's witness question in words: "Was the top red or blue? (0.81 bits) — answered “red”", and the keys
+    the witness did not know ("" without a question)."""
+    if not question:
+        return ""
+    parts = []
+    if question.get("key"):
+        asked = f"{question['question']} ({float(question.get('gain') or 0):.2f} bits)"
+        answer = question.get("answer")
+        parts.append(f"{asked} — answered “{value_label(question['key'], answer)}”" if answer is not None
+                     else f"{asked} — not answered (the description was edited instead)")
+    unknown = question.get("unknown") or []
+    if unknown:
+        parts.append("the witness did not know: " + ", ".join(key_label(k) for k in unknown))
+    return "; ".join(parts)
+
+
 def _query_cell(step: ChainStep) -> str:
     said = esc(step.summary)  # it names the sketch, IR image or example item; a text query is named here
     if step.query_kind == "text":
@@ -113,6 +130,7 @@ def chain(content: ReportContent, flavor: Flavor) -> str:
             ("Filters", esc(text.filters(step.filters))),
             ("Searched view", esc(text.searched_view(step.view, step.scenario))),
             ("Ranked by", esc(_ranked_by(content, step))),
+            *([("Witness question", esc(question_text(step.question)))] if step.question else []),
             ("Recorded", f"{esc(text.moment(step.created_at))} ({step.seconds:.2f} s)"),
         ]
         title = f"Step {esc(step.label)} · {esc(text.modalities(step.query_kind))}"

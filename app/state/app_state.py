@@ -7,7 +7,8 @@ what changed through one ``Events`` hook (``app.state.events``), which this faca
 the ground truth) with ``GalleryPlacement`` (the gallery version the case's path searches), ``StepHistory``
 (the engine sessions and results of the case's steps, the step on view) with ``StepMoves`` (undo, branch,
 the step on view), ``MarkBook`` (marks and notes, ``app.state.marks``), ``SearchControls`` (the case's
-filters and query inputs), and ``StepActions`` (the steps run as jobs: search, follow, cut again, re-run) on the
+filters and query inputs), ``WitnessQuestions`` (the next question to ask the witness, public as
+``questions``) and ``StepActions`` (the steps run as jobs: search, follow, cut again, re-run) on the
 ``JobRunner`` (``jobs``) that runs the background jobs of ``app.jobs`` and holds the app's one busy state.
 Every action that changes the case (a step, undo, branch, a mark, a note) is committed to the ``CaseStore``
 in one transaction before any signal says it happened. Errors become ``error(str)`` messages; methods return
@@ -40,6 +41,7 @@ from app.state.search_controls import SearchControls
 from app.state.step_actions import StepActions
 from app.state.step_history import StepHistory
 from app.state.step_moves import StepMoves
+from app.state.witness_questions import WitnessQuestions
 from app.state.working_state import Filters, QueryInputs, WorkingState
 from app.store import CaseState, CaseStore, CaseSummary, StepState
 from app.workers import WorkerHandle, describe_error
@@ -67,6 +69,7 @@ class AppState(QObject):
     progress = Signal(int, int, str)  # done, total (0 = unknown), message
     error = Signal(str)  # a readable message for the status bar / a message box
     message = Signal(str)  # information ("Step 2: 1,000 → 500 in 0.12 s")
+    questions_changed = Signal(object)  # None: the witness question on offer may have changed (``questions``)
 
     def __init__(self, parent: QObject | None = None, *, rho: float = DEFAULT_RHO,
                  pool: QThreadPool | None = None) -> None:
@@ -86,8 +89,9 @@ class AppState(QObject):
         self._marks = MarkBook(self._cases, self._galleries, self._steps, self._require_idle, events)
         self._moves = StepMoves(self._cases, self._galleries, self._placement, self._steps, self._require_idle,
                                 events, rho=rho)
+        self.questions = WitnessQuestions(self._cases, events)  # the next question to ask the witness
         self._actions = StepActions(self._cases, self._galleries, self._steps, self._controls, self._moves,
-                                    self.jobs, self._require_idle, events, rho=rho)
+                                    self.jobs, self._require_idle, events, rho=rho, questions=self.questions)
 
     def _relay(self, name: str, *args: object) -> None:
         """An event of a part, emitted as the signal of the same name (an exception as its readable message)."""

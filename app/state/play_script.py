@@ -15,6 +15,9 @@ real window by ``app.play.ScriptPlayer``. Parsing only (no Qt): every problem na
        {"show": "sightings"},                          # open the sightings timeline and focus it
        {"search": "…", "expect_relevant_kept": 1},     # fails unless ≥ 1 true match survives the step
        {"note": "…"}, {"undo": true}, {"branch": 2},   # branch from step 2 of the active chain
+       {"answer": "truth"},                            # answer the witness question on offer with the target's
+                                                       # true value (demo worlds) and search; or a value ("red"),
+       {"answer": "dont_know"},                        # or "don't know" (the key is hidden on the branch)
        {"pause": 800}]}
 """
 
@@ -31,8 +34,10 @@ from engine.kernel.ontology import LEVELS
 from engine.kernel.query_modalities import taking
 
 ACTION_KINDS = ("search", "confirm", "reject", "confirm_relevant", "follow", "show", "note", "undo", "branch",
-                "pause")
+                "pause", "answer")
 SHOWN_PANES = ("sightings",)  # what a show action can bring forward
+#: The answers a script can give to the witness question that are not a value of its key.
+TRUTH, DONT_KNOW = "truth", "dont_know"
 SEARCH_KEYS = frozenset({"search", "keep", "sketch", "ir", "level", "expect_relevant_kept"})
 CONFIRM_RELEVANT_KEYS = frozenset({"confirm_relevant", "expect_at_least", "at_most"})
 DEFAULT_PACE_MS = 1200
@@ -77,6 +82,9 @@ class PlayAction:
             return f"branch from step {self.count}"
         if self.kind == "show":
             return f"show the {self.text}"
+        if self.kind == "answer":
+            return {TRUTH: "answer the witness question truthfully", DONT_KNOW: "the witness does not know"}.get(
+                self.text, f"answer the witness question “{self.text}”")
         if self.kind == "pause":
             return f"pause {self.count} ms"
         return self.kind
@@ -184,6 +192,10 @@ def parse_action(data: Any, base: Path, where: str) -> PlayAction:
         return PlayAction(kind)
     if kind == "branch":
         return PlayAction(kind, count=_positive_int(value, where, "the step number"))
+    if kind == "answer":
+        if not isinstance(value, str) or not value.strip():
+            raise PlayScriptError(f"{where}: an answer is \"{TRUTH}\", \"{DONT_KNOW}\" or a value, got {value!r}")
+        return PlayAction(kind, text=value.strip())
     return PlayAction(kind, count=_positive_int(value, where, "the pause (ms)", MAX_PAUSE_MS))
 
 

@@ -35,6 +35,7 @@ from app.state.search_controls import SearchControls
 from app.state.step_history import StepHistory
 from app.state.step_moves import StepMoves
 from app.state.timeline_rows import step_label
+from app.state.witness_questions import WitnessQuestions
 from app.state.working_state import Filters, no_candidates_message
 from app.workers import Job, WorkerHandle
 from engine.index.sightings import Sighting
@@ -64,13 +65,15 @@ class NamingFilters(BackgroundJob):
 
 class StepActions:
     """See the module docstring. ``require_idle()`` raises ``ActionRefused`` while a job runs; ``rho``: the
-    keep rule of a fresh session and of find-similar without one."""
+    keep rule of a fresh session and of find-similar without one; ``questions``: the witness questions a step
+    from the query panel records and every step's job ranks (``app.state.witness_questions``)."""
 
     def __init__(self, cases: CaseSession, galleries: GallerySession, steps: StepHistory, controls: SearchControls,
                  moves: StepMoves, jobs: JobRunner, require_idle: Callable[[], None], events: Events, *,
-                 rho: float) -> None:
+                 rho: float, questions: WitnessQuestions | None = None) -> None:
         self.cases, self.galleries, self.steps, self.controls, self.moves = cases, galleries, steps, controls, moves
         self.jobs, self.require_idle, self.events, self.rho = jobs, require_idle, events, rho
+        self.questions = questions if questions is not None else WitnessQuestions(cases, events)
 
     def search(self, spec: QuerySpec) -> WorkerHandle | None:
         """Run the next step from the head with the panel's query (in a worker) and record it."""
@@ -81,7 +84,7 @@ class StepActions:
             self.events.emit("error", exc)
             return None
         self.controls.save(sketch=True)  # the case's working sketch is the one searched
-        return self.run_step(query)
+        return self.run_step(query, question=self.questions.record_for_step())
 
     def find_similar(self, item_id: str, keep: KeepRule | None = None, scenario: str | None = None, *,
                      outfit_changed: bool = False) -> WorkerHandle | None:
@@ -137,8 +140,9 @@ class StepActions:
         moved = moves.undo_step() if step_id == self.cases.head_step_id else moves.branch_from(step.parent_id)
         return self.run_step(query) if moved else None
 
-    def run_step(self, query: StepQuery) -> WorkerHandle | None:
-        """Run ``query`` as the next step from the head (``SearchStepJob``) and record it."""
+    def run_step(self, query: StepQuery, *, question: dict | None = None) -> WorkerHandle | None:
+        """Run ``query`` as the next step from the head (``SearchStepJob``) and record it, with the witness
+        ``question`` before it (``WitnessQuestions.record_for_step``) when given."""
         if not self._ready():
             return None
         cases = self.cases
@@ -161,7 +165,7 @@ class StepActions:
                 return None
         job = SearchStepJob(query, store=cases.store, case_id=cases.case_id, gallery_id=cases.gallery_id,
                             base=base, fresh=self.galleries.session_factory(self.rho), plan=plan,
-                            marks=cases.marks())
+                            marks=cases.marks(), question=question, hidden=self.questions.hidden())
         return self.jobs.start(NamingFilters(job, Filters(query.cameras, query.time_range)), self._step_done)
 
     def _step_done(self, outcome: StepOutcome) -> None:
@@ -174,6 +178,7 @@ class StepActions:
         else:
             cases.refresh()
         steps.select(outcome.step_id)
+        self.questions.adopt(outcome.step_id, outcome.questions)
         self.events.emit("session_changed", steps.session)
         self.events.emit("step_recorded", outcome.step_id)
         result = outcome.result

@@ -113,4 +113,34 @@ def step_columns(step: StepInput) -> dict[str, Any]:
         "kept_scores": codec.encode_scores(kept_scores),
         "kept_sha256": ids_sha,
         "histogram": codec.score_histogram(scores, step.relevant),
+        "question": step_question(step.question),
     }
+
+
+#: What a step's witness question record may hold (``StepInput.question``).
+QUESTION_FIELDS = frozenset({"key", "question", "gain", "answer", "unknown"})
+
+
+def step_question(value: object) -> dict | None:
+    """A step's witness question record checked: ontology keys, a question sentence, the answer one of the key's
+    values or None, ``unknown`` a list of ontology keys."""
+    if value is None:
+        return None
+    from engine.kernel.ontology import ONTOLOGY  # loaded when a step carries a question, not with the store
+
+    record = json_object(value, "question")
+    extra = sorted(set(record) - QUESTION_FIELDS)
+    if extra or not record:
+        raise StoreInputError(f"question may hold only {sorted(QUESTION_FIELDS)}, got {sorted(record)}")
+    key = record.get("key")
+    if key is not None or "question" in record:
+        if key not in ONTOLOGY.attributes:
+            raise StoreInputError(f"question.key must be an ontology key, got {key!r}")
+        text(record.get("question"), "question.question")
+        answer = record.get("answer")
+        if answer is not None and not ONTOLOGY.is_valid(key, answer):
+            raise StoreInputError(f"question.answer {answer!r} is not a value of {key}")
+    unknown = record.get("unknown", [])
+    if not isinstance(unknown, list) or any(k not in ONTOLOGY.attributes for k in unknown):
+        raise StoreInputError(f"question.unknown must be a list of ontology keys, got {unknown!r}")
+    return record

@@ -49,9 +49,9 @@ def _image(value: Any, what: str) -> Any:
     return EvidenceSource.from_bytes(encoded.tobytes(), ".png")
 
 
-def step_input(result: StepResult, gallery_id: int) -> StepInput:
+def step_input(result: StepResult, gallery_id: int, question: dict[str, Any] | None = None) -> StepInput:
     """The store's record of an engine step: its fields (``StepResult.record``, the level source as the search
-    transcript writes it), its query images and its kept items best first."""
+    transcript writes it), its query images, its kept items best first and the witness question before it."""
     kept_mask = np.isin(result.rows, result.kept, assume_unique=True)
     best_first = result.order[kept_mask[result.order]]
     return StepInput(
@@ -63,4 +63,5 @@ def step_input(result: StepResult, gallery_id: int) -> StepInput:
         kept_scores=tuple(result.scores[best_first].tolist()),
         scores=result.scores,
         relevant=result.relevant,
+        question=question,
     )

@@ -183,6 +183,8 @@ class Step(Base):
     histogram: Mapped[dict[str, Any]] = mapped_column(CanonicalJson)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime)
     undone_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    #: the witness question shown before the step and its answer (``app.store.state.StepInput.question``)
+    question: Mapped[dict[str, Any] | None] = mapped_column(CanonicalJson, nullable=True)
     # and one column per field of the step schema, added below (query_text, query_kind, view, level, keep_rule, …)
 
 

@@ -36,6 +36,7 @@ def step_payload(step: Step, sketch: Evidence | None, ir: Evidence | None) -> di
         "kept_sha256": sha256_hex(zlib.decompress(step.kept_ids)),
         "kept_scores_sha256": sha256_hex(zlib.decompress(step.kept_scores)),
         "histogram_sha256": sha256_hex(canonical_json(step.histogram).encode("utf-8")),
+        **_present(question=step.question),
     }
 
 

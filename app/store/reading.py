@@ -29,7 +29,7 @@ def step_state(step: Step, evidence: dict[int, EvidenceFile]) -> StepState:
         gallery_id=step.gallery_id, sketch=evidence.get(step.sketch_evidence_id),
         ir=evidence.get(step.ir_evidence_id), kept_ids=codec.decode_ids(step.kept_ids),
         kept_scores=tuple(codec.decode_scores(step.kept_scores).tolist()), kept_sha256=step.kept_sha256,
-        histogram=step.histogram, created_at=step.created_at, undone_at=step.undone_at)
+        histogram=step.histogram, created_at=step.created_at, undone_at=step.undone_at, question=step.question)
 
 
 def read_case(session: Session, case: Case, evidence_root: Path) -> CaseState:

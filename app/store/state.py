@@ -57,7 +57,10 @@ class StepInput(StepRecord):
     candidate's score (for the histogram); ``relevant``: ground truth per score, or None. ``sketch``/``ir``:
     a file path, or PNG bytes for an image made in the app. ``filters``: JSON-ready, e.g.
     ``{"cameras": ["cam1"], "time_range": [0.0, None]}``. ``candidates_after`` (the number of kept ids) and
-    ``level_overridden`` (``level_source`` is "override") follow from the rest."""
+    ``level_overridden`` (``level_source`` is "override") follow from the rest. ``question``: the witness
+    question shown before the step, ``{"key", "question", "gain", "answer"}`` (``answer``: the value whose
+    button ran the step, None when the description was edited instead), and/or ``"unknown"``: keys the
+    witness did not know (``app.state.witness_questions``); None when no question was shown."""
 
     gallery_id: int
     kept_ids: tuple[str, ...]
@@ -66,6 +69,7 @@ class StepInput(StepRecord):
     sketch: Any = None
     ir: Any = None
     relevant: Any = None
+    question: dict[str, Any] | None = None
     level_overridden: bool = field(init=False)
     candidates_after: int = field(init=False)
 
@@ -93,6 +97,7 @@ class StepState(StepRecord):
     histogram: dict[str, Any] = field(repr=False)
     created_at: datetime
     undone_at: datetime | None
+    question: dict[str, Any] | None = None  # the witness question before the step and its answer (StepInput)
 
     @property
     def undone(self) -> bool:

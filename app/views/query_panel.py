@@ -50,6 +50,7 @@ from app.state.working_state import QueryInputs
 from app.views.query_description import DescriptionSection
 from app.views.query_inputs import AttributeChip, ImageDropZone, KeepControl, restyle, section_title
 from app.views.sketch_canvas import SketchEditor
+from app.views.witness_question import QuestionBar
 
 ACCENT = "#2563eb"
 MODALITIES = tuple(m.name for m in QUERY_CONTROLS)
@@ -153,6 +154,7 @@ class QueryPanel(QWidget):
         self.chips, self.suggestions = self.description.chips, self.description.suggestions
         self.meter, self.level_summary = self.description.meter, self.description.level_summary
         self.no_attributes = self.description.no_attributes
+        self.question_bar = QuestionBar()  # the next question to ask the witness, under the description
 
         # sketch and IR, each with its own inline error line
         self.sketch = SketchEditor()
@@ -216,6 +218,7 @@ class QueryPanel(QWidget):
         body_layout.setSpacing(10)
         body_layout.addLayout(toggles)
         body_layout.addWidget(self.text_section)
+        body_layout.addWidget(self.question_bar)
         body_layout.addWidget(self.sketch_section, 1)
         body_layout.addWidget(self.ir_section)
         body_layout.addStretch(1)

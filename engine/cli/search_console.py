@@ -36,6 +36,7 @@ from engine.kernel.ontology import LEVELS, ONTOLOGY
 from engine.kernel.query_modalities import modalities, modality
 from engine.retrieval.search.errors import QueryInputError, SearchError
 from engine.retrieval.search.query import StepQuery, load_image
+from engine.retrieval.search.questions import questions_after
 from engine.retrieval.search.session import SearchSession
 from engine.retrieval.search.step import StepResult
 from engine.retrieval.search.transcript import final_lines, final_records, item_line, step_lines, step_record
@@ -236,7 +237,8 @@ def prepare(options: SearchOptions) -> PreparedSearch:
 
 
 def describe_step(search: PreparedSearch, session: SearchSession, step: StepResult) -> dict[str, Any]:
-    return step_record(search.gallery, step, search.top)
+    """STEP with the best questions to ask the witness next (``engine.retrieval.search.questions``)."""
+    return step_record(search.gallery, step, search.top, questions_after(session, step))
 
 
 def run_planned(search: PreparedSearch) -> dict[str, Any]:

@@ -8,7 +8,9 @@ evidence; present for a step's items, and for final items the last step scored).
 STEP = ``{"step", <the step's fields under their CLI keys (``engine.kernel.step_schema``): "query", "kind", "example",
 "level", "level_source", "view", "keep": {"rule", "value", "k"}, "candidates_before", "filtered_out",
 "candidates_after", "seconds">, <each image query modality's name (``engine.kernel.query_modalities``: "sketch",
-"ir"): its image's name or null>, "attributes", "attribute_weight", "required", "top": [ITEM, …]}``.
+"ir"): its image's name or null>, "attributes", "attribute_weight", "required", "top": [ITEM, …],
+"next_questions": [QUESTION, …]}`` (when given: the best questions to ask the witness next,
+``engine.retrieval.search.questions``; QUESTION = ``{"key", "question", "gain", "values", "reason"?}``).
 """
 
 from __future__ import annotations
@@ -43,9 +45,10 @@ def _image_name(value: object) -> str | None:
     return str(value) if isinstance(value, str | Path) else f"<array {getattr(value, 'shape', '?')}>"
 
 
-def step_record(gallery: Gallery, step: StepResult, top: int) -> dict[str, Any]:
+def step_record(gallery: Gallery, step: StepResult, top: int,
+                next_questions: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """STEP (see the module docstring); ``level_source`` is ``StepResult.level_origin``, the query images are
-    named by their paths."""
+    named by their paths; ``next_questions`` is written when given."""
     from engine.retrieval.text.parser import parse
 
     query = step.query
@@ -56,7 +59,7 @@ def step_record(gallery: Gallery, step: StepResult, top: int) -> dict[str, Any]:
         record = item_record(gallery, ids(item_id), score, rank)
         record["explanation"] = step.explain(item_id)
         top_items.append(record)
-    return {
+    record = {
         "step": step.index + 1,
         **cli_values(step.record()),
         **{m.name: _image_name(getattr(query, m.name, None)) for m in taking("image")},
@@ -65,6 +68,9 @@ def step_record(gallery: Gallery, step: StepResult, top: int) -> dict[str, Any]:
         "required": [] if term is None else list(term.required),
         "top": top_items,
     }
+    if next_questions is not None:
+        record["next_questions"] = [dict(q) for q in next_questions]
+    return record
 
 
 def final_records(gallery: Gallery, ranking: FinalRanking, top: int,
@@ -122,7 +128,16 @@ def step_lines(record: dict[str, Any]) -> list[str]:
     lines.append(f"  candidates: {record['candidates_before']} → {record['candidates_after']} "
                  f"({_keep_text(record['keep'])}{filtered})")
     lines.extend(item_line(item) for item in record["top"])
+    lines.extend(question_line(q, n) for n, q in enumerate(record.get("next_questions") or (), start=1))
     return lines
+
+
+def question_line(question: dict[str, Any], number: int) -> str:
+    """One suggested question with its gain and the candidates' shares ("  ask 1: Was the top red or blue?  0.81
+    bits  red 41 %, blue 32 %")."""
+    shares = ", ".join(f"{value} {round(100 * share)} %" for value, share in list(question["values"].items())[:3])
+    reason = f"  ({question['reason']})" if question.get("reason") else ""
+    return f"  ask {number}: {question['question']}  {question['gain']:.2f} bits  {shares}{reason}"
 
 
 def final_lines(records: list[dict[str, Any]], total: int) -> list[str]:
