@@ -198,6 +198,8 @@ def test_upgrade_from_revision_0001_keeps_the_case_and_its_chain(tmp_path):
             raw.execute("UPDATE steps SET query_text = 'edited' WHERE id = 1")
         with pytest.raises(sqlite3.IntegrityError, match="immutable"):
             raw.execute("UPDATE steps SET whole_gallery = 1 WHERE id = 1")
+        with pytest.raises(sqlite3.IntegrityError, match="immutable"):
+            raw.execute("UPDATE steps SET question = '{}' WHERE id = 1")
         raw.execute("DROP TRIGGER steps_immutable")
         with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
             raw.execute("UPDATE steps SET keep_rule = 'best' WHERE id = 3")
