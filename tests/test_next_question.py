@@ -112,7 +112,10 @@ def test_questions_are_worded_from_the_ontology():
     assert question_text("top_color", ["red", "blue", "black"]) == "Was the top red, blue or black?"
     assert question_text("bottom_color", ["gray"]) == "Were the bottoms grey?"
     assert question_text("hair_color", ["brown", "blonde"]) == "Was the hair brown or blonde?"
-    assert question_text("physique", ["slim", "heavy"]) == "Was the build slim or heavy?"
+    assert question_text("physique", ["slim", "heavy"]) == "Build: slim or heavy?"
+    # every other key reads as its label and the choices, whatever the label's grammar
+    assert question_text("bottom_type", ["jeans", "shorts"]) == "Kind of bottoms: jeans or shorts?"
+    assert question_text("hat_type", ["none", "cap"]) == "Headwear: no headwear or cap?"
     assert question_text("age", []) == "What was the age?"
     with pytest.raises(ValueError, match="unknown attribute key 'shoe_color'"):
         question_text("shoe_color", ["red"])

@@ -121,8 +121,9 @@ def _or_list(words: Sequence[str]) -> str:
 
 
 def question_text(key: str, values: Sequence[str]) -> str:
-    """The question about ``key`` naming ``values``, worded from the ontology's labels ("Was the top red, blue
-    or black?", "Was the build slim or heavy?")."""
+    """The question about ``key`` naming ``values``, worded from the ontology's labels: a colour as a question
+    about the garment ("Was the top red, blue or black?"), any other key as its label and the choices ("Build:
+    slim or heavy?", "Kind of bottoms: trousers, jeans or shorts?"), which reads right for every label."""
     if key not in ONTOLOGY.attributes:
         raise ValueError(f"unknown attribute key {key!r}")
     label = key_label(key)
@@ -130,13 +131,10 @@ def question_text(key: str, values: Sequence[str]) -> str:
     if key in COLOR_KEYS:
         thing = label[len("colour of "):] if label.startswith("colour of ") else \
             "the " + label.removesuffix(" colour")
-        subject, verb = thing, "Were" if thing.endswith("s") and not thing.endswith("ss") else "Was"
-    else:
-        subject = f"the {label}"
-        verb = "Were" if label.endswith("s") and not label.endswith("ss") else "Was"
-    if not words:
-        return f"What was {subject}?"
-    return f"{verb} {subject} {_or_list(words)}?"
+        verb = "Were" if thing.endswith("s") and not thing.endswith("ss") else "Was"
+        return f"{verb} {thing} {_or_list(words)}?" if words else f"What colour was {thing}?"
+    heading = label[:1].upper() + label[1:]
+    return f"{heading}: {_or_list(words)}?" if words else f"{heading}?"
 
 
 # ------------------------------------------------------------------------------------------- readings
