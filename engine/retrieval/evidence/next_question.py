@@ -134,7 +134,7 @@ def question_text(key: str, values: Sequence[str]) -> str:
         verb = "Were" if thing.endswith("s") and not thing.endswith("ss") else "Was"
         return f"{verb} {thing} {_or_list(words)}?" if words else f"What colour was {thing}?"
     heading = label[:1].upper() + label[1:]
-    return f"{heading}: {_or_list(words)}?" if words else f"{heading}?"
+    return f"{heading}: {_or_list(words)}?" if words else f"What was the {label}?"
 
 
 # ------------------------------------------------------------------------------------------- readings
