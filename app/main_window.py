@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QMainWindow, QMessageBox, QWidget
 
@@ -165,10 +165,12 @@ class MainWindow(QMainWindow):
 
     def _show_question(self, _=None) -> None:
         """The witness question on offer for the head step, under the query box."""
-        questions = self.state.questions
+        questions, panel = self.state.questions, self.panes.query_panel
         question = questions.current()
-        self.panes.query_panel.question_bar.show_question(None if question is None else question["key"],
-                                                          questions.sentence(), questions.answers())
+        panel.question_bar.show_question(None if question is None else question["key"], questions.sentence(),
+                                         questions.answers())
+        if question is not None:  # scrolled into view once laid out: a short window hides it under the chips
+            QTimer.singleShot(0, lambda: panel.body_scroll.ensureWidgetVisible(panel.question_bar, 0, 8))
 
     def _question_answered(self, key: str, value: str) -> None:
         """An answer button: the answer's sentence joins the description and the step runs."""

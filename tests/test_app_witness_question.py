@@ -124,4 +124,9 @@ def test_the_window_still_fits_a_laptop_screen_with_a_question(qtbot, window):
     bar = window.query_panel.question_bar
     assert bar.isVisibleTo(window)
     assert clipped_widgets(window) == []
+    # the question is scrolled into the query panel's view, not left under the chips and the granularity bar
+    scroll = window.query_panel.body_scroll
+    qtbot.waitUntil(lambda: not bar.visibleRegion().isEmpty())
+    top = bar.mapTo(scroll.viewport(), bar.rect().topLeft()).y()
+    assert 0 <= top and top + bar.sentence.height() <= scroll.viewport().height()
     assert window.query_panel.search_button.isVisibleTo(window)
