@@ -128,5 +128,5 @@ def test_the_window_still_fits_a_laptop_screen_with_a_question(qtbot, window):
     scroll = window.query_panel.body_scroll
     qtbot.waitUntil(lambda: not bar.visibleRegion().isEmpty())
     top = bar.mapTo(scroll.viewport(), bar.rect().topLeft()).y()
-    assert 0 <= top and top + bar.sentence.height() <= scroll.viewport().height()
+    assert top >= 0 and top + bar.sentence.height() <= scroll.viewport().height()
     assert window.query_panel.search_button.isVisibleTo(window)
