@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -106,6 +107,33 @@ def test_shipped_prior_covers_every_key_and_bad_tables_are_named():
         parse_prior({"version": 1, "knows": {"gender": 1.0}}, "prior.json")
     with pytest.raises(ValueError, match=r"knows.gender must be a number in \[0, 1\]"):
         parse_prior({"version": 1, "knows": {**prior.knows, "gender": 2}}, "p")
+
+
+def test_viewing_conditions_and_their_labels_come_from_the_prior_data():
+    from engine.kernel.resources import resource_path
+    from engine.kernel.witness_prior import UnknownConditionError
+
+    data = json.loads(resource_path("witness_prior.json").read_text(encoding="utf-8"))
+    prior = load_prior()
+    assert prior.choices == ("ordinary", *data["conditions"])
+    assert [prior.label(c) for c in prior.choices] == [data["labels"][c] for c in prior.choices]
+    assert prior.condition("ordinary") is None and prior.condition(None) is None
+    assert prior.condition("night") == "night"
+    # another table's conditions are its own: a condition added in the data is a choice, labelled by its name
+    rain = parse_prior({**data, "conditions": {**data["conditions"], "rain": {"top_color": 0.8}}}, "p")
+    assert rain.choices[-1] == "rain" and rain.label("rain") == "rain"
+    assert rain.knows_key("top_color", "rain") == pytest.approx(0.8 * rain.knows["top_color"])
+    with pytest.raises(UnknownConditionError, match="unknown witness condition 'dusk'; choose one of "
+                                                    "ordinary, night, far"):
+        prior.condition("dusk")
+    with pytest.raises(ValueError, match="choose one of ordinary, night, far"):
+        rank_questions({}, np.zeros(0), prior, condition="dusk")  # refused even with nothing to rank
+    with pytest.raises(ValueError, match="may not be called 'ordinary'"):
+        parse_prior({**data, "conditions": {"ordinary": {}}}, "p")
+    with pytest.raises(ValueError, match="'labels' must map some of"):
+        parse_prior({**data, "labels": {"fog": "in fog"}}, "p")
+    with pytest.raises(ValueError, match="'labels' must map some of"):
+        parse_prior({**data, "labels": {"night": ""}}, "p")
 
 
 def test_questions_are_worded_from_the_ontology():
@@ -221,3 +249,58 @@ def test_the_bench_oracle_and_witnesses():
     assert bench.answer(truth, "top_color", 1.0, rng) != "red"  # always wrong: another value
     assert bench.answer(truth, "hat_color", 0.0, rng) is None  # no value: "don't know"
     assert bench.SEED == 86421
+
+
+def test_cli_witness_saw_reranks_for_the_condition(built):
+    from typer.testing import CliRunner
+
+    from lineup.cli import app
+
+    gallery, checkpoint = built
+    args = ["search", "--gallery", str(gallery), "--checkpoint", str(checkpoint), "--device", "cpu",
+            "--text", "a man", "--json"]
+    runs = {}
+    for saw in ("ordinary", "night"):
+        result = CliRunner().invoke(app, [*args, "--witness-saw", saw])
+        assert result.exit_code == 0, result.output
+        (step,) = json.loads(result.stdout)["steps"]
+        assert step["witness_saw"] == saw
+        runs[saw] = {q["key"]: q["gain"] for q in step["next_questions"]}
+    night_factors = load_prior().conditions["night"]
+    both = runs["ordinary"].keys() & runs["night"].keys()
+    colours = [key for key in both if key in night_factors and key.endswith("_color") and runs["ordinary"][key] > 0]
+    assert colours, runs  # a colour key is asked either way, and worth less from a witness who saw at night
+    assert all(runs["night"][key] < runs["ordinary"][key] for key in colours)
+    assert all(runs["night"][key] == runs["ordinary"][key] for key in both if key not in night_factors)
+    assert runs["night"] != runs["ordinary"]
+    default = CliRunner().invoke(app, args)
+    assert {q["key"]: q["gain"] for q in json.loads(default.stdout)["steps"][0]["next_questions"]} == runs["ordinary"]
+    text = CliRunner().invoke(app, [*args[:-1], "--witness-saw", "night"])
+    assert "questions for a witness who saw the person at night:" in text.stdout
+    wrong = CliRunner().invoke(app, [*args, "--witness-saw", "dusk"])
+    said = " ".join(re.sub("[│╭╮╰╯─]", " ", wrong.output).split())  # the words, out of the error's box
+    assert wrong.exit_code == 2 and "'dusk' is not one of 'ordinary', 'night', 'far'" in said
+
+
+def test_the_console_sets_how_the_witness_saw(built):
+    from typer.testing import CliRunner
+
+    from lineup.cli import app
+
+    gallery, checkpoint = built
+    lines = "a man\n:saw\n:saw night\n:saw dusk\n:saw night far\na man in a coat\n"
+    result = CliRunner().invoke(app, ["search", "--gallery", str(gallery), "--checkpoint", str(checkpoint),
+                                      "--device", "cpu", "--interactive", "--json"], input=lines)
+    assert result.exit_code == 0, result.output
+    step, listed, saw, second = [json.loads(line) for line in result.stdout.splitlines()]
+    assert step["witness_saw"] == "ordinary"
+    assert listed["witness_conditions"] == [{"name": "ordinary", "label": "normally", "current": True},
+                                            {"name": "night", "label": "at night", "current": False},
+                                            {"name": "far", "label": "from far", "current": False}]
+    assert saw["witness_saw"] == "night"
+    ordinary = {q["key"]: q["gain"] for q in step["next_questions"]}
+    night = {q["key"]: q["gain"] for q in saw["next_questions"]}
+    assert night != ordinary and all(night[k] <= ordinary[k] for k in night.keys() & ordinary.keys())
+    assert second["witness_saw"] == "night"  # the next steps keep it
+    assert ":saw dusk: unknown witness condition 'dusk'; choose one of ordinary, night, far" in result.stderr
+    assert ":saw needs one condition (ordinary, night, far), got night far" in result.stderr

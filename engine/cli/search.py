@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from enum import Enum
 from pathlib import Path
 
 import typer
@@ -10,6 +11,10 @@ import typer
 from engine.cli.output import Failed
 from engine.cli.output import fail as _fail
 from engine.kernel.keep_rules import DEFAULT_RHO
+from engine.kernel.witness_prior import ORDINARY, load_prior
+
+#: ``--witness-saw``'s choices: the witness prior's viewing conditions, read from its data
+WitnessSaw = Enum("WitnessSaw", {name: name for name in load_prior().choices}, type=str)
 
 
 def search_command(
@@ -38,6 +43,9 @@ def search_command(
                                                 "checkpoint's; 0 = similarity only)."),
     require: list[str] = typer.Option(None, "--require", help="An attribute key the query states that candidates "
                                                               "must not contradict, e.g. top_color (repeatable)."),
+    witness_saw: WitnessSaw = typer.Option(ORDINARY, "--witness-saw",
+                                           help="How the witness saw the person (resources/witness_prior.json): "
+                                                "ranks the next questions by what such a witness can tell."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (one per line at the prompt)."),
     interactive: bool = typer.Option(False, "--interactive", help="Read steps and :commands from a prompt."),
 ) -> None:
@@ -50,7 +58,7 @@ def search_command(
                             threshold=threshold, level=level, cameras=tuple(camera or ()), after=after,
                             before=before, checkpoint=checkpoint, device=device, top=top, as_json=as_json,
                             interactive=interactive, attribute_weight=attribute_weight,
-                            require=tuple(require or ()))
+                            require=tuple(require or ()), witness_saw=WitnessSaw(witness_saw).value)
     try:
         search = prepare(options)
         if not interactive:

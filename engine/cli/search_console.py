@@ -13,6 +13,8 @@ Prompt commands (one per line; any other line is the next text step)::
     :branch N             continue on a copy holding steps 1..N (the current line of steps is kept)
     :switch B             go back to branch B          :branches   list them
     :reject ID            the item is not the person   :confirm ID the item is the person
+    :saw CONDITION        how the witness saw the person (one of the witness prior's conditions; :saw alone
+                          lists them): re-ranks the questions after the current step and the next steps
     :final [N]            the final ranking            :steps      the steps so far
     :help                 :quit (or end of input)
 
@@ -34,12 +36,20 @@ from typing import Any
 from engine.index import Gallery
 from engine.kernel.ontology import LEVELS, ONTOLOGY
 from engine.kernel.query_modalities import modalities, modality
+from engine.kernel.witness_prior import ORDINARY, UnknownConditionError, load_prior
 from engine.retrieval.search.errors import QueryInputError, SearchError
 from engine.retrieval.search.query import StepQuery, load_image
 from engine.retrieval.search.questions import questions_after
 from engine.retrieval.search.session import SearchSession
 from engine.retrieval.search.step import StepResult
-from engine.retrieval.search.transcript import final_lines, final_records, item_line, step_lines, step_record
+from engine.retrieval.search.transcript import (
+    final_lines,
+    final_records,
+    item_line,
+    question_line,
+    step_lines,
+    step_record,
+)
 
 DEFAULT_TOP = 10
 OUTFIT_CHANGED_FLAG = "--outfit-changed"
@@ -96,6 +106,7 @@ class SearchOptions:
     device: str | None = None
     attribute_weight: float | None = None
     require: tuple[str, ...] = ()
+    witness_saw: str | None = None
     top: int = DEFAULT_TOP
     as_json: bool = False
     interactive: bool = False
@@ -214,6 +225,17 @@ class PreparedSearch:
     queries: list[StepQuery]
     top: int
     as_json: bool
+    #: how the witness saw the person: ranks the next questions (``engine.kernel.witness_prior``)
+    witness_saw: str = ORDINARY
+
+
+def witness_condition(choice: str | None, option: str = "--witness-saw") -> str:
+    """``choice`` as a viewing condition of the witness prior (None: ordinary viewing); an unknown one is a
+    ``QueryInputError`` naming ``option`` and the choices."""
+    try:
+        return load_prior().condition_name(choice)
+    except UnknownConditionError as exc:
+        raise QueryInputError(f"{option} {choice}: {exc}") from None
 
 
 def prepare(options: SearchOptions) -> PreparedSearch:
@@ -223,6 +245,7 @@ def prepare(options: SearchOptions) -> PreparedSearch:
 
     settings, rule = step_settings(options)
     queries = planned_queries(options, settings)
+    witness_saw = witness_condition(options.witness_saw)
     gallery = Gallery.open(options.gallery)
     if settings.cameras is not None:
         unknown = sorted(c for c in settings.cameras if gallery.columns.cameras.lookup(c) is None)
@@ -233,12 +256,16 @@ def prepare(options: SearchOptions) -> PreparedSearch:
                             level_rule=rule)
     encoder.check_gallery(gallery)
     session = open_search(gallery, encoder, attribute_weight=settings.attribute_weight)
-    return PreparedSearch(gallery, session, settings, queries, options.top, options.as_json)
+    return PreparedSearch(gallery, session, settings, queries, options.top, options.as_json, witness_saw)
 
 
 def describe_step(search: PreparedSearch, session: SearchSession, step: StepResult) -> dict[str, Any]:
-    """STEP with the best questions to ask the witness next (``engine.retrieval.search.questions``)."""
-    return step_record(search.gallery, step, search.top, questions_after(session, step))
+    """STEP with the best questions to ask the witness next (``engine.retrieval.search.questions``), ranked for
+    a witness who saw the person as ``search.witness_saw`` says (named in the record as ``witness_saw``)."""
+    record = step_record(search.gallery, step, search.top,
+                         questions_after(session, step, condition=search.witness_saw))
+    record["witness_saw"] = search.witness_saw
+    return record
 
 
 def run_planned(search: PreparedSearch) -> dict[str, Any]:
@@ -333,6 +360,7 @@ class Prompt:
         return {**queries, ":undo": self._undo, ":branch": self._branch, ":switch": self._switch,
                 ":branches": self._branches, ":reject": lambda a: self._mark("reject", a),
                 ":confirm": lambda a: self._mark("confirm", a), ":final": self._final, ":steps": self._steps,
+                ":saw": self._saw,
                 ":help": lambda a: self.out(HELP)}
 
     # ---------------------------------------------------------------------------------------- commands
@@ -426,6 +454,23 @@ class Prompt:
         getattr(self.session, kind)(item_id)
         done = "rejected" if kind == "reject" else "confirmed"
         self.emit({done: item_id}, [f"{done} {item_id}"])
+
+    def _saw(self, args: list[str]) -> None:
+        prior = load_prior()
+        if not args:
+            choices = [{"name": name, "label": prior.label(name), "current": name == self.search.witness_saw}
+                       for name in prior.choices]
+            self.emit({"witness_conditions": choices},
+                      [f"{'*' if c['current'] else ' '} {c['name']}: seen {c['label']}" for c in choices])
+            return
+        if len(args) != 1:
+            raise QueryInputError(f":saw needs one condition ({', '.join(prior.choices)}), got {' '.join(args)}")
+        self.search.witness_saw = witness_condition(args[0], ":saw")
+        steps = self.session.steps
+        questions = [] if not steps else questions_after(self.session, steps[-1], condition=self.search.witness_saw)
+        record = {"witness_saw": self.search.witness_saw, "next_questions": questions}
+        self.emit(record, [f"questions now for a witness who saw the person {prior.label(self.search.witness_saw)}",
+                           *(question_line(q, n) for n, q in enumerate(questions, start=1))])
 
     def _final(self, args: list[str]) -> None:
         top = self._number(args, ":final") if args else self.search.top

@@ -15,7 +15,8 @@ is the mutual information
 high when the candidates read different values (the answer splits them) and each reads its value surely; zero
 when they all read the same value or nobody's reading is trusted. A key read unreliably on the gallery's domain
 is discounted through q_i (a low r·c flattens it), and the gain is multiplied by the probability that a witness
-knows the key (``resources/witness_prior.json``, optionally under a viewing condition such as "night").
+knows the key (``resources/witness_prior.json`` through ``engine.kernel.witness_prior``, optionally under a
+viewing condition such as "night").
 
 Keys whose evidence is missing on more than ``1 − MIN_COVERAGE`` of the kept candidates rank after every other
 key and carry a ``reason``. Each question lists ``values``: per value, the share of the kept candidates whose
@@ -27,21 +28,20 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from engine.index import evidence_table as store
-from engine.kernel import jsonio
 from engine.kernel.ontology import COLOR_KEYS, DEPENDENT_COLORS, ONTOLOGY, key_label, value_label
-from engine.kernel.resources import resource_path
+from engine.kernel.witness_prior import PRIOR_FILE, PRIOR_VERSION, WitnessPrior, load_prior, parse_prior
 from engine.retrieval.evidence.agreement import pool_sources
 from engine.retrieval.evidence.reliability import Reliabilities
 
-PRIOR_FILE = "witness_prior.json"
-PRIOR_VERSION = 1
+__all__ = ["LOW_CONFIDENCE", "LOW_PRIOR", "MIN_COVERAGE", "PRIOR_FILE", "PRIOR_VERSION", "TOP", "VALUES_IN_QUESTION",
+           "KeyReading", "WitnessPrior", "candidate_weights", "expected_gain", "gallery_readings", "load_prior",
+           "open_keys", "parse_prior", "question_text", "rank_questions", "value_shares"]
+
 #: Below this share of kept candidates with evidence for a key, the key ranks after all others.
 MIN_COVERAGE = 0.5
 #: Below this mean trusted confidence (after reliability) a key is said to be read unreliably.
@@ -51,64 +51,6 @@ LOW_PRIOR = 0.5
 #: Questions returned by default, and values named in a question.
 TOP = 3
 VALUES_IN_QUESTION = 3
-
-
-# ------------------------------------------------------------------------------------------- witness prior
-
-
-@dataclass(frozen=True)
-class WitnessPrior:
-    """P(a witness knows key) per ontology key, and factors per viewing condition."""
-
-    knows: Mapping[str, float]
-    conditions: Mapping[str, Mapping[str, float]]
-
-    def knows_key(self, key: str, condition: str | None = None) -> float:
-        base = float(self.knows.get(key, 1.0))
-        if condition is None:
-            return base
-        if condition not in self.conditions:
-            raise ValueError(f"unknown witness condition {condition!r}; known: {sorted(self.conditions)}")
-        return base * float(self.conditions[condition].get(key, 1.0))
-
-
-def _probability(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
-            or not 0.0 <= value <= 1.0:
-        raise ValueError(f"{where} must be a number in [0, 1], got {value!r}")
-    return float(value)
-
-
-def parse_prior(data: Any, where: str) -> WitnessPrior:
-    """A witness prior table checked: ``version``, ``knows`` for every ontology key, ``conditions`` of known keys."""
-    if not isinstance(data, dict) or data.get("version") != PRIOR_VERSION:
-        raise ValueError(f"{where}: not a witness prior of version {PRIOR_VERSION}")
-    knows, conditions = data.get("knows"), data.get("conditions", {})
-    if not isinstance(knows, dict) or not isinstance(conditions, dict):
-        raise ValueError(f"{where}: 'knows' must map keys to numbers and 'conditions' names to such maps")
-    missing, unknown = sorted(set(ONTOLOGY.keys) - set(knows)), sorted(set(knows) - set(ONTOLOGY.keys))
-    if missing or unknown:
-        raise ValueError(f"{where}: 'knows' must give every ontology key: missing {missing}, unknown {unknown}")
-    parsed = {key: _probability(value, f"{where}: knows.{key}") for key, value in knows.items()}
-    factors: dict[str, dict[str, float]] = {}
-    for name, table in conditions.items():
-        if not isinstance(table, dict) or not set(table) <= set(ONTOLOGY.keys):
-            raise ValueError(f"{where}: condition {name!r} must map ontology keys to factors in [0, 1]")
-        factors[str(name)] = {key: _probability(v, f"{where}: conditions.{name}.{key}") for key, v in table.items()}
-    return WitnessPrior(parsed, factors)
-
-
-def load_prior(path: str | Path | None = None) -> WitnessPrior:
-    """A witness prior file; without ``path`` the shipped one (cached)."""
-    if path is None:
-        return _shipped_prior()
-    return parse_prior(jsonio.read(path, expect=dict), str(path))
-
-
-@lru_cache(maxsize=1)
-def _shipped_prior() -> WitnessPrior:
-    path = resource_path(PRIOR_FILE)
-    return parse_prior(jsonio.read(path, expect=dict), str(path))
 
 
 # ------------------------------------------------------------------------------------------- wording
@@ -269,10 +211,12 @@ def open_keys(stated: Mapping[str, str], hidden: Iterable[str] = ()) -> list[str
 def rank_questions(readings: Mapping[str, KeyReading], weights: np.ndarray, prior: WitnessPrior, *,
                    condition: str | None = None, top: int | None = TOP) -> list[dict[str, Any]]:
     """Questions about the keys of ``readings`` (candidates weighted by ``weights``), best first: ``{"key",
-    "question", "gain" (bits, after the witness prior), "values" (value → share of candidates), "reason"?}``.
-    Keys covered on fewer than ``MIN_COVERAGE`` of the candidates come last."""
+    "question", "gain" (bits, after the witness prior under ``condition``: None or ``"ordinary"`` for ordinary
+    viewing, else one of the prior's conditions), "values" (value → share of candidates), "reason"?}``. Keys
+    covered on fewer than ``MIN_COVERAGE`` of the candidates come last."""
     if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 1):
         raise ValueError(f"top must be a whole number ≥ 1 or None, got {top!r}")
+    condition = prior.condition(condition)  # an unknown one is refused even without readings
     weights = np.asarray(weights, dtype=np.float64)
     found = []
     for key, reading in readings.items():

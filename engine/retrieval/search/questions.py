@@ -43,24 +43,51 @@ def kept_scores(step: StepResult) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(step.kept, dtype=np.int64), np.asarray(step.scores, dtype=np.float64)[at]
 
 
-def questions_after(session, step: StepResult | None = None, *, hidden: Iterable[str] = (),
-                    condition: str | None = None, prior: WitnessPrior | None = None,
-                    top: int | None = TOP) -> list[dict[str, Any]]:
-    """The best ``top`` questions after ``step`` of ``session`` (default its last step): keys the chain up to
-    that step has not stated and ``hidden`` does not name, over the step's kept candidates (see
-    ``engine.retrieval.evidence.next_question``). Empty when the gallery holds no evidence or nothing is kept."""
+def _readings_after(session, step: StepResult | None, hidden: Iterable[str]):
+    """(readings of the open keys, candidate weights) after ``step`` (default the last), or None when the gallery
+    holds no evidence, nothing is kept or there is no step."""
     steps = session.steps
     if step is None:
         if not steps:
-            return []
+            return None
         step = steps[-1]
     chain = steps[: step.index + 1] if step.index < len(steps) and steps[step.index] is step else (*steps, step)
     evidence = evidence_for(session.gallery)
     rows, scores = kept_scores(step)
     if evidence is None or rows.size == 0:
-        return []
+        return None
     keys = open_keys(stated_in_chain(chain), hidden)
     recorded = session.gallery.ranking
     reliability = for_domain(None if recorded is None else recorded["domain"])
-    readings = gallery_readings(evidence, rows, keys, session.attribute_sources, reliability)
-    return rank_questions(readings, candidate_weights(scores), prior or load_prior(), condition=condition, top=top)
+    return gallery_readings(evidence, rows, keys, session.attribute_sources, reliability), candidate_weights(scores)
+
+
+def questions_after(session, step: StepResult | None = None, *, hidden: Iterable[str] = (),
+                    condition: str | None = None, prior: WitnessPrior | None = None,
+                    top: int | None = TOP) -> list[dict[str, Any]]:
+    """The best ``top`` questions after ``step`` of ``session`` (default its last step): keys the chain up to
+    that step has not stated and ``hidden`` does not name, over the step's kept candidates, for a witness who
+    saw the person under ``condition`` (None or ``"ordinary"``: ordinary viewing; else a condition of the prior,
+    an unknown one refused naming the choices; see ``engine.retrieval.evidence.next_question``). Empty when the
+    gallery holds no evidence or nothing is kept."""
+    prior = prior or load_prior()
+    condition = prior.condition(condition)
+    found = _readings_after(session, step, hidden)
+    if found is None:
+        return []
+    readings, weights = found
+    return rank_questions(readings, weights, prior, condition=condition, top=top)
+
+
+def questions_by_condition(session, step: StepResult | None = None, *, hidden: Iterable[str] = (),
+                           prior: WitnessPrior | None = None,
+                           top: int | None = TOP) -> dict[str, tuple[dict[str, Any], ...]]:
+    """``questions_after`` under every viewing condition of the prior (``WitnessPrior.choices``, ``"ordinary"``
+    first), the gallery's evidence read once: switching the condition re-ranks without reading it again."""
+    prior = prior or load_prior()
+    found = _readings_after(session, step, hidden)
+    if found is None:
+        return {choice: () for choice in prior.choices}
+    readings, weights = found
+    return {choice: tuple(rank_questions(readings, weights, prior, condition=choice, top=top))
+            for choice in prior.choices}

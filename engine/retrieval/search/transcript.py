@@ -9,8 +9,9 @@ STEP = ``{"step", <the step's fields under their CLI keys (``engine.kernel.step_
 "level", "level_source", "view", "keep": {"rule", "value", "k"}, "candidates_before", "filtered_out",
 "candidates_after", "seconds">, <each image query modality's name (``engine.kernel.query_modalities``: "sketch",
 "ir"): its image's name or null>, "attributes", "attribute_weight", "required", "top": [ITEM, …],
-"next_questions": [QUESTION, …]}`` (when given: the best questions to ask the witness next,
-``engine.retrieval.search.questions``; QUESTION = ``{"key", "question", "gain", "values", "reason"?}``).
+"next_questions": [QUESTION, …], "witness_saw"}`` (when given: the best questions to ask the witness next,
+``engine.retrieval.search.questions``; QUESTION = ``{"key", "question", "gain", "values", "reason"?}``; and the
+viewing condition they were ranked for, ``engine.kernel.witness_prior``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from engine.index import Gallery
 from engine.kernel.query_modalities import taking
 from engine.kernel.step_schema import cli_values
 from engine.kernel.timefmt import export_time
+from engine.kernel.witness_prior import ORDINARY, load_prior
 from engine.retrieval.evidence.ranking import explanation_line
 from engine.retrieval.search.ranking import CONFIRMED, FinalRanking
 from engine.retrieval.search.step import StepResult
@@ -128,6 +130,9 @@ def step_lines(record: dict[str, Any]) -> list[str]:
     lines.append(f"  candidates: {record['candidates_before']} → {record['candidates_after']} "
                  f"({_keep_text(record['keep'])}{filtered})")
     lines.extend(item_line(item) for item in record["top"])
+    saw = record.get("witness_saw", ORDINARY)
+    if record.get("next_questions") and saw != ORDINARY:
+        lines.append(f"  questions for a witness who saw the person {load_prior().label(saw)}:")
     lines.extend(question_line(q, n) for n, q in enumerate(record.get("next_questions") or (), start=1))
     return lines
 
