@@ -12,9 +12,10 @@ it works on: ``Panes`` (the widgets and their layout), ``Messages`` (the banner 
 ``CaseActions``, ``ReportExport``, ``GalleryActions`` and ``StepActions`` (what the menus, buttons and keys do;
 work goes to background jobs on the state's ``JobRunner``), ``WindowMenus`` (the menu bar and its keys),
 ``CaseView`` (the open case and gallery in the case line, the title and the controls), ``StepDisplay`` (the step
-on view in the grid, the plot and the detail pane), ``SightingsDisplay`` (the case's sightings on the timeline)
-and ``JobStatus`` (the one running job). Errors arrive as ``AppState.error`` sentences and are shown in a
-dismissible banner and the status bar, never as a traceback or a blocking box.
+on view in the grid, the plot and the detail pane), ``QuestionDisplay`` (the question to ask the witness after
+it), ``SightingsDisplay`` (the case's sightings on the timeline) and ``JobStatus`` (the one running job). Errors
+arrive as ``AppState.error`` sentences and are shown in a dismissible banner and the status bar, never as a
+traceback or a blocking box.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtCore import QSettings
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QMainWindow, QMessageBox, QWidget
 
@@ -52,6 +53,7 @@ from app.window.panes import Panes
 from app.window.sightings import SightingsDisplay
 from app.window.step_actions import StepActions
 from app.window.step_display import StepDisplay
+from app.window.witness_display import QuestionDisplay
 from app.workers import WorkerHandle, cancel_all, preload_worker_modules
 
 __all__ = ["MINIMUM_SIZE", "Banner", "CheckpointModels", "MainWindow"]
@@ -105,6 +107,7 @@ class MainWindow(QMainWindow):
                                                   follow_window=self.steps.follow_window,
                                                   set_follow_window=self.steps.set_follow_window)
         self._connect()
+        self.witness = QuestionDisplay(state, panes.query_panel, self.messages)
         self.setMinimumSize(*MINIMUM_SIZE)
         self.fit_to_screen()
         restore_layout(self, panes.splitters(), settings)
@@ -152,32 +155,12 @@ class MainWindow(QMainWindow):
         state.error.connect(messages.error)
         state.message.connect(messages.message)
         panel.error.connect(messages.message)
-        panel.question_bar.answered.connect(self._question_answered)
-        panel.question_bar.unknown.connect(state.questions.dont_know)
-        for signal in (state.questions_changed, state.case_changed, state.session_changed):
-            signal.connect(self._show_question)
 
     def _step_recorded(self, step_id: int) -> None:
         step = self.state.step_state(step_id)
         if step is not None:
             self.show_message(f"Step {self.step_label(step_id)}: {step.candidates_before:,} → "
                               f"{step.candidates_after:,} candidates in {step.seconds or 0:.2f} s")
-
-    def _show_question(self, _=None) -> None:
-        """The witness question on offer for the head step, under the query box."""
-        questions, panel = self.state.questions, self.panes.query_panel
-        question = questions.current()
-        panel.question_bar.show_question(None if question is None else question["key"], questions.sentence(),
-                                         questions.answers())
-        if question is not None:  # scrolled into view once laid out: a short window hides it under the chips
-            QTimer.singleShot(0, lambda: panel.body_scroll.ensureWidgetVisible(panel.question_bar, 0, 8))
-
-    def _question_answered(self, key: str, value: str) -> None:
-        """An answer button: the answer's sentence joins the description and the step runs."""
-        if self.state.questions.answer(key, value):
-            panel = self.panes.query_panel
-            panel.add_attribute(key, value)
-            panel.request_search(force=True)
 
     def _mark(self, item_ids: list, mark: str) -> None:
         self.state.mark_many(list(item_ids), mark)

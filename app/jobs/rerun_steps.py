@@ -1,7 +1,9 @@
 """Re-running a stored path of steps (docs/methods.md §1.3: steps are values, so the same queries on the same
 gallery give the same steps): ``replay`` runs a plan made by ``app.state.replay.replay_plan`` on a fresh
 session, and ``RerunStepsJob`` does it off the UI thread so every step of a reopened case has its full
-``StepResult`` again. A step whose kept items differ from the stored ones is reported, not hidden.
+``StepResult`` again, and ranks the questions to ask the witness after the path's last step (the head), so a
+reopened case offers its question at once. A step whose kept items differ from the stored ones is reported, not
+hidden.
 
 ``RerunOnVersionJob`` runs a path searched on an older version of a gallery on its current version (the
 gallery grew: docs/architecture.md, "Gallery versions") and records the re-run steps as a new branch from the
@@ -10,8 +12,8 @@ start, on the case's record of the current version, with the marks each step had
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.jobs.job import BackgroundJob
@@ -19,6 +21,7 @@ from app.store import CaseState, CaseStore
 from app.store.from_engine import step_input
 from app.workers import Job
 from engine.retrieval.search import SearchSession, SessionStateError, StepResult
+from engine.retrieval.search.questions import questions_by_condition
 
 SessionFactory = Callable[[], SearchSession]
 
@@ -29,6 +32,8 @@ class ReplayOutcome:
     results: dict[int, StepResult]  # step id → re-run result
     snapshots: dict[int, SearchSession]  # step id → a session ending at that step
     differences: tuple[int, ...]  # step numbers whose kept items differ from the stored ones
+    #: step id → viewing condition → the questions after it (``questions_by_condition``), where ranked
+    questions: Mapping[int, Mapping[str, tuple[dict[str, Any], ...]]] = field(default_factory=dict)
 
 
 def apply_marks(session: SearchSession, rejected: Sequence[str], confirmed: Sequence[str]) -> None:
@@ -73,7 +78,8 @@ def replay(session: SearchSession, plan: Sequence[Any],
 
 class RerunStepsJob(BackgroundJob):
     """Inputs: a plan of the path to re-run, a factory of step-less sessions on the case's gallery and the
-    case's current marks (applied once the path has run). Result: a ``ReplayOutcome``."""
+    case's current marks (applied once the path has run). Result: a ``ReplayOutcome`` with the questions after
+    the path's last step."""
 
     name = "Re-running steps"
 
@@ -85,7 +91,11 @@ class RerunStepsJob(BackgroundJob):
     def run(self, job: Job) -> ReplayOutcome:
         outcome = replay(self.fresh(), self.plan, job.progress)
         apply_marks(outcome.session, *split_marks(self.marks))
-        return outcome
+        if not self.plan:
+            return outcome
+        job.check()
+        head = self.plan[-1].step.id
+        return replace(outcome, questions={head: questions_by_condition(outcome.session, top=None)})
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,11 @@
 """``SearchStepJob``: run the next step of a case and record it, off the UI thread, with the questions to ask the
-witness next (``engine.retrieval.search.questions``, every open key ranked). When the head's path has no live
-session (a reopened case), the path is re-run first (``app.jobs.rerun_steps``)."""
+witness next (``engine.retrieval.search.questions``, every open key ranked under every viewing condition). When the
+head's path has no live session (a reopened case), the path is re-run first (``app.jobs.rerun_steps``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.jobs.job import BackgroundJob
@@ -14,7 +14,7 @@ from app.store import CaseState, CaseStore
 from app.store.from_engine import step_input
 from app.workers import Job
 from engine.retrieval.search import SearchSession, StepQuery, StepResult
-from engine.retrieval.search.questions import questions_after
+from engine.retrieval.search.questions import questions_by_condition
 
 
 @dataclass(frozen=True)
@@ -26,8 +26,9 @@ class StepOutcome:
     session: SearchSession
     replayed: ReplayOutcome | None
     case: CaseState | None = None  # the case as stored after the step, read in the worker (not on the UI thread)
-    #: every key the witness may be asked next, best first (``engine.retrieval.evidence.next_question``)
-    questions: tuple[dict[str, Any], ...] = ()
+    #: viewing condition → every key the witness may be asked next, best first
+    #: (``engine.retrieval.search.questions.questions_by_condition``)
+    questions: Mapping[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
 
 
 def copy_fresh(session: SearchSession) -> SearchSession:
@@ -72,7 +73,7 @@ class SearchStepJob(BackgroundJob):
         job.progress(0, 0, "Searching")
         result = fork.step(self.query)
         hidden = self.hidden | set((self.question or {}).get("unknown", ()))
-        questions = tuple(questions_after(fork, result, hidden=hidden, top=None))
+        questions = questions_by_condition(fork, result, hidden=hidden, top=None)
         job.check()  # the last point where cancelling leaves no trace
         step_id = self.store.record_step(self.case_id, step_input(result, self.gallery_id, self.question))
         return StepOutcome(step_id, result, fork, replayed, self.store.load_case(self.case_id), questions)

@@ -9,6 +9,7 @@ from app.report.blocks import Flavor, esc, image_tag, pairs_table, small, table
 from app.report.content import ChainStep, ReportContent
 from app.report.plots import render_distribution
 from engine.kernel.ontology import key_label, value_label
+from engine.kernel.witness_prior import UnknownConditionError, load_prior
 from engine.retrieval.encoding.views import BIOMETRICS_VIEW
 
 
@@ -46,8 +47,9 @@ def _state_of(step: ChainStep) -> str:
 
 
 def question_text(question) -> str:
-    """A step's witness question in words: "Was the top red or blue? (0.81 bits) — answered “red”", and the keys
-    the witness did not know ("" without a question)."""
+    """A step's witness question in words: "Was the top red or blue? (0.81 bits) — answered “red”", the viewing
+    condition its ranking assumed ("ranked for a witness who saw the person at night"; not said by records made
+    before it was kept) and the keys the witness did not know ("" without a question)."""
     if not question:
         return ""
     parts = []
@@ -56,10 +58,20 @@ def question_text(question) -> str:
         answer = question.get("answer")
         parts.append(f"{asked} — answered “{value_label(question['key'], answer)}”" if answer is not None
                      else f"{asked} — not answered (the description was edited instead)")
+        if question.get("condition"):
+            parts.append(f"ranked for a witness who saw the person {witness_label(question['condition'])}")
     unknown = question.get("unknown") or []
     if unknown:
         parts.append("the witness did not know: " + ", ".join(key_label(k) for k in unknown))
     return "; ".join(parts)
+
+
+def witness_label(condition: str) -> str:
+    """A viewing condition's label ("at night"); the name itself when the witness prior no longer has it."""
+    try:
+        return load_prior().label(condition)
+    except UnknownConditionError:
+        return condition
 
 
 def _query_cell(step: ChainStep) -> str:

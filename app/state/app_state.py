@@ -89,7 +89,7 @@ class AppState(QObject):
         self._marks = MarkBook(self._cases, self._galleries, self._steps, self._require_idle, events)
         self._moves = StepMoves(self._cases, self._galleries, self._placement, self._steps, self._require_idle,
                                 events, rho=rho)
-        self.questions = WitnessQuestions(self._cases, events)  # the next question to ask the witness
+        self.questions = WitnessQuestions(self._cases, events, self._steps, self._controls)  # to ask the witness
         self._actions = StepActions(self._cases, self._galleries, self._steps, self._controls, self._moves,
                                     self.jobs, self._require_idle, events, rho=rho, questions=self.questions)
 

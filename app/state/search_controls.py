@@ -1,7 +1,7 @@
-"""``SearchControls``: the open case's search controls (camera and time filters, the query panel's inputs) as the
-part of ``AppState`` that keeps them, saves them in the case and puts them back when a case is opened, created
-or closed (docs/architecture.md: the case holds its own search state, a new case starts clean; the values and
-their JSON are ``app.state.working_state``).
+"""``SearchControls``: the open case's search controls (camera and time filters, the query panel's inputs, how the
+witness saw the person) as the part of ``AppState`` that keeps them, saves them in the case and puts them back
+when a case is opened, created or closed (docs/architecture.md: the case holds its own search state, a new case
+starts clean; the values and their JSON are ``app.state.working_state``).
 
 A plain object (no Qt) on the open case of a ``CaseSession``. It says what changed through ``Events``
 (``app.state.events``): ``filters_changed`` (the ``Filters``), ``working_state_changed`` (the whole
@@ -53,6 +53,13 @@ class SearchControls:
             self._sketch_saved = False
         self.working = self.working.with_inputs(inputs)
         self.save()
+
+    def set_witness_saw(self, condition: str) -> None:
+        """How the witness saw the person (a choice of the witness prior, checked by the caller), saved in the
+        open case."""
+        if condition != self.working.witness_saw:
+            self.working = self.working.with_witness_saw(condition)
+            self.save()
 
     def load(self) -> None:
         """Take the working state of the case just loaded (a new case's is clean) and say so."""

@@ -216,6 +216,7 @@ class StepActions:
         def done(outcome: ReplayOutcome) -> None:
             self._adopt_replay(outcome)
             self.steps.session = outcome.session
+            self.questions.adopt_many(outcome.questions)  # the head step's questions, offered at once
             self.events.emit("session_changed", self.steps.session)
             self.events.emit("selected_step_changed", self.steps.selected)
 

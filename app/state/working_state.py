@@ -1,7 +1,8 @@
 """A case's working state: the search controls the next step will use (camera and time filters, the query's
-inputs: which modalities are on, the sketch, the IR image, the level override and the keep rule), as plain
-values and as the JSON the case store keeps (``CaseStore.save_working_state``; docs/architecture.md: the
-case holds its own search state, a new case starts clean).
+inputs: which modalities are on, the sketch, the IR image, the level override and the keep rule) and how the
+witness saw the person (the viewing condition the witness questions are ranked for), as plain values and as the
+JSON the case store keeps (``CaseStore.save_working_state``; docs/architecture.md: the case holds its own search
+state, a new case starts clean).
 
 Query images never leave their case: a sketch drawn in the app is kept as a PNG in the case's own evidence
 folder and referenced by its sha256 and stored path (the same file a step searched with it refers to), and a
@@ -22,6 +23,7 @@ from app.state.timeline_rows import filters_summary
 from app.store import StepState
 from app.store.evidence import EvidenceSource, case_folder, sha256_file, store_evidence
 from engine.kernel.query_modalities import combinable
+from engine.kernel.witness_prior import ORDINARY, UnknownConditionError, load_prior
 from engine.retrieval.search import QueryInputError
 from engine.retrieval.search.query import load_image
 
@@ -81,6 +83,8 @@ class WorkingState:
 
     filters: Filters = field(default_factory=Filters)
     inputs: QueryInputs = field(default_factory=QueryInputs)
+    #: how the witness saw the person: one of the witness prior's choices (``engine.kernel.witness_prior``)
+    witness_saw: str = ORDINARY
 
     def with_filters(self, filters: Filters) -> WorkingState:
         return replace(self, filters=filters)
@@ -88,12 +92,16 @@ class WorkingState:
     def with_inputs(self, inputs: QueryInputs) -> WorkingState:
         return replace(self, inputs=inputs)
 
+    def with_witness_saw(self, condition: str) -> WorkingState:
+        return replace(self, witness_saw=condition)
+
     def to_json(self, sketch_ref: dict[str, str] | None) -> dict[str, Any]:
         """Plain JSON for the store; ``sketch_ref``: the saved sketch (``save_sketch``), None without one."""
         inputs = self.inputs
         return {"filters": self.filters.to_json(), "modalities": sorted(inputs.modalities),
                 "sketch": sketch_ref, "ir": None if inputs.ir is None else {"path": str(inputs.ir)},
-                "level": inputs.level, "keep": {"rule": inputs.keep.kind, "value": inputs.keep.value}}
+                "level": inputs.level, "keep": {"rule": inputs.keep.kind, "value": inputs.keep.value},
+                "witness_saw": self.witness_saw}
 
 
 def save_sketch(sketch: np.ndarray | None, evidence_root: Path, case_id: int) -> dict[str, str] | None:
@@ -142,7 +150,13 @@ def read_working_state(data: dict[str, Any] | None, evidence_root: Path,
     level = data.get("level")
     inputs = QueryInputs(modalities=modalities, sketch=sketch, ir=ir, level=level if isinstance(level, str) else None,
                          keep=keep)
-    return WorkingState(filters, inputs), sketch_ref, problems
+    saw = data.get("witness_saw", ORDINARY)  # a case saved before the condition existed: ordinary viewing
+    try:
+        saw = load_prior().condition_name(saw if isinstance(saw, str) else repr(saw))
+    except UnknownConditionError as exc:
+        saw = ORDINARY
+        problems.append(f"the witness's saved viewing condition was reset to ordinary viewing ({exc})")
+    return WorkingState(filters, inputs, saw), sketch_ref, problems
 
 
 def _case_sketch(ref: dict[str, str], evidence_root: Path, case_id: int) -> np.ndarray | None:

@@ -118,12 +118,13 @@ def step_columns(step: StepInput) -> dict[str, Any]:
 
 
 #: What a step's witness question record may hold (``StepInput.question``).
-QUESTION_FIELDS = frozenset({"key", "question", "gain", "answer", "unknown"})
+QUESTION_FIELDS = frozenset({"key", "question", "gain", "answer", "unknown", "condition"})
 
 
 def step_question(value: object) -> dict | None:
     """A step's witness question record checked: ontology keys, a question sentence, the answer one of the key's
-    values or None, ``unknown`` a list of ontology keys."""
+    values or None, ``condition`` (the viewing condition it was ranked for; absent in records made before it
+    was kept) one of the witness prior's choices, ``unknown`` a list of ontology keys."""
     if value is None:
         return None
     from engine.kernel.ontology import ONTOLOGY  # loaded when a step carries a question, not with the store
@@ -140,6 +141,13 @@ def step_question(value: object) -> dict | None:
         answer = record.get("answer")
         if answer is not None and not ONTOLOGY.is_valid(key, answer):
             raise StoreInputError(f"question.answer {answer!r} is not a value of {key}")
+    if "condition" in record:
+        from engine.kernel.witness_prior import load_prior
+
+        choices = load_prior().choices
+        if record["condition"] not in choices or key is None:
+            raise StoreInputError(f"question.condition must name how the question's ranking saw the witness, one "
+                                  f"of {list(choices)}, got {record['condition']!r}")
     unknown = record.get("unknown", [])
     if not isinstance(unknown, list) or any(k not in ONTOLOGY.attributes for k in unknown):
         raise StoreInputError(f"question.unknown must be a list of ontology keys, got {unknown!r}")
