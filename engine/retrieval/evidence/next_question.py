@@ -39,8 +39,9 @@ from engine.retrieval.evidence.agreement import pool_sources
 from engine.retrieval.evidence.reliability import Reliabilities
 
 __all__ = ["LOW_CONFIDENCE", "LOW_PRIOR", "MIN_COVERAGE", "PRIOR_FILE", "PRIOR_VERSION", "TOP", "VALUES_IN_QUESTION",
-           "KeyReading", "WitnessPrior", "candidate_weights", "expected_gain", "gallery_readings", "load_prior",
-           "open_keys", "parse_prior", "question_text", "rank_questions", "value_shares"]
+           "KeyReading", "KeyScore", "WitnessPrior", "candidate_weights", "expected_gain", "gallery_readings",
+           "load_prior", "open_keys", "parse_prior", "question_text", "rank_questions", "rank_scored", "score_keys",
+           "value_shares"]
 
 #: Below this share of kept candidates with evidence for a key, the key ranks after all others.
 MIN_COVERAGE = 0.5
@@ -208,34 +209,62 @@ def open_keys(stated: Mapping[str, str], hidden: Iterable[str] = ()) -> list[str
     return out
 
 
+@dataclass(frozen=True)
+class KeyScore:
+    """What ranking needs of one key's reading, the prior aside: the information its answer gives (bits, before
+    the witness prior), its value shares, the share of candidates read and their mean trusted confidence."""
+
+    key: str
+    bits: float
+    shares: Mapping[str, float]
+    coverage: float
+    confidence: float
+
+
+def score_keys(readings: Mapping[str, KeyReading], weights: np.ndarray) -> list[KeyScore]:
+    """Each key of ``readings`` scored over candidates weighted by ``weights`` (the costly part of ranking: it
+    does not depend on the witness prior, so one scoring serves every viewing condition)."""
+    weights = np.asarray(weights, dtype=np.float64)
+    scored = []
+    for key, reading in readings.items():
+        if reading.p.shape[0] != weights.shape[0]:
+            raise ValueError(f"the reading of {key} has {reading.p.shape[0]} candidates, the weights "
+                             f"{weights.shape[0]}")
+        known = ~np.isnan(reading.c)
+        scored.append(KeyScore(key, expected_gain(reading, weights) if weights.size else 0.0,
+                               value_shares(reading, key), float(known.mean()) if known.size else 0.0,
+                               float(np.nanmean(reading.c)) if known.any() else 0.0))
+    return scored
+
+
+def rank_scored(scored: Sequence[KeyScore], prior: WitnessPrior, *, condition: str | None = None,
+                top: int | None = TOP) -> list[dict[str, Any]]:
+    """``rank_questions`` of keys already scored (``score_keys``)."""
+    if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 1):
+        raise ValueError(f"top must be a whole number ≥ 1 or None, got {top!r}")
+    condition = prior.condition(condition)  # an unknown one is refused even without readings
+    found = []
+    for score in scored:
+        key, shares = score.key, dict(score.shares)
+        knows = prior.knows_key(key, condition)
+        gain = score.bits * knows
+        record: dict[str, Any] = {"key": key,
+                                  "question": question_text(key, list(shares)[:VALUES_IN_QUESTION]),
+                                  "gain": round(gain, 4), "values": shares}
+        reasons = _reasons(score.coverage, score.confidence, knows, shares)
+        if reasons:
+            record["reason"] = "; ".join(reasons)
+        found.append((score.coverage >= MIN_COVERAGE, gain, -ONTOLOGY.keys.index(key), record))
+    found.sort(key=lambda f: (f[0], f[1], f[2]), reverse=True)
+    ranked = [f[3] for f in found]
+    return ranked if top is None else ranked[:top]
+
+
 def rank_questions(readings: Mapping[str, KeyReading], weights: np.ndarray, prior: WitnessPrior, *,
                    condition: str | None = None, top: int | None = TOP) -> list[dict[str, Any]]:
     """Questions about the keys of ``readings`` (candidates weighted by ``weights``), best first: ``{"key",
     "question", "gain" (bits, after the witness prior under ``condition``: None or ``"ordinary"`` for ordinary
     viewing, else one of the prior's conditions), "values" (value → share of candidates), "reason"?}``. Keys
     covered on fewer than ``MIN_COVERAGE`` of the candidates come last."""
-    if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 1):
-        raise ValueError(f"top must be a whole number ≥ 1 or None, got {top!r}")
-    condition = prior.condition(condition)  # an unknown one is refused even without readings
-    weights = np.asarray(weights, dtype=np.float64)
-    found = []
-    for key, reading in readings.items():
-        if reading.p.shape[0] != weights.shape[0]:
-            raise ValueError(f"the reading of {key} has {reading.p.shape[0]} candidates, the weights "
-                             f"{weights.shape[0]}")
-        known = ~np.isnan(reading.c)
-        coverage = float(known.mean()) if known.size else 0.0
-        confidence = float(np.nanmean(reading.c)) if known.any() else 0.0
-        knows = prior.knows_key(key, condition)
-        gain = expected_gain(reading, weights) * knows if weights.size else 0.0
-        shares = value_shares(reading, key)
-        record: dict[str, Any] = {"key": key,
-                                  "question": question_text(key, list(shares)[:VALUES_IN_QUESTION]),
-                                  "gain": round(gain, 4), "values": shares}
-        reasons = _reasons(coverage, confidence, knows, shares)
-        if reasons:
-            record["reason"] = "; ".join(reasons)
-        found.append((coverage >= MIN_COVERAGE, gain, -ONTOLOGY.keys.index(key), record))
-    found.sort(key=lambda f: (f[0], f[1], f[2]), reverse=True)
-    ranked = [f[3] for f in found]
-    return ranked if top is None else ranked[:top]
+    prior.condition(condition)  # refused before the scoring
+    return rank_scored(score_keys(readings, weights), prior, condition=condition, top=top)

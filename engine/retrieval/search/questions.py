@@ -16,6 +16,8 @@ from engine.retrieval.evidence.next_question import (
     load_prior,
     open_keys,
     rank_questions,
+    rank_scored,
+    score_keys,
 )
 from engine.retrieval.evidence.ranking import evidence_for
 from engine.retrieval.evidence.reliability import for_domain
@@ -83,11 +85,11 @@ def questions_by_condition(session, step: StepResult | None = None, *, hidden: I
                            prior: WitnessPrior | None = None,
                            top: int | None = TOP) -> dict[str, tuple[dict[str, Any], ...]]:
     """``questions_after`` under every viewing condition of the prior (``WitnessPrior.choices``, ``"ordinary"``
-    first), the gallery's evidence read once: switching the condition re-ranks without reading it again."""
+    first), the gallery's evidence read and each key scored once (only the prior's factor differs), so a step
+    costs what one condition does and switching the condition later needs no search."""
     prior = prior or load_prior()
     found = _readings_after(session, step, hidden)
     if found is None:
         return {choice: () for choice in prior.choices}
-    readings, weights = found
-    return {choice: tuple(rank_questions(readings, weights, prior, condition=choice, top=top))
-            for choice in prior.choices}
+    scored = score_keys(*found)  # the costly part, once
+    return {choice: tuple(rank_scored(scored, prior, condition=choice, top=top)) for choice in prior.choices}
