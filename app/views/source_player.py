@@ -15,7 +15,7 @@ import os
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QImage, QKeySequence, QPalette, QShortcut
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 from app.state.source_feed import DEFAULT_SECONDS, ClipInfo, FrameFacts, FrameFeed
 from app.views.detail_loading import render_frame
@@ -77,9 +77,12 @@ class SourcePlayer(QWidget):
 
         self.view = ImageView("", self, max_zoom=2.0)
         self.view.setMinimumSize(60, 120)
-        self.previous_button = QPushButton("◀", self)
-        self.play_button = QPushButton("Play", self)
-        self.next_button = QPushButton("▶", self)
+        # tool buttons: a push button's style minimum width would make the narrow detail column scroll sideways
+        self.previous_button = QToolButton(self)
+        self.play_button = QToolButton(self)
+        self.next_button = QToolButton(self)
+        for button, text in ((self.previous_button, "◀"), (self.play_button, "Play"), (self.next_button, "▶")):
+            button.setText(text)
         for button, tip in ((self.previous_button, "Previous frame  (,)"), (self.play_button, "Play / pause  (Space)"),
                             (self.next_button, "Next frame  (.)")):
             button.setToolTip(tip)
