@@ -19,6 +19,7 @@ file system every node mounts at the same place.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -109,7 +110,12 @@ class UnitQueue:
         try:
             return self.ray.get(next(generator))
         except StopIteration:
-            problem: BaseException = IngestError(f"a worker ended {self.units[head].source.path} without its report")
+            path = self.units[head].source.path
+            problem: BaseException | None = IngestError(f"a worker ended {path} without its report")
+        except self.ray.exceptions.ActorUnavailableError:  # restarting after a loss: not a try of its own
+            self.tries[head] -= 1
+            problem = None
+            time.sleep(WAIT_SECONDS)
         except self._lost() as exc:
             problem = exc
         except self.ray.exceptions.RayTaskError as exc:
