@@ -56,29 +56,44 @@ def ingest_command(
                                         help="--appearance input normalisation: imagenet (RGB, /255, ImageNet "
                                              "mean/std) or 'order=rgb|bgr;divide=255;mean=a,b,c;std=a,b,c'."),
     tiles: str = typer.Option(None, "--tiles", help=TILES_HELP),
+    workers: int = typer.Option(None, "--workers", min=1,
+                                help="Read the sources in N Ray workers (a local Ray; needs the cluster extra: "
+                                     "pip install 'lineup[cluster]'); 1 (default): in this process. "
+                                     "docs/scaling.md."),
+    ray_address: str = typer.Option(None, "--ray", help="Join the Ray cluster at ADDRESS (e.g. ray://head:10001 or "
+                                                        "head:6379) and read the sources on its workers (--workers "
+                                                        "of them, default one per CPU)."),
+    world_shard: int = typer.Option(256, "--world-shard", min=1,
+                                    help="With --workers or --ray: images of a built world per work unit."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
 ) -> None:
     """Ingest footage (videos, image folders), a folder of person crops (--crops) or a built world into a gallery
     folder; resumable."""
     from contextlib import ExitStack
+    from functools import partial
 
     from engine.index import writing
-    from engine.ingest import IngestOptions, ModelEncoder, ingest, parse_scenarios
+    from engine.ingest import IngestOptions, ingest
     from engine.ingest.timing import parse_time
     from engine.kernel.progress import cli_progress
     from engine.perception.detection.tiles import parse_tiles
     from engine.retrieval.evidence.ranking import DomainWeights
-    from engine.retrieval.models.discovery import load_model
 
+    on_ray = ray_address is not None or (workers is not None and workers > 1)
     try:
+        if on_ray:  # before anything is read or locked: without Ray the command says how to get it
+            from engine.ingest.ray_session import require_ray
+
+            require_ray("lineup ingest --workers N (N > 1) or --ray")
         with ExitStack() as lock:
             if gallery.is_dir():  # a second writer is refused at once, before the model loads
                 lock.enter_context(writing(gallery))
             user_network = appearance.lower().endswith(".onnx")
             person_detector = None  # auto: ingest picks per source (YOLOX-Nano, with a background model for videos)
+            detector_args = (detector, onnx_layout, onnx_size, person_class, min_score, min_person_height,
+                             hog_threshold, tiles)
             if detector != "auto" or min_score is not None:
-                person_detector = detector_from_options(detector, onnx_layout, onnx_size, person_class, min_score,
-                                                        min_person_height, hog_threshold, tiles)
+                person_detector = detector_from_options(*detector_args)
             elif tiles is not None:
                 parse_tiles(tiles)
             options = IngestOptions(stride=stride, samples_per_track=samples_per_track, track=track,
@@ -87,15 +102,21 @@ def ingest_command(
                                     modality=modality, batch_size=batch, force=force, crops=crops,
                                     tiles=None if person_detector is not None else tiles,
                                     appearance="auto" if user_network else appearance)
-            encoder = ModelEncoder(load_model(checkpoint, device=device), reid_scenarios=parse_scenarios(reid))
-            if user_network:
-                from engine.ingest.appearance import WithAppearance
-                from engine.perception.appearance import appearance_network, parse_normalisation
-
-                encoder = WithAppearance(encoder, appearance_network(appearance, parse_normalisation(appearance_norm)))
+            make_encoder = partial(build_encoder, checkpoint, device, reid, appearance if user_network else None,
+                                   appearance_norm)
+            encoder = None if on_ray else make_encoder()  # on Ray: built by the writer and by every worker
             with cli_progress("ingesting frames") as report:
-                summary = ingest(source, gallery, encoder, person_detector, options, progress=report,
-                                 weights=DomainWeights.of_checkpoint(checkpoint))
+                if on_ray:
+                    from engine.ingest.cluster import ingest_on_ray
+
+                    summary = ingest_on_ray(source, gallery, make_encoder,
+                                            None if person_detector is None else partial(detector_from_options,
+                                                                                         *detector_args),
+                                            options, workers=workers, address=ray_address, progress=report,
+                                            weights=DomainWeights.of_checkpoint(checkpoint), world_shard=world_shard)
+                else:
+                    summary = ingest(source, gallery, encoder, person_detector, options, progress=report,
+                                     weights=DomainWeights.of_checkpoint(checkpoint))
     except Failed:
         raise
     except (ValueError, OSError, RuntimeError) as exc:
@@ -107,6 +128,22 @@ def ingest_command(
     totals = summary.totals()
     if totals["sources_read"] + totals["sources_done_before"] == 0:
         raise typer.Exit(code=1)
+
+
+def build_encoder(checkpoint: Path | None, device: str | None, reid: str, network: str | None,
+                  normalisation: str):
+    """The encoder of ``lineup ingest``: the checkpoint's views (re-identification scenarios ``reid``) and, with
+    ``network`` (a user's ``.onnx`` file), its appearance views. Module-level, so that Ray workers can build it."""
+    from engine.ingest import ModelEncoder, parse_scenarios
+    from engine.retrieval.models.discovery import load_model
+
+    encoder = ModelEncoder(load_model(checkpoint, device=device), reid_scenarios=parse_scenarios(reid))
+    if network is None:
+        return encoder
+    from engine.ingest.appearance import WithAppearance
+    from engine.perception.appearance import appearance_network, parse_normalisation
+
+    return WithAppearance(encoder, appearance_network(network, parse_normalisation(normalisation)))
 
 
 def add_to(app: typer.Typer) -> None:

@@ -19,15 +19,20 @@ CROPS_DIR = "crops"
 _SUFFIX = re.compile(r"^\.[A-Za-z0-9]{1,8}$")
 
 
-@owner_only_umask()
-def put_crop(root: Path, data: bytes, suffix: str = ".png") -> tuple[str, str]:
-    """Store encoded image bytes; returns (path relative to ``root``, SHA-256). Idempotent."""
+def crop_name(data: bytes, suffix: str = ".png") -> tuple[str, str]:
+    """Where encoded image bytes are stored in a gallery: (path relative to its folder, SHA-256)."""
     if not _SUFFIX.match(suffix):
         raise GalleryInputError(f"crop suffix must look like '.png', got {suffix!r}")
     if not data:
         raise GalleryInputError("crop data is empty")
     digest = sha256_bytes(data)
-    relative = f"{CROPS_DIR}/{digest[:2]}/{digest}{suffix.lower()}"
+    return f"{CROPS_DIR}/{digest[:2]}/{digest}{suffix.lower()}", digest
+
+
+@owner_only_umask()
+def put_crop(root: Path, data: bytes, suffix: str = ".png") -> tuple[str, str]:
+    """Store encoded image bytes; returns (path relative to ``root``, SHA-256). Idempotent."""
+    relative, digest = crop_name(data, suffix)
     target = root / relative
     if not target.exists():
         atomic_write_bytes(target, data)

@@ -31,3 +31,16 @@ def write_marker(gallery_root: Path, key: str, record: dict[str, Any]) -> Path:
     path = marker_path(gallery_root, key)
     path.parent.mkdir(parents=True, exist_ok=True)
     return atomic_write_json(path, record, indent=1)
+
+
+def done_markers(gallery_root: Path) -> dict[str, dict[str, Any]]:
+    """Every readable done marker of the gallery, by source key (unreadable ones count as none)."""
+    folder = Path(gallery_root).joinpath(*MARKER_FOLDER)
+    if not folder.is_dir():
+        return {}
+    found = {}
+    for path in sorted(folder.glob("*.json")):
+        record = read_marker(gallery_root, path.stem)
+        if record is not None:
+            found[path.stem] = record
+    return found

@@ -9,7 +9,7 @@ Each item records its source file and SHA-256, frame, time, camera, box (x, y, w
 crop (content-addressed in the gallery) and crop SHA-256, resolution level from the crop height
 (``engine.retrieval.encoding.resolution``) and modality; world items carry their identity and attributes as well. Each
 batch's attribute evidence (pixels, the checkpoint's heads, and for footage and crops the shipped pretrained
-attribute network, ``attribute_network``) is computed and committed just before the batch itself
+attribute network, ``wants_attribute_network``) is computed and committed just before the batch itself
 (``engine.retrieval.evidence.items.add_evidence``), so every committed item has its evidence: for
 video, from the crop inside the detector's foreground silhouette (kept in the gallery, ``silhouettes/``, for
 ``gallery rebuild``) with a thumbnail of the frame for colour constancy. When the detector also finds carried
@@ -34,7 +34,8 @@ import contextlib
 import queue
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from engine.index import Gallery, GalleryError
@@ -50,7 +51,7 @@ from engine.ingest.errors import IngestError
 from engine.ingest.markers import write_marker
 from engine.ingest.options import IngestOptions
 from engine.ingest.reader import Batch, SourceReader
-from engine.ingest.sources import discover
+from engine.ingest.sources import Discovery, discover
 from engine.ingest.summary import IngestSummary
 from engine.kernel.pause_points import pause_point
 from engine.kernel.permissions import owner_only_umask
@@ -58,7 +59,7 @@ from engine.kernel.progress import ProgressFn, no_progress
 from engine.kernel.timefmt import utc_stamp
 from engine.perception.attributes.pretrained import AttributeNetwork
 from engine.perception.detection.detectors import PersonDetector
-from engine.retrieval.evidence.items import add_evidence, fill_missing_evidence
+from engine.retrieval.evidence.items import add_evidence, fill_missing_evidence, items_without_evidence
 from engine.retrieval.evidence.ranking import DomainWeights
 
 
@@ -124,6 +125,20 @@ def gallery_domain(source_kinds: set[str], recorded: str | None) -> str:
     return "world" if source_kinds <= {"world"} and recorded in (None, "world") else "footage"
 
 
+@dataclass
+class IngestRun:
+    """What a way of reading the sources works with: the sources found, the gallery open under its write lock,
+    the encoder (with its appearance view decided), the summary to fill, the attribute network loaded here (or
+    None) and whether the items get that network's evidence at all (``pretrained``)."""
+
+    found: Discovery
+    store: Gallery
+    encoder: Encoder
+    summary: IngestSummary
+    network: AttributeNetwork | None
+    pretrained: bool
+
+
 @owner_only_umask()
 def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: PersonDetector | None = None,
            options: IngestOptions | None = None, progress: ProgressFn = no_progress,
@@ -138,19 +153,34 @@ def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: 
     ``weights`` (the checkpoint's attribute weight per gallery domain) the gallery records its domain and that
     weight (``Gallery.record_ranking``), which its searches then use by default."""
     options = options or IngestOptions()
+
+    def consume(run: IngestRun) -> None:
+        _consume(run.found, run.store, run.encoder, detector, options, progress, run.summary, run.network)
+
+    return run_ingest(source, gallery, encoder, options, consume, weights)
+
+
+def run_ingest(source: str | Path, gallery: str | Path, encoder: Encoder, options: IngestOptions,
+               consume: Callable[[IngestRun], None], weights: DomainWeights | None = None, *,
+               network_here: bool = True) -> IngestSummary:
+    """Everything of an ingest around ``consume``, which reads the sources into the gallery: finding the sources,
+    the write lock, the gallery opened or created, the repairs of an interrupted run, the versions and the
+    ranking recorded. ``network_here=False``: the attribute network is loaded in this process only when a repair
+    needs it (the readers load their own, ``engine.ingest.cluster``)."""
     started = time.monotonic()
     found = discover_crops(source, options.camera) if options.crops else discover(source, options.camera, options.start)
     with writing(gallery):
         kinds = {"crops"} if options.crops else {s.kind for s in found.sources}
         encoder = with_default_appearance(encoder, options.appearance, gallery, kinds)
         store = open_gallery(gallery, encoder)
-        network = attribute_network(store, kinds, options)
+        pretrained = wants_attribute_network(store, kinds, options)
+        network = AttributeNetwork() if pretrained and (network_here or items_without_evidence(store)) else None
         summary = IngestSummary(str(store.root))
         summary.skipped_files.extend(found.skipped)
         _finish_interrupted(store, encoder, options, summary, network)
         store.record_version()  # what was there before (a gallery made before versions, a killed ingest's part)
         try:
-            _consume(found, store, encoder, detector, options, progress, summary, network)
+            consume(IngestRun(found, store, encoder, summary, network if network_here else None, pretrained))
         except BaseException:
             with contextlib.suppress(GalleryError):  # the batches committed before the stop are a version too
                 store.record_version([f"{Path(source).resolve()} (stopped before its end)"])
@@ -169,16 +199,14 @@ def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: 
     return summary
 
 
-def attribute_network(store: Gallery, kinds: set[str], options: IngestOptions) -> AttributeNetwork | None:
-    """The pretrained attribute network (the ``pretrained`` evidence source) for this ingest: used when the
-    gallery holds footage or crops (any source that is not a built world, now or before), not for rendered
-    worlds, whose people the checkpoint's own heads were trained on; None when attributes are off."""
+def wants_attribute_network(store: Gallery, kinds: set[str], options: IngestOptions) -> bool:
+    """Whether this ingest's items get the pretrained attribute network's evidence (the ``pretrained`` source):
+    when the gallery holds footage or crops (any source that is not a built world, now or before), not for
+    rendered worlds, whose people the checkpoint's own heads were trained on; never when attributes are off."""
     if not options.attributes or not options.pretrained_attributes:
-        return None
+        return False
     recorded = store.ranking
-    if gallery_domain(kinds, None if recorded is None else recorded["domain"]) != "footage":
-        return None
-    return AttributeNetwork()
+    return gallery_domain(kinds, None if recorded is None else recorded["domain"]) == "footage"
 
 
 def _finish_interrupted(store: Gallery, encoder: Encoder, options: IngestOptions, summary: IngestSummary,

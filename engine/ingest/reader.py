@@ -15,7 +15,6 @@ import cv2
 import numpy as np
 
 from engine.index import GalleryItem
-from engine.index.crops import put_crop, put_silhouette
 from engine.ingest.crops import (
     RAW_CROP_SUFFIXES,
     CropFolder,
@@ -23,8 +22,8 @@ from engine.ingest.crops import (
     too_small,
 )
 from engine.ingest.errors import IngestError, SourceSkipped
-from engine.ingest.markers import read_marker
 from engine.ingest.options import CROP_SUFFIX, PNG_COMPRESSION, IngestOptions, item_id, looks_grey
+from engine.ingest.reader_files import GalleryFiles, ReaderFiles
 from engine.ingest.samples import Candidate, TrackSamples, sharpness
 from engine.ingest.sources import ImageSequence, Source, VideoSource, WorldSource
 from engine.ingest.summary import IngestSummary, SourceReport
@@ -58,15 +57,20 @@ class Finished:
 
 
 class SourceReader:
-    """Everything before the model: runs in the reader thread and yields ``Batch``/``Finished`` events."""
+    """Everything before the model: runs in the reader thread and yields ``Batch``/``Finished`` events.
 
-    def __init__(self, sources: list[Source], root: Path, present: set[str], detector: PersonDetector | None,
-                 options: IngestOptions, summary: IngestSummary, progress: ProgressFn) -> None:
+    ``files``: the gallery folder (crops written there, done markers read there) or a ``ReaderFiles``
+    (``engine.ingest.reader_files``); ``present``: the ids to skip (``in`` and ``add``); ``detectors``: default
+    detectors by kind of source, shared with other readers (a worker reads many sources, loading them once)."""
+
+    def __init__(self, sources: list[Source], files: Path | ReaderFiles, present: set[str],
+                 detector: PersonDetector | None, options: IngestOptions, summary: IngestSummary,
+                 progress: ProgressFn, detectors: dict[str, PersonDetector] | None = None) -> None:
         self.sources = sources
-        self.root = root
+        self.files = GalleryFiles(files) if isinstance(files, str | Path) else files
         self.seen = present
         self.chosen = detector
-        self.defaults: dict[str, PersonDetector] = {}
+        self.defaults: dict[str, PersonDetector] = {} if detectors is None else detectors
         self.options = options
         self.summary = summary
         self.progress = progress
@@ -108,7 +112,7 @@ class SourceReader:
         settings = self.options.settings(detector)
         try:
             key = source.key
-            marker = None if self.options.force else read_marker(self.root, key)
+            marker = None if self.options.force else self.files.marker(key)
             if marker is not None:
                 report.status = "done before"
                 report.items_present = int(marker.get("items", 0))
@@ -215,14 +219,14 @@ class SourceReader:
             ok, encoded = cv2.imencode(CROP_SUFFIX, candidate.crop, [cv2.IMWRITE_PNG_COMPRESSION, PNG_COMPRESSION])
             if not ok:
                 raise IngestError(f"OpenCV could not encode a crop of {candidate.info['file']} as PNG")
-            relative, crop_sha = put_crop(self.root, encoded.tobytes(), CROP_SUFFIX)
+            relative, crop_sha = self.files.put_crop(encoded.tobytes(), CROP_SUFFIX)
             item = GalleryItem(
                 id=identifier, source=str(candidate.info["file"]), frame=candidate.frame, time=candidate.info["time"],
                 camera=camera, box=candidate.box, track=track, source_sha256=file_sha, crop_sha256=crop_sha,
                 resolution=level_of_height(candidate.crop.shape[0]), crop=relative, modality=modality,
             )
             if candidate.mask is not None and self.options.attributes:
-                put_silhouette(self.root, identifier, candidate.mask)
+                self.files.put_silhouette(identifier, candidate.mask)
             out.append((item, candidate))
         return out
 
@@ -262,7 +266,7 @@ class SourceReader:
                 report.items_present += 1
                 continue
             self.seen.add(identifier)
-            relative, crop_sha = put_crop(self.root, data, sample.image.suffix.lower() or ".jpg")
+            relative, crop_sha = self.files.put_crop(data, sample.image.suffix.lower() or ".jpg")
             extra = sample.extra
             items.append(GalleryItem(
                 id=identifier, source=str(sample.image.resolve()), frame=None,
@@ -320,7 +324,7 @@ class SourceReader:
                     raise IngestError(f"OpenCV could not encode {frame.file} as PNG")
                 data, suffix = encoded.tobytes(), CROP_SUFFIX
             self.seen.add(identifier)
-            relative, crop_sha = put_crop(self.root, data, suffix)
+            relative, crop_sha = self.files.put_crop(data, suffix)
             modality = self.options.modality
             if modality == "auto":
                 modality = "ir" if looks_grey(frame.image) else "rgb"
