@@ -145,3 +145,19 @@ def test_empty_and_undecodable_crop_folders_are_named_errors(tmp_path):
         IngestOptions(crops=True, stride=2)
     with pytest.raises(IngestError, match="does not exist"):
         ingest(tmp_path / "absent", tmp_path / "g3", StatsEncoder(), options=IngestOptions(crops=True))
+
+
+def test_several_sources_in_one_ingest_read_each_source_once(crop_folder, tmp_path):
+    """``lineup ingest SOURCES…``: the folders named one by one give the gallery their parent gives; a folder
+    named twice (or inside another one named) is read once; no source at all is a named error."""
+    options = IngestOptions(crops=True)
+    ingest(crop_folder, tmp_path / "whole", StatsEncoder(), options=options)
+    encoder = StatsEncoder()
+    summary = ingest([crop_folder / "yard", crop_folder / "lobby", crop_folder / "yard", crop_folder],
+                     tmp_path / "parts", encoder, options=options)
+    whole, parts = Gallery.open(tmp_path / "whole"), Gallery.open(tmp_path / "parts")
+    assert sorted(i.crop_sha256 for i in parts.iter_items()) == sorted(i.crop_sha256 for i in whole.iter_items())
+    assert encoder.encoded == len(parts) == 5 and summary.totals()["sources_read"] == 2
+    assert [i.camera for i in parts.iter_items()][0] == "cam07"  # the order given: yard first
+    with pytest.raises(IngestError, match="no source given"):
+        ingest([], tmp_path / "none", StatsEncoder(), options=options)

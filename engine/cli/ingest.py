@@ -20,7 +20,8 @@ from engine.cli.output import fail as _fail
 
 
 def ingest_command(
-    source: Path = typer.Argument(..., help="A video, an image folder, a built world, or a folder holding them."),
+    sources: list[Path] = typer.Argument(..., metavar="SOURCES",
+                                         help="Videos, image folders, built worlds, or folders holding them."),
     gallery: Path = typer.Option(..., "--gallery", help="Gallery folder (created when absent or empty)."),
     checkpoint: Path = typer.Option(None, "--checkpoint", help="Checkpoint folder (default: the shipped one)."),
     detector: str = typer.Option("auto", "--detector", help=DETECTOR_HELP),
@@ -109,13 +110,13 @@ def ingest_command(
                 if on_ray:
                     from engine.ingest.cluster import ingest_on_ray
 
-                    summary = ingest_on_ray(source, gallery, make_encoder,
+                    summary = ingest_on_ray(sources, gallery, make_encoder,
                                             None if person_detector is None else partial(detector_from_options,
                                                                                          *detector_args),
                                             options, workers=workers, address=ray_address, progress=report,
                                             weights=DomainWeights.of_checkpoint(checkpoint), world_shard=world_shard)
                 else:
-                    summary = ingest(source, gallery, encoder, person_detector, options, progress=report,
+                    summary = ingest(sources, gallery, encoder, person_detector, options, progress=report,
                                      weights=DomainWeights.of_checkpoint(checkpoint))
     except Failed:
         raise

@@ -28,7 +28,7 @@ from engine.ingest.encoder import Encoder
 from engine.ingest.errors import IngestError
 from engine.ingest.markers import done_markers
 from engine.ingest.options import IngestOptions
-from engine.ingest.pipeline import IngestRun, run_ingest
+from engine.ingest.pipeline import IngestRun, SourcePaths, run_ingest
 from engine.ingest.ray_session import ray_session, require_ray
 from engine.ingest.remote import EncoderPlan, Shipment, UnitEnd, UnitWorker, present_ids
 from engine.ingest.shipments import ShipmentWriter
@@ -134,7 +134,7 @@ class UnitQueue:
 
 
 @owner_only_umask()
-def ingest_on_ray(source: str | Path, gallery: str | Path, make_encoder: Callable[[], Encoder],
+def ingest_on_ray(source: SourcePaths, gallery: str | Path, make_encoder: Callable[[], Encoder],
                   make_detector: Callable[[], PersonDetector] | None = None, options: IngestOptions | None = None, *,
                   workers: int | None = 2, address: str | None = None, progress: ProgressFn = no_progress,
                   weights: DomainWeights | None = None, world_shard: int = DEFAULT_WORLD_SHARD) -> IngestSummary:

@@ -34,7 +34,7 @@ import contextlib
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -139,12 +139,41 @@ class IngestRun:
     pretrained: bool
 
 
+#: what an ingest reads: one path, or several (read in the order given, a source found twice read once)
+SourcePaths = str | Path | Sequence[str | Path]
+
+
+def source_list(source: SourcePaths) -> list[Path]:
+    """The paths ``source`` names, in order."""
+    return [Path(source)] if isinstance(source, str | Path) else [Path(path) for path in source]
+
+
+def discover_sources(source: SourcePaths, options: IngestOptions) -> Discovery:
+    """The sources under each of ``source``'s paths (crop folders with ``options.crops``), in the order given; a
+    source two paths both hold is listed once."""
+    paths = source_list(source)
+    if not paths:
+        raise IngestError("no source given: name a video, an image folder, a built world or a folder of them")
+    found = Discovery([], [])
+    seen: set[Path] = set()
+    for path in paths:
+        part = discover_crops(path, options.camera) if options.crops else \
+            discover(path, options.camera, options.start)
+        for item in part.sources:
+            where = Path(item.path).resolve()
+            if where not in seen:
+                seen.add(where)
+                found.sources.append(item)
+        found.skipped.extend(part.skipped)
+    return found
+
+
 @owner_only_umask()
-def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: PersonDetector | None = None,
+def ingest(source: SourcePaths, gallery: str | Path, encoder: Encoder, detector: PersonDetector | None = None,
            options: IngestOptions | None = None, progress: ProgressFn = no_progress,
            weights: DomainWeights | None = None) -> IngestSummary:
-    """Ingest ``source`` (video, image folder, built world, or a folder of them) into the gallery folder
-    ``gallery`` (created when absent) with ``encoder`` (``engine.ingest.encoder.ModelEncoder`` or any
+    """Ingest ``source`` (video, image folder, built world, or a folder of them; or several such paths) into the
+    gallery folder ``gallery`` (created when absent) with ``encoder`` (``engine.ingest.encoder.ModelEncoder`` or any
     ``Encoder``); ``detector`` defaults to the shipped YOLOX-Nano (``engine.perception.detection.yolox``), with a
     background model for silhouettes on videos. ``options.crops``: ``source`` is a folder of person crops, one item per
     image, no detector (``engine.ingest.crops``). ``options.appearance`` picks the ``appearance`` view of a new
@@ -160,7 +189,7 @@ def ingest(source: str | Path, gallery: str | Path, encoder: Encoder, detector: 
     return run_ingest(source, gallery, encoder, options, consume, weights)
 
 
-def run_ingest(source: str | Path, gallery: str | Path, encoder: Encoder, options: IngestOptions,
+def run_ingest(source: SourcePaths, gallery: str | Path, encoder: Encoder, options: IngestOptions,
                consume: Callable[[IngestRun], None], weights: DomainWeights | None = None, *,
                network_here: bool = True) -> IngestSummary:
     """Everything of an ingest around ``consume``, which reads the sources into the gallery: finding the sources,
@@ -168,7 +197,7 @@ def run_ingest(source: str | Path, gallery: str | Path, encoder: Encoder, option
     ranking recorded. ``network_here=False``: the attribute network is loaded in this process only when a repair
     needs it (the readers load their own, ``engine.ingest.cluster``)."""
     started = time.monotonic()
-    found = discover_crops(source, options.camera) if options.crops else discover(source, options.camera, options.start)
+    found = discover_sources(source, options)
     with writing(gallery):
         kinds = {"crops"} if options.crops else {s.kind for s in found.sources}
         encoder = with_default_appearance(encoder, options.appearance, gallery, kinds)
@@ -183,18 +212,19 @@ def run_ingest(source: str | Path, gallery: str | Path, encoder: Encoder, option
             consume(IngestRun(found, store, encoder, summary, network if network_here else None, pretrained))
         except BaseException:
             with contextlib.suppress(GalleryError):  # the batches committed before the stop are a version too
-                store.record_version([f"{Path(source).resolve()} (stopped before its end)"])
+                store.record_version([f"{path.resolve()} (stopped before its end)" for path in source_list(source)])
             raise
         if weights is not None:
             recorded = store.ranking
             domain = gallery_domain({s.kind for s in found.sources},
                                     None if recorded is None else recorded["domain"])
             store.record_ranking(domain, *weights.for_domain(domain), appearance=appearance_choice(store))
-        summary.version = store.record_version([str(Path(source).resolve())]).version
+        summary.version = store.record_version([str(path.resolve()) for path in source_list(source)]).version
     summary.seconds = time.monotonic() - started
     if options.crops and not any(s.status == "done before" or s.items_kept for s in summary.sources):
         reasons = "; ".join(f"{path}: {reason}" for path, reason in summary.skipped_files[:3])
-        raise IngestError(f"crop folder {source} gave no person crop: no image could be decoded or none is at least "
+        named = ", ".join(str(path) for path in source_list(source))
+        raise IngestError(f"crop folder {named} gave no person crop: no image could be decoded or none is at least "
                           f"{MIN_CROP_WIDTH}×{MIN_CROP_HEIGHT} px" + (f" ({reasons})" if reasons else ""))
     return summary
 
