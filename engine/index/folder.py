@@ -20,10 +20,12 @@ from engine.index.columns import COLUMNS_DIR, FIXED, META_KEY, ItemColumns
 from engine.index.errors import GalleryCorruptError, GalleryInputError, GalleryMismatchError
 from engine.index.items import ITEMS_FILE, GalleryItem
 from engine.index.layout import FORMAT_VERSION, GALLERY_FILE, ProgressFn, check_meta_types, check_views, now
-from engine.index.scoring import to_float32
+from engine.index.scoring import inner_products, to_float32
 from engine.kernel import jsonio
 from engine.kernel.atomic import atomic_write_json
 from engine.kernel.paths import PathEscapeError, contained
+
+_GATHER = 65_536  # rows converted to float32 at a time when scores are gathered
 
 
 class GalleryFolder:
@@ -207,6 +209,28 @@ class GalleryFolder:
         if picked.size and (picked.min() < 0 or picked.max() >= len(self)):
             raise GalleryInputError(f"rows must lie in 0..{len(self) - 1}")
         return to_float32(np.asarray(stored[picked]))
+
+    def gathers(self) -> bool:
+        """Whether exact scores are computed from gathered float16 rows rather than a cached float32 matrix of
+        the whole view: for a gallery past its IVF threshold, whose float32 matrix would not fit in memory."""
+        return len(self) > self.meta["ivf_threshold"]
+
+    def scores(self, view: str, query: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Exact inner products of ``query`` with the given rows (all rows when None), float32; only those
+        rows' vectors are read (docs/scaling.md)."""
+        if not self.gathers():
+            return inner_products(self.matrix(view), query, rows)
+        q = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
+        if rows is None:
+            stored = self.stored_vectors(view)
+            return np.concatenate([to_float32(np.asarray(stored[a : a + _GATHER])) @ q
+                                   for a in range(0, len(self), _GATHER)] or [np.zeros(0, np.float32)])
+        picked = np.asarray(rows, dtype=np.int64)
+        if picked.size and (int(picked.min()) < 0 or int(picked.max()) >= len(self)):
+            raise GalleryInputError(f"rows must lie in 0..{len(self) - 1}")
+        stored = self.stored_vectors(view)
+        return np.concatenate([to_float32(np.asarray(stored[picked[a : a + _GATHER]])) @ q
+                               for a in range(0, picked.size, _GATHER)] or [np.zeros(0, np.float32)])
 
     def matrix(self, view: str) -> np.ndarray:
         """The whole view as a cached float32 matrix (4·dim bytes per item in memory), for exact scoring."""

@@ -153,6 +153,22 @@ def build(vectors: np.ndarray, kind: str, recall_target: float = DEFAULT_RECALL_
     return index, IndexSpec("ivf", count, nlist=nlist, nprobe=safe, recall_at_100=round(recall, 4))
 
 
+def search_among(index: faiss.Index, queries: np.ndarray, k: int, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``index.search`` restricted to the rows ``allowed`` marks (a boolean mask over the first rows; the rows
+    past it are left out), at the index's own nprobe."""
+    mask = np.zeros(max(int(index.ntotal), allowed.size), dtype=bool)
+    mask[: allowed.size] = allowed
+    bits = np.packbits(mask, bitorder="little")
+    selector = faiss.IDSelectorBitmap(mask.size, faiss.swig_ptr(bits))
+    if isinstance(index, faiss.IndexIVF):
+        params = faiss.SearchParametersIVF(sel=selector, nprobe=int(index.nprobe))
+    else:
+        params = faiss.SearchParameters(sel=selector)
+    scores, rows = index.search(queries, k, params=params)
+    del bits  # the selector reads the bitmap until the search returns
+    return scores, rows
+
+
 def spec_of(index: faiss.Index, recall: float | None = None) -> IndexSpec:
     if isinstance(index, faiss.IndexIVF):
         return IndexSpec("ivf", int(index.ntotal), nlist=int(index.nlist), nprobe=int(index.nprobe),

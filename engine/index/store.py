@@ -251,11 +251,24 @@ class Gallery:
         return self._indexes.spec(view)
 
     def search(
-        self, view: str, query: np.ndarray, k: int, subset: Sequence[int] | np.ndarray | None = None
+        self, view: str, query: np.ndarray, k: int, subset: Sequence[int] | np.ndarray | None = None,
+        allowed: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Top-k (rows, scores) by inner product, best first. Without ``subset`` the view's FAISS index answers
-        (GPU copy when FAISS sees a GPU); with ``subset`` the given rows are scored exactly."""
-        return self._indexes.search(view, query, k, subset)
+        (GPU copy when FAISS sees a GPU), among the rows ``allowed`` marks when given (boolean mask over the
+        first rows); with ``subset`` the given rows are scored exactly."""
+        return self._indexes.search(view, query, k, subset, allowed)
+
+    def scores(self, view: str, query: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Exact inner products of ``query`` with the given rows (all when None): through the cached float32
+        matrix up to the IVF threshold, from the gathered float16 rows beyond it (see ``GalleryFolder.scores``)."""
+        return self._folder.scores(view, query, rows)
+
+    @property
+    def uses_shortlist(self) -> bool:
+        """Whether a search over the whole gallery starts from its index's best items (a gallery past its IVF
+        threshold; docs/scaling.md) rather than scoring every item."""
+        return self._folder.gathers()
 
     # ------------------------------------------------------------------------------------------------ versions
 

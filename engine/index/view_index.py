@@ -12,7 +12,6 @@ import numpy as np
 from engine.index import indexes
 from engine.index.errors import GalleryIndexError, GalleryInputError, GalleryMismatchError
 from engine.index.folder import GalleryFolder
-from engine.index.scoring import inner_products
 
 
 class ViewIndexes:
@@ -106,10 +105,12 @@ class ViewIndexes:
         return indexes.spec_of(index, recall).to_dict()
 
     def search(
-        self, view: str, query: np.ndarray, k: int, subset: Sequence[int] | np.ndarray | None = None
+        self, view: str, query: np.ndarray, k: int, subset: Sequence[int] | np.ndarray | None = None,
+        allowed: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Top-k (rows, scores) by inner product, best first. Without ``subset`` the view's FAISS index answers
-        (GPU copy when FAISS sees a GPU); with ``subset`` the given rows are scored exactly."""
+        (GPU copy when FAISS sees a GPU), among the rows ``allowed`` marks when given (a boolean mask over the
+        first rows; rows past it are left out); with ``subset`` the given rows are scored exactly."""
         folder = self._folder
         dim = folder.check_view(view)
         q = np.ascontiguousarray(query, dtype=np.float32)
@@ -121,7 +122,7 @@ class ViewIndexes:
             raise GalleryInputError(f"k must be a positive integer, got {k!r}")
         if subset is not None:
             rows = np.asarray(subset, dtype=np.int64)
-            scores = inner_products(folder.matrix(view), q, rows)
+            scores = folder.scores(view, q, rows)
             take = min(int(k), rows.size)
             top = np.argpartition(-scores, take - 1)[:take] if take else np.zeros(0, dtype=np.int64)
             top = top[np.lexsort((rows[top], -scores[top]))]
@@ -129,8 +130,11 @@ class ViewIndexes:
         take = min(int(k), len(folder))
         if take == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        searcher = self._gpu_copy(view) or self.get(view)
-        scores, rows = searcher.search(q[None, :], take)
+        if allowed is None:
+            searcher = self._gpu_copy(view) or self.get(view)
+            scores, rows = searcher.search(q[None, :], take)
+        else:
+            scores, rows = indexes.search_among(self.get(view), q[None, :], take, allowed)
         keep = rows[0] >= 0
         return rows[0][keep], scores[0][keep]
 
