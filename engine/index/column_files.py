@@ -96,15 +96,15 @@ def append(root: Path, columns: ItemColumns, records: Sequence[GalleryItem], lin
     folder = root / COLUMNS_DIR
     folder.mkdir(exist_ok=True)
     count = len(columns)
-    codes = {"camera": Codes(columns.cameras.names), "identity": Codes(columns.identities.names),
-             "modality": Codes(columns.modalities.names)}
+    before = columns.names()
+    codes = {column: Codes(before[column]) for column in CODED}
     ids_start = int(columns.array("ids_end.i64")[-1]) if count else 0
     arrays, blob = encode(records, line_lengths, start, ids_start, codes)
     for name, dtype in FIXED.items():
         _write_at(folder / name, count * dtype.itemsize, memoryview(arrays[name].astype(dtype, copy=False)).cast("B"))
     _write_at(folder / IDS_FILE, ids_start, blob)
     names = {column: codes[column].names for column in CODED}
-    if any(len(names[c]) != len(columns.names()[c]) for c in CODED) or not (folder / NAMES_FILE).exists():
+    if any(len(names[c]) != len(before[c]) for c in CODED) or not (folder / NAMES_FILE).exists():
         atomic_write_json(folder / NAMES_FILE, names)
     if not (folder / LOOKUP_FILE).exists():
         write_lookup(folder / LOOKUP_FILE, np.zeros(0, dtype=np.uint64))

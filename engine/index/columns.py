@@ -25,7 +25,8 @@ built again from ``items.jsonl`` (``engine.index.column_files``).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -67,11 +68,19 @@ def id_hashes(item_ids: Iterable[str]) -> np.ndarray:
 
 
 class Codes:
-    """Strings stored as int32 codes (−1 = missing) with their vocabulary."""
+    """Strings stored as int32 codes (−1 = missing) with their vocabulary (``load``: reads the vocabulary when it
+    is first needed, so that opening a gallery with a million identities does not read them)."""
 
-    def __init__(self, names: Iterable[str] = ()) -> None:
-        self.names: list[str] = list(names)
+    def __init__(self, names: Iterable[str] = (), load: Callable[[], list[str]] | None = None) -> None:
+        self._names: list[str] | None = None if load is not None else list(names)
+        self._load = load
         self._code: dict[str, int] | None = None
+
+    @property
+    def names(self) -> list[str]:
+        if self._names is None:
+            self._names = list(self._load())
+        return self._names
 
     def _codes(self) -> dict[str, int]:
         if self._code is None:
@@ -216,13 +225,16 @@ class ItemColumns:
     """Per-row columns for filters and relevance, the item ids and the byte offset of each line in
     ``items.jsonl``; memory-mapped from the column files, or held in memory where they could not be written."""
 
-    def __init__(self, arrays: Mapping[str, np.ndarray], ids_blob: np.ndarray, names: Mapping[str, Sequence[str]],
-                 lookup: tuple[np.ndarray, np.ndarray], items_bytes: int) -> None:
+    def __init__(self, arrays: Mapping[str, np.ndarray], ids_blob: np.ndarray,
+                 names: Mapping[str, Sequence[str]] | NamesFile, lookup: tuple[np.ndarray, np.ndarray],
+                 items_bytes: int) -> None:
         self._arrays = dict(arrays)
         self.items_bytes = items_bytes
-        self.cameras = Codes(names.get("camera", ()))
-        self.identities = Codes(names.get("identity", ()))
-        self.modalities = Codes(names.get("modality", ()))
+        if isinstance(names, NamesFile):
+            self.cameras, self.identities, self.modalities = (Codes(load=partial(names.get, column))
+                                                              for column in CODED)
+        else:
+            self.cameras, self.identities, self.modalities = (Codes(names.get(column, ())) for column in CODED)
         ends = self._arrays["ids_end.i64"]
         self.row_of = RowLookup(ids_blob, ends, self._arrays["id_hash.u64"], *lookup)
         self.ids = IdColumn(ids_blob, ends, self.row_of)
@@ -295,8 +307,9 @@ def read_lookup(path: Path) -> tuple[np.ndarray, np.ndarray]:
     return _map(path, np.dtype("<u8"), rows, 16), _map(path, np.dtype("<i8"), rows, 16 + 8 * rows)
 
 
-def open_columns(root: Path, meta: Mapping[str, Any]) -> ItemColumns:
-    """The committed columns memory-mapped; ``ColumnsStale`` when they are absent or do not match ``meta``."""
+def open_columns(root: Path, meta: Mapping[str, Any], names: Mapping[str, list[str]] | None = None) -> ItemColumns:
+    """The committed columns memory-mapped; ``ColumnsStale`` when they are absent or do not match ``meta``.
+    ``names``: the vocabularies when the caller holds them (a writer that just wrote them), else read on use."""
     recorded = meta.get(META_KEY)
     if not isinstance(recorded, dict) or {k: recorded.get(k) for k in ("count", "items_bytes")} != stamp(meta):
         raise ColumnsStale("the columns were not written for the gallery's committed items")
@@ -312,19 +325,40 @@ def open_columns(root: Path, meta: Mapping[str, Any]) -> ItemColumns:
     ids_path = folder / IDS_FILE
     if not ids_path.is_file() or ids_path.stat().st_size < ids_bytes:
         raise ColumnsStale(f"column file {ids_path} is missing or short")
-    try:
-        names = jsonio.read(folder / NAMES_FILE, expect=dict)
-    except (OSError, ValueError) as exc:
-        raise ColumnsStale(f"{folder / NAMES_FILE}: {exc}") from None
-    counts = recorded.get("names", {})
-    kept = {}
-    for column in CODED:
-        listed, wanted = names.get(column, []), counts.get(column, 0)
-        if not isinstance(listed, list) or not isinstance(wanted, int) or len(listed) < wanted:
-            raise ColumnsStale(f"{folder / NAMES_FILE} lists fewer {column} names than gallery.json records")
-        kept[column] = listed[:wanted]
+    counts = recorded.get("names")
+    if not isinstance(counts, dict) or not all(isinstance(counts.get(c), int) for c in CODED):
+        raise ColumnsStale("gallery.json records no name counts for the columns")
+    if not (folder / NAMES_FILE).is_file():
+        raise ColumnsStale(f"column file {folder / NAMES_FILE} is missing")
     lookup = read_lookup(folder / LOOKUP_FILE)
-    return ItemColumns(arrays, _map(ids_path, np.dtype(np.uint8), ids_bytes), kept, lookup, int(meta["items_bytes"]))
+    vocabularies = NamesFile(folder / NAMES_FILE, counts) if names is None else names
+    return ItemColumns(arrays, _map(ids_path, np.dtype(np.uint8), ids_bytes), vocabularies, lookup,
+                       int(meta["items_bytes"]))
+
+
+class NamesFile:
+    """``names.json``, read when a vocabulary is first needed and cut to the counts ``gallery.json`` records."""
+
+    def __init__(self, path: Path, counts: Mapping[str, int]) -> None:
+        self.path, self.counts = path, dict(counts)
+        self._read: dict[str, list[str]] | None = None
+
+    def get(self, column: str) -> list[str]:
+        if self._read is None:
+            try:
+                names = jsonio.read(self.path, expect=dict)
+            except (OSError, ValueError) as exc:
+                raise GalleryCorruptError(f"{self.path} is unreadable ({exc}); run `lineup gallery rebuild`") from None
+            read = {}
+            for name in CODED:
+                listed, wanted = names.get(name), self.counts[name]
+                if not isinstance(listed, list) or len(listed) < wanted or not all(isinstance(v, str)
+                                                                                   for v in listed[:wanted]):
+                    raise GalleryCorruptError(f"{self.path} lists fewer {name} names than gallery.json records; "
+                                              f"run `lineup gallery rebuild`")
+                read[name] = listed[:wanted]
+            self._read = read
+        return self._read[column]
 
 
 def check_rows(columns: ItemColumns, path: Path) -> None:

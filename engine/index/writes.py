@@ -230,9 +230,9 @@ class GalleryWriter:
         atomic_write_json(folder.root / GALLERY_FILE, meta, indent=1)  # commit point
         pause_point("gallery:batch-committed")
         folder.meta = meta
-        folder.columns = columns.open_columns(folder.root, meta)
+        folder.columns = columns.open_columns(folder.root, meta, names)
         if column_files.refresh_lookup(folder.root, folder.columns):
-            folder.columns = columns.open_columns(folder.root, meta)
+            folder.columns = columns.open_columns(folder.root, meta, names)
         for view, block in half.items():
             self._indexes.append(view, block)
         folder.forget_matrices()
