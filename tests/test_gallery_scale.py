@@ -9,10 +9,11 @@ import shutil
 import threading
 from pathlib import Path
 
+import faiss
 import numpy as np
 import pytest
 
-from engine.index import Gallery, journal
+from engine.index import Gallery, indexes, journal
 from engine.index.columns import COLUMNS_DIR, META_KEY, IdColumn
 from engine.index.synthetic import item_id, make_synthetic_gallery, synthetic_vectors
 from engine.index.writer_lock import writing
@@ -197,6 +198,8 @@ def test_whole_gallery_steps_of_a_large_gallery_start_from_the_index(tmp_path, m
     np.testing.assert_allclose(second.scores, exact[second.rows], atol=1e-5)
     filtered = SearchSession(g, shortlist=50).step(StepQuery(example=item_id(40), cameras=("cam03",)))
     assert filtered.rows.size == 50 and set(g.columns.camera[filtered.rows].tolist()) == {3}
+    narrow = SearchSession(g, shortlist=600).step(StepQuery(example=item_id(40), cameras=("cam01",)))
+    assert narrow.rows.size == 600 and set(g.columns.camera[narrow.rows].tolist()) == {1}
 
 
 def test_first_step_of_a_small_gallery_equals_exact_search(tmp_path):
@@ -206,3 +209,17 @@ def test_first_step_of_a_small_gallery_equals_exact_search(tmp_path):
     assert step.rows.tolist() == list(range(2000))
     np.testing.assert_allclose(step.scores, exact, atol=1e-5)
     assert set(step.kept.tolist()) == set(np.argsort(-exact, kind="stable")[:50].tolist())
+
+
+def test_a_large_top_k_probes_enough_lists_to_fill_it():
+    vectors = synthetic_vectors(0, 20_000, DIM).astype(np.float16)
+    index, spec = indexes.build(vectors, "ivf")
+    faiss.extract_index_ivf(index).nprobe = 1  # lists of about 20 000 / nlist items each
+    query = vectors[:1].astype(np.float32)
+    assert (index.search(query, 3000)[1] >= 0).sum() < 3000  # the index's own nprobe cannot fill k
+    scores, rows = indexes.search_among(index, query, 3000)
+    assert (rows >= 0).sum() == 3000 and indexes.probes_for(index, 3000) > 1
+    allowed = np.zeros(20_000, dtype=bool)
+    allowed[::10] = True
+    scores, rows = indexes.search_among(index, query, 500, allowed)
+    assert (rows >= 0).sum() == 500 and (rows[0] % 10 == 0).all()

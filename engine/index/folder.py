@@ -37,6 +37,7 @@ class GalleryFolder:
         self.meta = meta
         self.columns = columns
         self._matrices: dict[str, np.ndarray] = {}
+        self._mapped: dict[str, tuple[tuple, np.ndarray]] = {}
 
     @classmethod
     def read(cls, root: Path, progress: ProgressFn | None = None) -> GalleryFolder:
@@ -56,6 +57,7 @@ class GalleryFolder:
     def adopt(self, other: GalleryFolder) -> None:
         """Take the state of ``other`` (the same folder read again after a commit)."""
         self.root, self.meta, self.columns, self._matrices = other.root, other.meta, other.columns, other._matrices
+        self._mapped = other._mapped
 
     @staticmethod
     def read_meta(path: Path) -> dict[str, Any]:
@@ -196,9 +198,13 @@ class GalleryFolder:
         return self.root / "index" / f"{self.meta['views'][view]['file']}.faiss"
 
     def stored_vectors(self, view: str) -> np.ndarray:
-        """Read-only float16 memory map [count, dim] of one view."""
+        """Read-only float16 memory map [count, dim] of one view (mapped once per committed count)."""
         dim = self.check_view(view)
-        return vector_file.rows_view(self.vector_path(view), len(self), dim)
+        key = (view, len(self), self.meta["views"][view]["file"])
+        mapped = self._mapped.get(view)
+        if mapped is None or mapped[0] != key:
+            mapped = self._mapped[view] = (key, vector_file.rows_view(self.vector_path(view), len(self), dim))
+        return mapped[1]
 
     def vectors(self, view: str, rows: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
         """float32 copies of the given rows (all rows when ``rows`` is None)."""
@@ -239,8 +245,9 @@ class GalleryFolder:
         return self._matrices[view]
 
     def forget_matrices(self) -> None:
-        """Drop the cached float32 matrices (the vectors grew)."""
+        """Drop the cached float32 matrices and memory maps (the vectors grew)."""
         self._matrices.clear()
+        self._mapped.clear()
 
 
 def write_new_folder(root: Path, view_meta: dict, model_fingerprint: str, ivf_threshold: int,

@@ -130,9 +130,9 @@ class ViewIndexes:
         take = min(int(k), len(folder))
         if take == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        if allowed is None:
-            searcher = self._gpu_copy(view) or self.get(view)
-            scores, rows = searcher.search(q[None, :], take)
+        gpu = self._gpu_copy(view) if allowed is None else None
+        if gpu is not None:
+            scores, rows = gpu.search(q[None, :], take)
         else:
             scores, rows = indexes.search_among(self.get(view), q[None, :], take, allowed)
         keep = rows[0] >= 0

@@ -36,7 +36,7 @@ def shortlist(gallery: Gallery, view: str, vector: np.ndarray, k: int, *, size: 
         mask = np.ones(size, dtype=bool) if mask is None else np.array(mask[:size], dtype=bool)
         mask[rejected[rejected < size]] = False
     rows, scores = gallery.search(view, vector, min(k, size), allowed=mask if restricted else None)
-    extra = np.setdiff1d(confirmed, rows)
+    extra = confirmed[~np.isin(confirmed, rows)] if confirmed.size else confirmed
     if extra.size:
         rows = np.concatenate([rows, extra])
         scores = np.concatenate([scores, gallery.scores(view, vector, extra)])
