@@ -123,7 +123,10 @@ def write_lookup(path: Path, hashes: np.ndarray) -> None:
 def refresh_lookup(root: Path, columns: ItemColumns) -> bool:
     """Sort the id look-up again over every committed row when too many rows lie past its sorted part."""
     path = root / COLUMNS_DIR / LOOKUP_FILE
-    covered = int.from_bytes(path.read_bytes()[8:16], "little") if path.exists() else 0
+    covered = 0
+    if path.exists():
+        with open(path, "rb") as fh:
+            covered = int.from_bytes(fh.read(16)[8:16], "little")
     count = len(columns)
     if count - covered <= max(LOOKUP_TAIL, count // 8):
         return False
