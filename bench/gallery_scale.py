@@ -7,9 +7,9 @@ is grown from one size to the next, so the build times form a learning curve):
 - opening time and the resident memory opening adds, in a fresh process, also as a ratio of the vectors' bytes
   (goals: ≤ 2 s at 1M items; ≤ 0.25 of the vectors);
 - first-step latency of a find-similar step through ``SearchSession`` over a raw FAISS search of the gallery's
-  own index with the same k (the session's shortlist past the IVF threshold; up to it the session scores every
-  item, and the raw search is the flat index's top-k) — goal ≤ 1.5×. Each is the least of ``--repeats`` runs
-  over the same queries, session and raw interleaved;
+  own index with the same k and the same lists probed (the session's shortlist past the IVF threshold; up to it
+  the session scores every item, and the raw search is the flat index's top-k) — goal ≤ 1.5×. Each is the
+  least of ``--repeats`` runs over the same queries, session and raw interleaved;
 - recall@100 of the step's best 100 against exact search (chunked brute force over the stored rows), for gallery
   rows as queries (find-similar) and for perturbed rows (off the gallery's manifold, as text queries lie) —
   goal ≥ 0.95.
@@ -27,6 +27,7 @@ import sys
 import time
 from pathlib import Path
 
+import faiss
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,7 +35,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from engine.index import Gallery  # noqa: E402
-from engine.index.indexes import RECALL_K, exact_top_k, recall_at_k  # noqa: E402
+from engine.index.indexes import RECALL_K, exact_top_k, probes_for, recall_at_k  # noqa: E402
 from engine.index.synthetic import item_id, make_synthetic_gallery  # noqa: E402
 from engine.retrieval.search import SearchSession, StepQuery  # noqa: E402
 from engine.retrieval.search.shortlist import SHORTLIST  # noqa: E402
@@ -74,6 +75,8 @@ def measure_steps(gallery: Gallery, queries: int, repeats: int, seed: int) -> di
     vectors = gallery.vectors(view, rows)
     index = gallery.faiss_index(view)
     k = SHORTLIST
+    # the raw search returns k items as the session's does: an IVF index probes the lists that hold them
+    params = faiss.SearchParametersIVF(nprobe=probes_for(index, k)) if isinstance(index, faiss.IndexIVF) else None
     session_s, raw_s, first_cold = [], [], None
     found = []
     for repeat in range(repeats):
@@ -87,7 +90,7 @@ def measure_steps(gallery: Gallery, queries: int, repeats: int, seed: int) -> di
                 first_cold = took
             s_total += took
             started = time.perf_counter()
-            index.search(vectors[i : i + 1], k)
+            index.search(vectors[i : i + 1], k, params=params)
             r_total += time.perf_counter() - started
             if repeat == 0:
                 order = np.lexsort((step.rows, -step.scores))[:RECALL_K]
@@ -103,7 +106,8 @@ def measure_steps(gallery: Gallery, queries: int, repeats: int, seed: int) -> di
     return {"kind": gallery.index_spec(view).kind, "k": k, "step_s": min(session_s), "raw_s": min(raw_s),
             "step_over_raw": min(session_s) / min(raw_s), "first_step_cold_s": first_cold,
             "recall_rows": recall_at_k(padded, truth), "recall_perturbed": recall_at_k(noisy_found, noisy_truth),
-            "nprobe": gallery.index_spec(view).nprobe, "nlist": gallery.index_spec(view).nlist}
+            "nprobe": gallery.index_spec(view).nprobe, "nlist": gallery.index_spec(view).nlist,
+            "nprobe_for_k": None if params is None else int(params.nprobe)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -53,6 +53,7 @@ LOOKUP_FILE = "lookup.bin"
 LOOKUP_MAGIC = b"LNLOOKUP"
 CODED = ("camera", "identity", "modality")
 _ITER_BLOCK = 65_536
+_RECENT = 4096  # single-id look-ups remembered per columns snapshot
 
 
 class ColumnsStale(Exception):
@@ -178,6 +179,7 @@ class RowLookup(Mapping[str, int]):
         self._sorted_hashes, self._sorted_rows = sorted_hashes, sorted_rows
         self._covered = covered
         self._tail: tuple[np.ndarray, np.ndarray] | None = None
+        self._recent: dict[str, int] = {}
 
     def _tail_sorted(self) -> tuple[np.ndarray, np.ndarray]:
         if self._tail is None:
@@ -203,16 +205,25 @@ class RowLookup(Mapping[str, int]):
                         break
         return out
 
-    def __getitem__(self, item_id: str) -> int:
+    def _one(self, item_id: object) -> int:
+        """The row of one id (−1: none), remembered for the ids asked last (a step asks for its example's often)."""
         if not isinstance(item_id, str):
-            raise KeyError(item_id)
-        row = int(self.rows_of([item_id])[0])
+            return -1
+        row = self._recent.get(item_id)
+        if row is None:
+            if len(self._recent) >= _RECENT:
+                self._recent.clear()
+            row = self._recent[item_id] = int(self.rows_of([item_id])[0])
+        return row
+
+    def __getitem__(self, item_id: str) -> int:
+        row = self._one(item_id)
         if row < 0:
             raise KeyError(item_id)
         return row
 
     def __contains__(self, item_id: object) -> bool:
-        return isinstance(item_id, str) and self.rows_of([item_id])[0] >= 0
+        return self._one(item_id) >= 0
 
     def __len__(self) -> int:
         return len(self._hashes)

@@ -40,5 +40,5 @@ def shortlist(gallery: Gallery, view: str, vector: np.ndarray, k: int, *, size: 
     if extra.size:
         rows = np.concatenate([rows, extra])
         scores = np.concatenate([scores, gallery.scores(view, vector, extra)])
-    order = np.argsort(rows, kind="stable")
+    order = np.argsort(rows)  # rows are distinct
     return rows[order].astype(np.int64), scores[order].astype(np.float32)
