@@ -8,7 +8,7 @@ from dataclasses import FrozenInstanceError
 import numpy as np
 import pytest
 
-import engine.retrieval.search.session as session_module
+import engine.index.folder as folder_module
 from engine.index import Gallery
 from engine.index.scoring import inner_products
 from engine.kernel.ontology import LEVELS
@@ -228,7 +228,7 @@ def test_later_steps_score_only_their_candidates(session, monkeypatch):
         scored.append(matrix.shape[0] if rows is None else len(rows))
         return inner_products(matrix, query, rows)
 
-    monkeypatch.setattr(session_module, "inner_products", counting)
+    monkeypatch.setattr(folder_module, "inner_products", counting)  # the gallery scores the rows
     for text in ["person p3", "person p4", "person p5", "person p6"]:
         session.step(text)
     assert scored == [1001, 501, 251, 126]

@@ -15,14 +15,17 @@ from typing import Any
 
 import numpy as np
 
-from engine.index import content, indexes, vector_file
+from engine.index import column_files, content, indexes, vector_file
+from engine.index.columns import COLUMNS_DIR, FIXED, META_KEY, ItemColumns
 from engine.index.errors import GalleryCorruptError, GalleryInputError, GalleryMismatchError
-from engine.index.items import ITEMS_FILE, GalleryItem, ItemColumns, read_columns
-from engine.index.layout import FORMAT_VERSION, GALLERY_FILE, check_meta_types, check_views, now
-from engine.index.scoring import to_float32
+from engine.index.items import ITEMS_FILE, GalleryItem
+from engine.index.layout import FORMAT_VERSION, GALLERY_FILE, ProgressFn, check_meta_types, check_views, now
+from engine.index.scoring import inner_products, to_float32
 from engine.kernel import jsonio
 from engine.kernel.atomic import atomic_write_json
 from engine.kernel.paths import PathEscapeError, contained
+
+_GATHER = 65_536  # rows converted to float32 at a time when scores are gathered
 
 
 class GalleryFolder:
@@ -34,19 +37,27 @@ class GalleryFolder:
         self.meta = meta
         self.columns = columns
         self._matrices: dict[str, np.ndarray] = {}
+        self._mapped: dict[str, tuple[tuple, np.ndarray]] = {}
 
     @classmethod
-    def read(cls, root: Path) -> GalleryFolder:
-        """The folder at its last commit; ``GalleryCorruptError`` when its files disagree."""
+    def read(cls, root: Path, progress: ProgressFn | None = None) -> GalleryFolder:
+        """The folder at its last commit; ``GalleryCorruptError`` when its files disagree. The item columns are
+        memory-mapped; a gallery without them has them built once (``progress(rows, count)``; see
+        ``engine.index.column_files.load``)."""
         meta = cls.read_meta(root / GALLERY_FILE)
         for entry in meta["views"].values():
             vector_file.check(root / "vectors" / f"{entry['file']}.f16.npy", meta["count"], entry["dim"])
-        columns = read_columns(root / ITEMS_FILE, meta["items_bytes"], meta["count"])
+        size = (root / ITEMS_FILE).stat().st_size if (root / ITEMS_FILE).exists() else -1
+        if size < meta["items_bytes"]:
+            raise GalleryCorruptError(f"{root / ITEMS_FILE} holds {max(size, 0)} bytes but gallery.json records "
+                                      f"{meta['items_bytes']}: the item list is truncated")
+        meta, columns = column_files.load(root, meta, progress)
         return cls(root, meta, columns)
 
     def adopt(self, other: GalleryFolder) -> None:
         """Take the state of ``other`` (the same folder read again after a commit)."""
         self.root, self.meta, self.columns, self._matrices = other.root, other.meta, other.columns, other._matrices
+        self._mapped = other._mapped
 
     @staticmethod
     def read_meta(path: Path) -> dict[str, Any]:
@@ -124,7 +135,7 @@ class GalleryFolder:
     # ------------------------------------------------------------------------------------------------ items
 
     @property
-    def ids(self) -> list[str]:
+    def ids(self) -> Sequence[str]:
         return self.columns.ids
 
     def __len__(self) -> int:
@@ -140,28 +151,41 @@ class GalleryFolder:
             raise GalleryInputError(f"item {item_id!r} is not in the gallery {self.root}") from None
 
     def rows(self, item_ids: Iterable[str]) -> np.ndarray:
-        return np.asarray([self.row(i) for i in item_ids], dtype=np.int64)
+        wanted = list(item_ids)
+        found = self.columns.rows_of(wanted)
+        missing = np.flatnonzero(found < 0)
+        if missing.size:
+            raise GalleryInputError(f"item {wanted[int(missing[0])]!r} is not in the gallery {self.root}")
+        return found
 
     def item(self, key: str | int) -> GalleryItem:
         """The full item record by id or row (read from ``items.jsonl``)."""
         row = self.row(key) if isinstance(key, str) else int(key)
         if not 0 <= row < len(self):
             raise GalleryInputError(f"row {row} is outside the gallery (0..{len(self) - 1})")
-        return GalleryItem.from_dict(jsonio.loads(self.raw_lines([row])[0], f"{self.root / ITEMS_FILE} row {row}"))
+        where = f"{self.root / ITEMS_FILE} line {row + 1}"
+        try:
+            return GalleryItem.from_dict(jsonio.loads(self.raw_lines([row])[0], where))
+        except jsonio.JsonInputError as exc:
+            raise GalleryCorruptError(str(exc)) from None
+        except GalleryInputError as exc:
+            raise GalleryCorruptError(f"{where}: {exc}") from None
 
     def raw_lines(self, rows: Sequence[int]) -> list[bytes]:
         """The ``items.jsonl`` lines of the given rows, byte for byte."""
         offsets = self.columns.offset
-        ends = np.append(offsets[1:], self.meta["items_bytes"])
+        count = len(offsets)
         out = []
         with open(self.root / ITEMS_FILE, "rb") as fh:
             for row in rows:
-                fh.seek(int(offsets[row]))
-                out.append(fh.read(int(ends[row] - offsets[row])))
+                start = int(offsets[row])
+                end = int(offsets[row + 1]) if row + 1 < count else self.meta["items_bytes"]
+                fh.seek(start)
+                out.append(fh.read(end - start))
         return out
 
     def iter_items(self) -> Iterable[GalleryItem]:
-        with open(self.root / ITEMS_FILE, "rb") as fh:
+        with open(self.root / ITEMS_FILE, "rb", buffering=1 << 20) as fh:
             for row in range(len(self)):
                 yield GalleryItem.from_dict(jsonio.loads(fh.readline(), f"{self.root / ITEMS_FILE} row {row}"))
 
@@ -174,9 +198,13 @@ class GalleryFolder:
         return self.root / "index" / f"{self.meta['views'][view]['file']}.faiss"
 
     def stored_vectors(self, view: str) -> np.ndarray:
-        """Read-only float16 memory map [count, dim] of one view."""
+        """Read-only float16 memory map [count, dim] of one view (mapped once per committed count)."""
         dim = self.check_view(view)
-        return vector_file.rows_view(self.vector_path(view), len(self), dim)
+        key = (view, len(self), self.meta["views"][view]["file"])
+        mapped = self._mapped.get(view)
+        if mapped is None or mapped[0] != key:
+            mapped = self._mapped[view] = (key, vector_file.rows_view(self.vector_path(view), len(self), dim))
+        return mapped[1]
 
     def vectors(self, view: str, rows: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
         """float32 copies of the given rows (all rows when ``rows`` is None)."""
@@ -188,6 +216,28 @@ class GalleryFolder:
             raise GalleryInputError(f"rows must lie in 0..{len(self) - 1}")
         return to_float32(np.asarray(stored[picked]))
 
+    def gathers(self) -> bool:
+        """Whether exact scores are computed from gathered float16 rows rather than a cached float32 matrix of
+        the whole view: for a gallery past its IVF threshold, whose float32 matrix would not fit in memory."""
+        return len(self) > self.meta["ivf_threshold"]
+
+    def scores(self, view: str, query: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Exact inner products of ``query`` with the given rows (all rows when None), float32; only those
+        rows' vectors are read (docs/scaling.md)."""
+        if not self.gathers():
+            return inner_products(self.matrix(view), query, rows)
+        q = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
+        if rows is None:
+            stored = self.stored_vectors(view)
+            return np.concatenate([to_float32(np.asarray(stored[a : a + _GATHER])) @ q
+                                   for a in range(0, len(self), _GATHER)] or [np.zeros(0, np.float32)])
+        picked = np.asarray(rows, dtype=np.int64)
+        if picked.size and (int(picked.min()) < 0 or int(picked.max()) >= len(self)):
+            raise GalleryInputError(f"rows must lie in 0..{len(self) - 1}")
+        stored = self.stored_vectors(view)
+        return np.concatenate([to_float32(np.asarray(stored[picked[a : a + _GATHER]])) @ q
+                               for a in range(0, picked.size, _GATHER)] or [np.zeros(0, np.float32)])
+
     def matrix(self, view: str) -> np.ndarray:
         """The whole view as a cached float32 matrix (4·dim bytes per item in memory), for exact scoring."""
         if view not in self._matrices:
@@ -195,8 +245,9 @@ class GalleryFolder:
         return self._matrices[view]
 
     def forget_matrices(self) -> None:
-        """Drop the cached float32 matrices (the vectors grew)."""
+        """Drop the cached float32 matrices and memory maps (the vectors grew)."""
         self._matrices.clear()
+        self._mapped.clear()
 
 
 def write_new_folder(root: Path, view_meta: dict, model_fingerprint: str, ivf_threshold: int,
@@ -207,6 +258,11 @@ def write_new_folder(root: Path, view_meta: dict, model_fingerprint: str, ivf_th
         folder.mkdir(parents=True, exist_ok=True)
     (root / ITEMS_FILE).touch()
     content.path_of(root).touch()
+    empty = ItemColumns.empty()
+    names: dict[str, list[str]] = {"camera": [], "identity": [], "modality": []}
+    for written, final in column_files.write_all(root / COLUMNS_DIR, {n: empty.array(n) for n in FIXED}, b"", names,
+                                                 suffix=".new"):
+        written.replace(final)
     for entry in view_meta.values():
         vector_file.create(root / "vectors" / f"{entry['file']}.f16.npy", entry["dim"])
         indexes.save(indexes.empty_flat(entry["dim"]), root / "index" / f"{entry['file']}.faiss")
@@ -221,6 +277,7 @@ def write_new_folder(root: Path, view_meta: dict, model_fingerprint: str, ivf_th
         "indexes": {name: indexes.IndexSpec("flat", 0).to_dict() for name in view_meta},
         "view_models": foreign,
         content.HEAD_KEY: content.ZERO_HEAD,
+        META_KEY: column_files.entry_of({"count": 0, "items_bytes": 0}, names),
         "created": now(),
         "updated": now(),
         "id": uuid.uuid4().hex,

@@ -27,6 +27,7 @@ DEFAULT_RECALL_TARGET = 0.95
 RECALL_K = 100
 QUERY_NPROBE_FACTOR = 2  # nprobe used = 2 × the one tuned on gallery rows (see ``build``)
 _ADD_CHUNK = 65_536
+LIST_FILL = 2  # a large top-k search probes lists holding about twice k items (lists differ in size)
 _FOURCC = {b"IxSQ": "flat", b"IwSq": "ivf"}
 
 
@@ -151,6 +152,39 @@ def build(vectors: np.ndarray, kind: str, recall_target: float = DEFAULT_RECALL_
         ivf.nprobe = safe
         recall = measured_recall(index, vectors, seed=seed)
     return index, IndexSpec("ivf", count, nlist=nlist, nprobe=safe, recall_at_100=round(recall, 4))
+
+
+def probes_for(index: faiss.IndexIVF, k: int, allowed: int | None = None) -> int:
+    """The nprobe a top-``k`` search uses: the index's own, or enough lists to hold about ``LIST_FILL`` × k items
+    (of the ``allowed`` ones, when a selector lets only those through) when k is large (a shortlist), so that
+    the search can return k items."""
+    eligible = index.ntotal if allowed is None else min(allowed, index.ntotal)
+    if eligible <= 0:
+        return int(index.nlist)
+    wanted = math.ceil(LIST_FILL * k * index.nlist / eligible)
+    return int(min(index.nlist, max(index.nprobe, wanted)))
+
+
+def search_among(index: faiss.Index, queries: np.ndarray, k: int,
+                 allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``index.search`` for top-``k`` (an IVF index probing ``probes_for`` lists), restricted to the rows
+    ``allowed`` marks when given (a boolean mask over the first rows; the rows past it are left out)."""
+    selector = bits = None
+    if allowed is not None:
+        mask = np.zeros(max(int(index.ntotal), allowed.size), dtype=bool)
+        mask[: allowed.size] = allowed
+        bits = np.packbits(mask, bitorder="little")
+        selector = faiss.IDSelectorBitmap(mask.size, faiss.swig_ptr(bits))
+    if isinstance(index, faiss.IndexIVF):
+        eligible = None if allowed is None else int(np.count_nonzero(allowed))
+        params = faiss.SearchParametersIVF(sel=selector, nprobe=probes_for(index, k, eligible))
+    elif selector is not None:
+        params = faiss.SearchParameters(sel=selector)
+    else:
+        params = None
+    scores, rows = index.search(queries, k, params=params)
+    del bits  # the selector reads the bitmap until the search returns
+    return scores, rows
 
 
 def spec_of(index: faiss.Index, recall: float | None = None) -> IndexSpec:

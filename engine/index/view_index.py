@@ -12,7 +12,6 @@ import numpy as np
 from engine.index import indexes
 from engine.index.errors import GalleryIndexError, GalleryInputError, GalleryMismatchError
 from engine.index.folder import GalleryFolder
-from engine.index.scoring import inner_products
 
 
 class ViewIndexes:
@@ -23,6 +22,7 @@ class ViewIndexes:
         self._loaded: dict[str, faiss.Index] = {}
         self._writable: set[str] = set()
         self._gpu: dict[str, indexes.GpuCopy] = {}
+        self._built_recall: dict[str, float | None] = {}  # recall measured by an IVF build not yet recorded
 
     def adopt(self, other: ViewIndexes) -> None:
         """Take the indexes ``other`` loaded (the same folder opened again after a commit)."""
@@ -80,25 +80,37 @@ class ViewIndexes:
         """Drop the GPU copies (the indexes grew)."""
         self._gpu.clear()
 
+    def grow_kind(self) -> None:
+        """Past the IVF threshold, replace each loaded flat index by an IVF one built from the stored vectors
+        and written at once; the writer goes on adding to it."""
+        meta = self._folder.meta
+        if indexes.choose_kind(len(self._folder), meta["ivf_threshold"]) != "ivf":
+            return
+        for view, index in list(self._loaded.items()):
+            if not isinstance(index, faiss.IndexIVF):
+                self.persist(view)
+
     def persist(self, view: str) -> dict:
         """Write the view's loaded index to its file, first rebuilt as IVF when the gallery has grown past the
         IVF threshold; returns what ``gallery.json`` records of it."""
         meta = self._folder.meta
         index = self._loaded[view]
-        recall = meta["indexes"].get(view, {}).get("recall_at_100")
+        recall = self._built_recall.get(view, meta["indexes"].get(view, {}).get("recall_at_100"))
         wanted = indexes.choose_kind(len(self._folder), meta["ivf_threshold"])
         if wanted == "ivf" and not isinstance(index, faiss.IndexIVF):
             index, spec = indexes.build(self._folder.stored_vectors(view), "ivf", meta.get("recall_target", 0.95))
             self._loaded[view] = index
-            recall = spec.recall_at_100
+            recall = self._built_recall[view] = spec.recall_at_100
         indexes.save(index, self._folder.index_path(view))
         return indexes.spec_of(index, recall).to_dict()
 
     def search(
-        self, view: str, query: np.ndarray, k: int, subset: Sequence[int] | np.ndarray | None = None
+        self, view: str, query: np.ndarray, k: int, subset: Sequence[int] | np.ndarray | None = None,
+        allowed: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Top-k (rows, scores) by inner product, best first. Without ``subset`` the view's FAISS index answers
-        (GPU copy when FAISS sees a GPU); with ``subset`` the given rows are scored exactly."""
+        (GPU copy when FAISS sees a GPU), among the rows ``allowed`` marks when given (a boolean mask over the
+        first rows; rows past it are left out); with ``subset`` the given rows are scored exactly."""
         folder = self._folder
         dim = folder.check_view(view)
         q = np.ascontiguousarray(query, dtype=np.float32)
@@ -110,7 +122,7 @@ class ViewIndexes:
             raise GalleryInputError(f"k must be a positive integer, got {k!r}")
         if subset is not None:
             rows = np.asarray(subset, dtype=np.int64)
-            scores = inner_products(folder.matrix(view), q, rows)
+            scores = folder.scores(view, q, rows)
             take = min(int(k), rows.size)
             top = np.argpartition(-scores, take - 1)[:take] if take else np.zeros(0, dtype=np.int64)
             top = top[np.lexsort((rows[top], -scores[top]))]
@@ -118,8 +130,11 @@ class ViewIndexes:
         take = min(int(k), len(folder))
         if take == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        searcher = self._gpu_copy(view) or self.get(view)
-        scores, rows = searcher.search(q[None, :], take)
+        gpu = self._gpu_copy(view) if allowed is None else None
+        if gpu is not None:
+            scores, rows = gpu.search(q[None, :], take)
+        else:
+            scores, rows = indexes.search_among(self.get(view), q[None, :], take, allowed)
         keep = rows[0] >= 0
         return rows[0][keep], scores[0][keep]
 

@@ -4,8 +4,10 @@ Step j scores its candidate set C_j exactly (gathered rows × query vector, cost
 the whole view contiguously), applies its filters, and keeps the top k_j = ⌈ρ·|C_j|⌉ (or an explicit k, or a
 score threshold). C_{j+1} = kept − rejected ∪ confirmed; a step with ``whole_gallery`` (``StepQuery``) scores
 every item searched again, less the rejected ones (following a sighting to the next camera, docs/methods.md
-§9). The FAISS index is not used for steps: a step needs every candidate's score (for the distribution plot
-and the final ranking), which an index top-k does not give.
+§9). Up to the gallery's IVF threshold the FAISS index is not used for steps: a step needs every candidate's
+score (for the distribution plot and the final ranking), which an index top-k does not give. Past it (millions
+of items) a whole-gallery step's candidates are the index's best ``shortlist`` items, plus the confirmed ones
+(``engine.retrieval.search.shortlist``, docs/scaling.md).
 
 Hybrid ranking: a step's score is similarity + w · agreement, the agreement of each candidate's stored attribute
 evidence with the attributes the query text states (``engine.retrieval.evidence.agreement``; evidence gathered for the
@@ -33,7 +35,6 @@ from collections.abc import Callable
 import numpy as np
 
 from engine.index import Gallery, GalleryMismatchError
-from engine.index.scoring import inner_products
 from engine.kernel.keep_rules import DEFAULT_RHO, check_rho
 from engine.kernel.ontology import LEVELS
 from engine.perception.appearance.errors import AppearanceModelError
@@ -55,6 +56,7 @@ from engine.retrieval.search.outfit_change import BiometricTerm, similarity_view
 from engine.retrieval.search.query import StepQuery, load_image
 from engine.retrieval.search.ranking import FinalRanking, final_ranking
 from engine.retrieval.search.selection import keep_mask, members
+from engine.retrieval.search.shortlist import SHORTLIST, check_shortlist, shortlist
 from engine.retrieval.search.step import StepResult, frozen_array
 
 #: relevance(query, rows) -> bool per row (ground truth for plots and metrics)
@@ -87,9 +89,12 @@ class SearchSession:
         attribute_sources: tuple[str, ...] = DEFAULT_SOURCES,
         require_ratio: float = REQUIRE_RATIO,
         item_limit: int | None = None,
+        shortlist: int = SHORTLIST,
     ) -> None:
         """``item_limit``: search only the gallery's first ``item_limit`` items (a gallery version a case
-        searched, ``engine.index.versions``: items are only ever appended); None searches every item."""
+        searched, ``engine.index.versions``: items are only ever appended); None searches every item.
+        ``shortlist``: how many items a whole-gallery step takes from the index of a gallery past its IVF
+        threshold (``engine.retrieval.search.shortlist``)."""
         if item_limit is not None and (isinstance(item_limit, bool) or not isinstance(item_limit, int | np.integer)
                                        or not 0 < item_limit <= len(gallery)):
             raise QueryInputError(f"item_limit must be a whole number in 1..{len(gallery)} (the gallery's items), "
@@ -99,6 +104,7 @@ class SearchSession:
             self.attribute_weight, self.weight_origin = _session_weight(attribute_weight, gallery, encoder)
             self.attribute_sources = check_sources(attribute_sources)
             self.require_ratio = check_weight(require_ratio, "require_ratio")
+            self.shortlist = check_shortlist(shortlist)
         except ValueError as exc:
             raise QueryInputError(str(exc)) from None
         if encoder is not None:
@@ -206,13 +212,18 @@ class SearchSession:
         biometric = self._biometric_term(query) if target.encoding == "biometrics" else None
         searched = similarity_view(self.gallery.views) if biometric is not None else target.view
         vector = self._query_vector(query, searched, "example" if biometric is not None else target.encoding)
-        candidates = self.candidates(query.whole_gallery)
-        count = len(self.gallery) if candidates is None else candidates.size
-        if count == 0:
+        if self.gallery.uses_shortlist and (not self._steps or query.whole_gallery):
+            rows, scores = shortlist(self.gallery, searched, vector, self.shortlist, size=self.size,
+                                     rejected=self._mark_rows(self._rejected),
+                                     confirmed=self._mark_rows(self._confirmed), allowed=lambda: self._filter(query))
+            candidates = rows
+        else:
+            candidates = self.candidates(query.whole_gallery)
+            rows = np.arange(len(self.gallery), dtype=np.int64) if candidates is None else candidates
+            scores = self.gallery.scores(searched, vector, candidates)
+        if rows.size == 0:
             raise NoCandidatesError("no candidates are left for this step: undo, branch or clear some rejects")
         term = self._attribute_term(query)
-        rows = np.arange(count, dtype=np.int64) if candidates is None else candidates
-        scores = inner_products(self.gallery.matrix(searched), vector, candidates)
         if biometric is not None:
             scores = biometric.scores(rows, scores)
         confirmed = self._mark_rows(self._confirmed)
@@ -345,11 +356,13 @@ class SearchSession:
                                       f"evidence for it (compute it with `lineup gallery rebuild --attributes`)")
         return term
 
-    def _filter(self, query: StepQuery, rows: np.ndarray) -> np.ndarray | None:
-        """Mask of the rows the camera/time filters let through; None without filters."""
+    def _filter(self, query: StepQuery, rows: np.ndarray | None = None) -> np.ndarray | None:
+        """Mask of the rows (None: every item searched) the camera/time filters let through; None without
+        filters."""
         if query.cameras is None and query.time_range is None:
             return None
-        passed = np.ones(rows.size, dtype=bool)
+        rows = slice(0, self.size) if rows is None else rows
+        passed = np.ones(self.size if isinstance(rows, slice) else rows.size, dtype=bool)
         columns = self.gallery.columns
         if query.cameras is not None:
             codes = [columns.cameras.lookup(name) for name in query.cameras]
