@@ -126,8 +126,10 @@ def test_broken_gallery_json_and_items_are_reported(gallery):
     lines = items.read_bytes().split(b"\n")
     lines[2] = b"{" + b"x" * (len(lines[2]) - 1)  # same length, not JSON
     items.write_bytes(b"\n".join(lines))
+    reopened = Gallery.open(gallery.root)  # the item columns are mapped, items.jsonl is read by row
     with pytest.raises(GalleryCorruptError, match="line 3"):
-        Gallery.open(gallery.root)
+        reopened.item(2)
+    assert ("item", "row 2") in [(p.kind, p.subject) for p in reopened.verify()]
     (gallery.root / "gallery.json").write_text("{")
     with pytest.raises(GalleryCorruptError, match="gallery.json"):
         Gallery.open(gallery.root)

@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from engine.index import content, indexes, vector_file
+from engine.index import column_files, content, indexes, vector_file
+from engine.index.columns import COLUMNS_DIR, FIXED, META_KEY, ItemColumns
 from engine.index.errors import GalleryCorruptError, GalleryInputError, GalleryMismatchError
-from engine.index.items import ITEMS_FILE, GalleryItem, ItemColumns, read_columns
-from engine.index.layout import FORMAT_VERSION, GALLERY_FILE, check_meta_types, check_views, now
+from engine.index.items import ITEMS_FILE, GalleryItem
+from engine.index.layout import FORMAT_VERSION, GALLERY_FILE, ProgressFn, check_meta_types, check_views, now
 from engine.index.scoring import to_float32
 from engine.kernel import jsonio
 from engine.kernel.atomic import atomic_write_json
@@ -36,12 +37,18 @@ class GalleryFolder:
         self._matrices: dict[str, np.ndarray] = {}
 
     @classmethod
-    def read(cls, root: Path) -> GalleryFolder:
-        """The folder at its last commit; ``GalleryCorruptError`` when its files disagree."""
+    def read(cls, root: Path, progress: ProgressFn | None = None) -> GalleryFolder:
+        """The folder at its last commit; ``GalleryCorruptError`` when its files disagree. The item columns are
+        memory-mapped; a gallery without them has them built once (``progress(rows, count)``; see
+        ``engine.index.column_files.load``)."""
         meta = cls.read_meta(root / GALLERY_FILE)
         for entry in meta["views"].values():
             vector_file.check(root / "vectors" / f"{entry['file']}.f16.npy", meta["count"], entry["dim"])
-        columns = read_columns(root / ITEMS_FILE, meta["items_bytes"], meta["count"])
+        size = (root / ITEMS_FILE).stat().st_size if (root / ITEMS_FILE).exists() else -1
+        if size < meta["items_bytes"]:
+            raise GalleryCorruptError(f"{root / ITEMS_FILE} holds {max(size, 0)} bytes but gallery.json records "
+                                      f"{meta['items_bytes']}: the item list is truncated")
+        meta, columns = column_files.load(root, meta, progress)
         return cls(root, meta, columns)
 
     def adopt(self, other: GalleryFolder) -> None:
@@ -124,7 +131,7 @@ class GalleryFolder:
     # ------------------------------------------------------------------------------------------------ items
 
     @property
-    def ids(self) -> list[str]:
+    def ids(self) -> Sequence[str]:
         return self.columns.ids
 
     def __len__(self) -> int:
@@ -140,28 +147,41 @@ class GalleryFolder:
             raise GalleryInputError(f"item {item_id!r} is not in the gallery {self.root}") from None
 
     def rows(self, item_ids: Iterable[str]) -> np.ndarray:
-        return np.asarray([self.row(i) for i in item_ids], dtype=np.int64)
+        wanted = list(item_ids)
+        found = self.columns.rows_of(wanted)
+        missing = np.flatnonzero(found < 0)
+        if missing.size:
+            raise GalleryInputError(f"item {wanted[int(missing[0])]!r} is not in the gallery {self.root}")
+        return found
 
     def item(self, key: str | int) -> GalleryItem:
         """The full item record by id or row (read from ``items.jsonl``)."""
         row = self.row(key) if isinstance(key, str) else int(key)
         if not 0 <= row < len(self):
             raise GalleryInputError(f"row {row} is outside the gallery (0..{len(self) - 1})")
-        return GalleryItem.from_dict(jsonio.loads(self.raw_lines([row])[0], f"{self.root / ITEMS_FILE} row {row}"))
+        where = f"{self.root / ITEMS_FILE} line {row + 1}"
+        try:
+            return GalleryItem.from_dict(jsonio.loads(self.raw_lines([row])[0], where))
+        except jsonio.JsonInputError as exc:
+            raise GalleryCorruptError(str(exc)) from None
+        except GalleryInputError as exc:
+            raise GalleryCorruptError(f"{where}: {exc}") from None
 
     def raw_lines(self, rows: Sequence[int]) -> list[bytes]:
         """The ``items.jsonl`` lines of the given rows, byte for byte."""
         offsets = self.columns.offset
-        ends = np.append(offsets[1:], self.meta["items_bytes"])
+        count = len(offsets)
         out = []
         with open(self.root / ITEMS_FILE, "rb") as fh:
             for row in rows:
-                fh.seek(int(offsets[row]))
-                out.append(fh.read(int(ends[row] - offsets[row])))
+                start = int(offsets[row])
+                end = int(offsets[row + 1]) if row + 1 < count else self.meta["items_bytes"]
+                fh.seek(start)
+                out.append(fh.read(end - start))
         return out
 
     def iter_items(self) -> Iterable[GalleryItem]:
-        with open(self.root / ITEMS_FILE, "rb") as fh:
+        with open(self.root / ITEMS_FILE, "rb", buffering=1 << 20) as fh:
             for row in range(len(self)):
                 yield GalleryItem.from_dict(jsonio.loads(fh.readline(), f"{self.root / ITEMS_FILE} row {row}"))
 
@@ -207,6 +227,11 @@ def write_new_folder(root: Path, view_meta: dict, model_fingerprint: str, ivf_th
         folder.mkdir(parents=True, exist_ok=True)
     (root / ITEMS_FILE).touch()
     content.path_of(root).touch()
+    empty = ItemColumns.empty()
+    names: dict[str, list[str]] = {"camera": [], "identity": [], "modality": []}
+    for written, final in column_files.write_all(root / COLUMNS_DIR, {n: empty.array(n) for n in FIXED}, b"", names,
+                                                 suffix=".new"):
+        written.replace(final)
     for entry in view_meta.values():
         vector_file.create(root / "vectors" / f"{entry['file']}.f16.npy", entry["dim"])
         indexes.save(indexes.empty_flat(entry["dim"]), root / "index" / f"{entry['file']}.faiss")
@@ -221,6 +246,7 @@ def write_new_folder(root: Path, view_meta: dict, model_fingerprint: str, ivf_th
         "indexes": {name: indexes.IndexSpec("flat", 0).to_dict() for name in view_meta},
         "view_models": foreign,
         content.HEAD_KEY: content.ZERO_HEAD,
+        META_KEY: column_files.entry_of({"count": 0, "items_bytes": 0}, names),
         "created": now(),
         "updated": now(),
         "id": uuid.uuid4().hex,

@@ -1,21 +1,16 @@
-"""Gallery items: one JSON object per line in ``items.jsonl`` (row i = line i = vector row i), and the
-in-memory columns the search session reads per candidate row (id, camera, time, identity, modality)."""
+"""Gallery items: one JSON object per line in ``items.jsonl`` (row i = line i = vector row i). The columns a
+search reads per row are ``engine.index.columns``'."""
 
 from __future__ import annotations
 
 import json
 import math
-import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from functools import partial
 from typing import Any
 
-import numpy as np
-
-from engine.index.errors import GalleryCorruptError, GalleryInputError
-from engine.kernel import jsonio
+from engine.index.errors import GalleryInputError
 from engine.kernel.ontology import ONTOLOGY
 
 ITEMS_FILE = "items.jsonl"
@@ -117,140 +112,3 @@ def check_relative_path(path: str, where: str) -> None:
     parts = path.replace("\\", "/").split("/")
     if path.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", path) or ".." in parts or "" in parts:
         raise GalleryInputError(f"{where}: crop path {path!r} must be relative to the gallery folder, without '..'")
-
-
-class _Codes:
-    """Strings stored as int32 codes (−1 = missing) with their vocabulary."""
-
-    def __init__(self) -> None:
-        self.names: list[str] = []
-        self._code: dict[str, int] = {}
-
-    def code(self, name: str | None) -> int:
-        if name is None:
-            return -1
-        found = self._code.get(name)
-        if found is None:
-            found = self._code[name] = len(self.names)
-            self.names.append(name)
-        return found
-
-    def lookup(self, name: str) -> int | None:
-        return self._code.get(name)
-
-
-class ItemColumns:
-    """Per-row columns for filters and relevance, plus the byte offset of each line in ``items.jsonl``."""
-
-    def __init__(self) -> None:
-        self.ids: list[str] = []
-        self.row_of: dict[str, int] = {}
-        self.cameras = _Codes()
-        self.identities = _Codes()
-        self.modalities = _Codes()
-        self._camera: list[np.ndarray] = []
-        self._time: list[np.ndarray] = []
-        self._identity: list[np.ndarray] = []
-        self._modality: list[np.ndarray] = []
-        self._offset: list[np.ndarray] = []
-        self._packed: dict[str, np.ndarray] | None = None
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def append(self, items: Iterable[GalleryItem | Mapping[str, Any]], line_lengths: Iterable[int], start: int) -> None:
-        """Append rows; ``start`` is the byte offset of the first new line."""
-        camera, time, identity, modality, offset = [], [], [], [], []
-        position = start
-        for item, length in zip(items, line_lengths, strict=True):
-            get = item.get if isinstance(item, Mapping) else partial(getattr, item)
-            item_id = get("id")
-            self.row_of[item_id] = len(self.ids)
-            self.ids.append(item_id)
-            camera.append(self.cameras.code(get("camera")))
-            value = get("time")
-            time.append(np.nan if value is None else value)
-            identity.append(self.identities.code(get("identity")))
-            modality.append(self.modalities.code(get("modality")))
-            offset.append(position)
-            position += length
-        self._camera.append(np.asarray(camera, dtype=np.int32))
-        self._time.append(np.asarray(time, dtype=np.float64))
-        self._identity.append(np.asarray(identity, dtype=np.int32))
-        self._modality.append(np.asarray(modality, dtype=np.int32))
-        self._offset.append(np.asarray(offset, dtype=np.int64))
-        self._packed = None
-
-    def _column(self, name: str) -> np.ndarray:
-        if self._packed is None:
-            packed = {}
-            for key in ("camera", "time", "identity", "modality", "offset"):
-                parts = getattr(self, f"_{key}")
-                empty = np.zeros(0, dtype=np.float64 if key == "time" else np.int64)
-                joined = np.concatenate(parts) if parts else empty
-                parts[:] = [joined]
-                packed[key] = joined
-            self._packed = packed
-        return self._packed[name]
-
-    @property
-    def camera(self) -> np.ndarray:
-        return self._column("camera")
-
-    @property
-    def time(self) -> np.ndarray:
-        return self._column("time")
-
-    @property
-    def identity(self) -> np.ndarray:
-        return self._column("identity")
-
-    @property
-    def modality(self) -> np.ndarray:
-        return self._column("modality")
-
-    @property
-    def offset(self) -> np.ndarray:
-        return self._column("offset")
-
-
-def read_columns(path, committed_bytes: int, expected_rows: int) -> ItemColumns:
-    """Parse the committed part of ``items.jsonl`` into columns (bytes past ``committed_bytes`` are an
-    interrupted append and are ignored)."""
-    columns = ItemColumns()
-    try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            data = fh.read(committed_bytes) if size >= committed_bytes else b""  # never a buffer past the file
-    except OSError as exc:
-        raise GalleryCorruptError(f"cannot read {path}: {exc}") from exc
-    if size < committed_bytes:
-        raise GalleryCorruptError(
-            f"{path} holds {size} bytes but gallery.json records {committed_bytes}: the item list is truncated"
-        )
-    if len(data) != committed_bytes:
-        raise GalleryCorruptError(
-            f"{path} holds {len(data)} bytes but gallery.json records {committed_bytes}: the item list is truncated"
-        )
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    elif lines:
-        raise GalleryCorruptError(f"{path}: the last committed line is incomplete")
-    if len(lines) != expected_rows:
-        raise GalleryCorruptError(f"{path} holds {len(lines)} items but gallery.json records {expected_rows}")
-    records = []
-    for number, line in enumerate(lines, start=1):
-        try:
-            record = jsonio.loads(line, f"{path} line {number}")
-        except jsonio.JsonInputError as exc:  # not UTF-8, not JSON, nested too deep: the file and line named
-            raise GalleryCorruptError(str(exc)) from None
-        if not isinstance(record, dict) or not isinstance(record.get("id"), str):
-            raise GalleryCorruptError(f"{path} line {number} is not an item object with an 'id'")
-        records.append(record)
-    columns.append(records, (len(line) + 1 for line in lines), 0)
-    if len(columns.row_of) != len(columns.ids):
-        seen: set[str] = set()
-        duplicate = next(i for i in columns.ids if i in seen or seen.add(i))
-        raise GalleryCorruptError(f"{path} lists item id {duplicate!r} more than once")
-    return columns

@@ -121,7 +121,7 @@ def roll_forward(root: Path) -> bool:
 
 def clear_pending(root: Path) -> None:
     """Delete temporary files a crashed writer left before it recorded its journal."""
-    for folder in (root, root / "vectors", root / "index"):
+    for folder in (root, root / "vectors", root / "index", root / "columns"):
         if folder.is_dir():
             for leftover in folder.iterdir():
                 if leftover.name.endswith((PENDING_SUFFIX, ".tmp")):

@@ -44,10 +44,11 @@ import faiss
 import numpy as np
 
 from engine.index import indexes, journal
+from engine.index.columns import ItemColumns
 from engine.index.errors import GalleryCorruptError, GalleryError, GalleryInputError, GalleryNotFoundError
 from engine.index.folder import GalleryFolder, write_new_folder
 from engine.index.history import GalleryHistory
-from engine.index.items import ITEMS_FILE, GalleryItem, ItemColumns
+from engine.index.items import ITEMS_FILE, GalleryItem
 from engine.index.layout import (
     DEFAULT_BATCH,
     GALLERY_DOMAINS,
@@ -110,7 +111,8 @@ class Gallery:
             return cls.open(root)
 
     @classmethod
-    def open(cls, root: str | Path, *, check_indexes: bool = True, finish_changes: bool = False) -> Gallery:
+    def open(cls, root: str | Path, *, check_indexes: bool = True, finish_changes: bool = False,
+             progress: ProgressFn | None = None) -> Gallery:
         """Open an existing gallery at its last commit; ignores an interrupted add's tail. An interrupted
         remove/rebuild (``journal.json``) is finished only with ``finish_changes`` (a writer: it takes the write
         lock to do so); a reader waits for the live writer applying one and otherwise refuses it
@@ -118,7 +120,11 @@ class Gallery:
 
         With ``check_indexes`` every index is loaded (memory-mapped) and checked against ``gallery.json``;
         ``check_indexes=False`` lets ``rebuild`` open a gallery whose indexes are broken. Takes no lock: when a
-        writer commits while the files are read (``gallery.json`` changed meanwhile), they are read again."""
+        writer commits while the files are read (``gallery.json`` changed meanwhile), they are read again.
+
+        Nothing is read whole: item columns, vectors and indexes are memory-mapped (docs/scaling.md). A gallery
+        made before item columns were kept has them built once from ``items.jsonl`` (``progress(rows, count)``)
+        and recorded when its write lock is free."""
         root = Path(root)
         if not root.is_dir():
             raise GalleryNotFoundError(f"gallery folder {root} does not exist")
@@ -132,7 +138,7 @@ class Gallery:
                 journal.await_pending(root)
             stamp = _stamp(meta_path)
             try:
-                return cls._open_once(root, check_indexes)
+                return cls._open_once(root, check_indexes, progress)
             except GalleryCorruptError:
                 if attempt + 1 == OPEN_ATTEMPTS or _stamp(meta_path) == stamp:
                     raise  # nobody committed meanwhile: the files really disagree
@@ -140,8 +146,8 @@ class Gallery:
         raise AssertionError("unreachable")
 
     @classmethod
-    def _open_once(cls, root: Path, check_indexes: bool) -> Gallery:
-        folder = GalleryFolder.read(root)
+    def _open_once(cls, root: Path, check_indexes: bool, progress: ProgressFn | None = None) -> Gallery:
+        folder = GalleryFolder.read(root, progress)
         gallery = cls(root, folder.meta, folder.columns)
         if check_indexes:
             for view in folder.meta["views"]:
@@ -301,6 +307,19 @@ class Gallery:
         """Append items with one vector per view each (row i of every array belongs to ``items[i]``); see
         ``GalleryWriter.add`` (``engine.index.writes``) and the module docstring."""
         return self._writer.add(items, vectors_by_view, batch_size=batch_size, progress=progress)
+
+    def add_stream(
+        self,
+        chunks: Iterable[tuple[Sequence[GalleryItem | Mapping[str, Any]], Mapping[str, Any]]],
+        *,
+        batch_size: int = DEFAULT_BATCH,
+        progress: ProgressFn | None = None,
+        total: int | None = None,
+    ) -> AddReport:
+        """``add`` for items arriving in chunks of ``(items, vectors_by_view)`` (millions of items, one chunk in
+        memory at a time): one hold of the write lock, the indexes written once at the end; see
+        ``GalleryWriter.add_stream`` (``engine.index.writes``)."""
+        return self._writer.add_stream(chunks, batch_size=batch_size, progress=progress, total=total)
 
     def catch_up(self) -> list[str]:
         """Finish what a killed add left: trim its uncommitted tail and write every index that lags behind the

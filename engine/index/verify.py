@@ -1,6 +1,7 @@
 """``Gallery.verify``: re-read every gallery file and list what disagrees (nothing is changed).
 
-Checks: item records parse and validate; crop files exist and match their SHA-256; optionally source files
+Checks: item records parse and validate, and the item columns (``engine.index.columns``) give each its id and
+line; crop files exist and match their SHA-256; optionally source files
 match theirs; each vectors file has the committed rows, a matching header, finite unit rows; each index file
 loads, has the view's dimension, holds exactly the committed rows, and a sample of its stored codes equals the
 vectors file; when the gallery has attribute evidence (``engine.index.evidence_table``), its table reads and every
@@ -50,14 +51,25 @@ def verify_gallery(gallery, *, check_crops: bool = True, check_sources: bool = F
 
     source_hashes: dict[str, str] = {}
     with_crop: list[str] = []
-    with open(root / ITEMS_FILE, "rb") as fh:
+    ids, offsets = iter(gallery.ids), gallery.columns.offset
+    position = 0
+    with open(root / ITEMS_FILE, "rb", buffering=1 << 20) as fh:
         for row in range(count):
             line = fh.readline()
+            listed = next(ids)
+            if int(offsets[row]) != position:
+                problems.append(Problem("columns", f"row {row}", f"the item columns place its line at byte "
+                                        f"{int(offsets[row])}, items.jsonl at {position}; run "
+                                        f"`lineup gallery rebuild`"))
+            position += len(line)
             try:
                 item = GalleryItem.from_dict(jsonio.loads(line, f"items.jsonl row {row}"))
             except (ValueError, TypeError) as exc:
                 problems.append(Problem("item", f"row {row}", f"invalid item record: {exc}"))
                 continue
+            if item.id != listed:
+                problems.append(Problem("columns", f"row {row}", f"the item columns name it {listed!r}, items.jsonl "
+                                        f"{item.id!r}; run `lineup gallery rebuild`"))
             if item.crop is not None:
                 with_crop.append(item.id)
             if check_crops and item.crop is not None:

@@ -23,6 +23,7 @@ class ViewIndexes:
         self._loaded: dict[str, faiss.Index] = {}
         self._writable: set[str] = set()
         self._gpu: dict[str, indexes.GpuCopy] = {}
+        self._built_recall: dict[str, float | None] = {}  # recall measured by an IVF build not yet recorded
 
     def adopt(self, other: ViewIndexes) -> None:
         """Take the indexes ``other`` loaded (the same folder opened again after a commit)."""
@@ -80,17 +81,27 @@ class ViewIndexes:
         """Drop the GPU copies (the indexes grew)."""
         self._gpu.clear()
 
+    def grow_kind(self) -> None:
+        """Past the IVF threshold, replace each loaded flat index by an IVF one built from the stored vectors
+        and written at once; the writer goes on adding to it."""
+        meta = self._folder.meta
+        if indexes.choose_kind(len(self._folder), meta["ivf_threshold"]) != "ivf":
+            return
+        for view, index in list(self._loaded.items()):
+            if not isinstance(index, faiss.IndexIVF):
+                self.persist(view)
+
     def persist(self, view: str) -> dict:
         """Write the view's loaded index to its file, first rebuilt as IVF when the gallery has grown past the
         IVF threshold; returns what ``gallery.json`` records of it."""
         meta = self._folder.meta
         index = self._loaded[view]
-        recall = meta["indexes"].get(view, {}).get("recall_at_100")
+        recall = self._built_recall.get(view, meta["indexes"].get(view, {}).get("recall_at_100"))
         wanted = indexes.choose_kind(len(self._folder), meta["ivf_threshold"])
         if wanted == "ivf" and not isinstance(index, faiss.IndexIVF):
             index, spec = indexes.build(self._folder.stored_vectors(view), "ivf", meta.get("recall_target", 0.95))
             self._loaded[view] = index
-            recall = spec.recall_at_100
+            recall = self._built_recall[view] = spec.recall_at_100
         indexes.save(index, self._folder.index_path(view))
         return indexes.spec_of(index, recall).to_dict()
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.index import content, indexes, journal, vector_file
+from engine.index import column_files, columns, content, indexes, journal, vector_file
 from engine.index import versions as gallery_versions
 from engine.index.crops import put_crop
 from engine.index.errors import GalleryCorruptError, GalleryInputError
@@ -108,6 +108,17 @@ class GalleryWriter:
         self._commit_meta(dict(folder.meta, updated=now(),
                                **{content.HEAD_KEY: content.chain(parts, content.row_width(folder.views))}))
 
+    def _record_columns(self) -> None:
+        """Before appending: a gallery whose column files do not match its items (made before they were kept)
+        has them built from ``items.jsonl`` and recorded, so that batches can be appended to them."""
+        folder = self._folder
+        if column_files.recorded(folder.meta):
+            return
+        meta, built = column_files.load(folder.root, folder.meta)
+        if not column_files.recorded(meta):
+            raise GalleryCorruptError(f"the item columns of {folder.root} could not be written")
+        folder.meta, folder.columns = meta, built
+
     # ------------------------------------------------------------------------------------------------ adding
 
     @owner_only_umask()
@@ -128,40 +139,73 @@ class GalleryWriter:
 
         Everything is validated before anything is written. Ids already in the gallery are skipped, so adding
         the same items again resumes an interrupted ingest. Batches commit one by one (see module docstring)."""
+        return self.add_stream([(items, vectors_by_view)], batch_size=batch_size, progress=progress)
+
+    @owner_only_umask()
+    def add_stream(
+        self,
+        chunks: Iterable[tuple[Sequence[GalleryItem | Mapping[str, Any]], Mapping[str, Any]]],
+        *,
+        batch_size: int = DEFAULT_BATCH,
+        progress: ProgressFn | None = None,
+        total: int | None = None,
+    ) -> AddReport:
+        """``add`` for items that arrive in chunks (``(items, vectors_by_view)`` pairs, e.g. from a generator):
+        the write lock is held and the indexes are loaded once for the whole stream, and written once at its
+        end, so a gallery of millions of items is written in one pass with one chunk in memory at a time.
+
+        Each chunk is validated before any of it is written; chunks already written stay committed when a later
+        one is refused. Past the IVF threshold the index becomes IVF as soon as the gallery crosses it (trained
+        on the items up to then) and the rest of the stream is added to it. ``progress(done, total)`` counts
+        added items (``total``: what the caller expects in all; unknown: the count so far plus the chunk's)."""
+        if batch_size < 1:
+            raise GalleryInputError(f"batch_size must be positive, got {batch_size}")
         with self.writing():
             folder = self._folder
-            records = [as_item(item) for item in items]
-            vectors = check_vectors(folder.views, vectors_by_view, len(records))
-            seen: set[str] = set()
-            for record in records:
-                if record.id in seen:
-                    raise GalleryInputError(f"item id {record.id!r} appears twice in this add")
-                seen.add(record.id)
-            new_rows = np.asarray([i for i, r in enumerate(records) if r.id not in folder.columns.row_of],
-                                  dtype=np.int64)
-            fresh = check_crops(folder.root, [records[i] for i in new_rows])
-            if batch_size < 1:
-                raise GalleryInputError(f"batch_size must be positive, got {batch_size}")
-            report = AddReport(added=len(fresh), skipped=len(records) - len(fresh))
-            if not fresh:
-                return report
-            journal.roll_forward(folder.root)
-            journal.clear_pending(folder.root)
-            self._record_content()
-            for view in folder.meta["views"]:
-                self._indexes.writable(view)
-            done = 0
+            added = skipped = 0
+            prepared = False
             try:
-                for start in range(0, len(fresh), batch_size):
-                    batch = fresh[start : start + batch_size]
-                    picked = new_rows[start : start + batch_size]
-                    self._append_batch(batch, {view: array[picked] for view, array in vectors.items()})
-                    done += len(batch)
-                    if progress is not None:
-                        progress(done, len(fresh))
+                for items, vectors_by_view in chunks:
+                    fresh, picked, vectors = self._checked_chunk(items, vectors_by_view)
+                    skipped += len(items) - len(fresh)
+                    if not fresh:
+                        continue
+                    if not prepared:
+                        journal.roll_forward(folder.root)
+                        journal.clear_pending(folder.root)
+                        self._record_content()
+                        self._record_columns()
+                        for view in folder.meta["views"]:
+                            self._indexes.writable(view)
+                        prepared = True
+                    expected = total if total is not None else added + len(fresh)
+                    for start in range(0, len(fresh), batch_size):
+                        rows = picked[start : start + batch_size]
+                        self._append_batch(fresh[start : start + batch_size],
+                                           {view: array[rows] for view, array in vectors.items()})
+                        added += rows.size
+                        if progress is not None:
+                            progress(added, max(expected, added))
+                    self._indexes.grow_kind()
             finally:
-                self._finish_add()
-            return report
+                if prepared:
+                    self._finish_add()
+            return AddReport(added=added, skipped=skipped)
+
+    def _checked_chunk(self, items: Sequence[GalleryItem | Mapping[str, Any]],
+                       vectors_by_view: Mapping[str, Any]) -> tuple[list[GalleryItem], np.ndarray, dict]:
+        """(the chunk's items not yet in the gallery, their rows in the chunk, its vectors per view), checked."""
+        folder = self._folder
+        records = [as_item(item) for item in items]
+        vectors = check_vectors(folder.views, vectors_by_view, len(records))
+        seen: set[str] = set()
+        for record in records:
+            if record.id in seen:
+                raise GalleryInputError(f"item id {record.id!r} appears twice in this add")
+            seen.add(record.id)
+        present = folder.columns.rows_of([record.id for record in records]) >= 0
+        new_rows = np.flatnonzero(~present).astype(np.int64)
+        return check_crops(folder.root, [records[i] for i in new_rows]), new_rows, vectors
 
     def _append_batch(self, batch: list[GalleryItem], vectors: dict[str, np.ndarray]) -> None:
         folder = self._folder
@@ -179,12 +223,16 @@ class GalleryWriter:
             fh.write(b"".join(lines))
             fh.flush()
             os.fsync(fh.fileno())
+        names = column_files.append(folder.root, folder.columns, batch, [len(line) for line in lines], items_bytes)
         meta = dict(folder.meta, count=count + len(batch), items_bytes=items_bytes + sum(map(len, lines)),
                     updated=now(), **{content.HEAD_KEY: content.chain(parts, width, folder.meta[content.HEAD_KEY])})
+        meta[columns.META_KEY] = column_files.entry_of(meta, names)
         atomic_write_json(folder.root / GALLERY_FILE, meta, indent=1)  # commit point
         pause_point("gallery:batch-committed")
         folder.meta = meta
-        folder.columns.append(batch, map(len, lines), items_bytes)
+        folder.columns = columns.open_columns(folder.root, meta)
+        if column_files.refresh_lookup(folder.root, folder.columns):
+            folder.columns = columns.open_columns(folder.root, meta)
         for view, block in half.items():
             self._indexes.append(view, block)
         folder.forget_matrices()
@@ -243,6 +291,9 @@ class GalleryWriter:
                 fh.flush()
                 os.fsync(fh.fileno())
             moves.append((journal.pending_name(items_path), items_path))
+            arrays, blob, names = column_files.kept_rows(folder.columns, keep, [len(line) for line in lines])
+            moves += column_files.write_all(folder.root / columns.COLUMNS_DIR, arrays, blob, names,
+                                            suffix=journal.PENDING_SUFFIX)
             index_meta = {}
             for view in folder.meta["views"]:
                 kept = np.asarray(folder.stored_vectors(view)[keep])
@@ -269,6 +320,7 @@ class GalleryWriter:
             before = gallery_versions.retire_after(before, int(drop.min()), f"{drop.size} items removed {at}")
             meta = dict(before, count=int(keep.size), items_bytes=sum(map(len, lines)), indexes=index_meta,
                         updated=at, **{content.HEAD_KEY: content.chain(kept_parts, width)})
+            meta[columns.META_KEY] = column_files.entry_of(meta, names)
             kept_ids = [folder.ids[row] for row in keep.tolist()]
             meta = gallery_versions.with_current(meta, kept_ids, [f"{drop.size} items removed"], at)
             journal.commit(folder.root, moves, meta, removed_crops)
@@ -347,6 +399,10 @@ class GalleryWriter:
                 if progress is not None:
                     progress(done, len(views))
             meta = dict(folder.meta, indexes=index_meta, updated=now())
+            arrays, blob, names = column_files.parse(folder.root / ITEMS_FILE, meta["items_bytes"], count)
+            moves += column_files.write_all(folder.root / columns.COLUMNS_DIR, arrays, blob, names,
+                                            suffix=journal.PENDING_SUFFIX)
+            meta[columns.META_KEY] = column_files.entry_of(meta, names)
             meta = self._rebuilt_content(meta, moves)
             journal.commit(folder.root, moves, meta)
             self._reload()
