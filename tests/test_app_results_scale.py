@@ -1,7 +1,7 @@
 """The results grid's data and the distribution's figures on a million rows: nothing per item up front (ids are
 decoded from the gallery's id column only when read, cameras stay codes), sorting, filtering and counting with
 numpy, the grid laid out and scrolled to its last row, cut previews that repaint the cards instead of signalling
-every row, and a histogram of bins rather than points (docs/scaling.md)."""
+every row, and a histogram of bins rather than points (docs/architecture.md, "The window at a million items")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """One ranking for the results grid as columns (``ResultSet``): built from a ``StepResult``, a ``FinalRanking``,
 the whole gallery or ids over a gallery, without a Python object per item, so a million rows cost a few numpy
-arrays (docs/scaling.md): item ids are decoded from the gallery's id column only for the rows asked for
-(``RowIds``), cameras stay codes into their names (``CodedNames``)."""
+arrays (docs/architecture.md, "The window at a million items"): item ids are decoded from the gallery's id
+column only for the rows asked for (``RowIds``), cameras stay codes into their names (``CodedNames``)."""
 
 from __future__ import annotations
 

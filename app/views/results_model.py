@@ -1,6 +1,6 @@
 """The list model behind the results grid: the entries of a ranking (``app.views.result_set.ResultSet``)
 filtered and sorted with numpy, each row read only when the grid paints it, so a million rows stay smooth
-(docs/scaling.md); plus the shared mark names and score formatting."""
+(docs/architecture.md, "The window at a million items"); plus the shared mark names and score formatting."""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@ panel, the selected item (with why it ranks where it does) in the detail pane, a
 
 A step of more than ``SYNC_ROWS`` candidates has its grid columns and plotted figures made in a worker (a
 million candidates take the UI thread's whole budget in sorting and gathering alone); the grid and the plot
-keep what they showed until they arrive, and a newer step shown first cancels them (docs/scaling.md)."""
+keep what they showed until they arrive, and a newer step shown first cancels them (docs/architecture.md,
+"The window at a million items")."""
 
 from __future__ import annotations
 
