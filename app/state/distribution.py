@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -140,8 +141,29 @@ class ScoreDistribution:
         return f"k = {self.k:,}"
 
     def kept_at(self, threshold: float) -> int:
-        """Items a step keeping scores ≥ ``threshold`` would keep (confirmed items always kept)."""
-        return keep_mask(self.scores, self.pinned, threshold=float(threshold))[1]
+        """Items a step keeping scores ≥ ``threshold`` would keep (confirmed items always kept), as
+        ``keep_mask`` counts them, by binary search in the sorted scores (the cut is dragged over a million)."""
+        cut = self.scores.dtype.type(threshold)  # compared in the scores' own precision, as keep_mask does
+        above = self.size - int(np.searchsorted(self._ascending, cut, side="left"))
+        return above + int(np.count_nonzero(self._pinned_scores < cut))
+
+    @cached_property
+    def _ascending(self) -> np.ndarray:
+        return np.sort(self.scores)
+
+    @cached_property
+    def _pinned_scores(self) -> np.ndarray:
+        return self.scores[self.pinned] if self.pinned is not None else self.scores[:0]
+
+    @cached_property
+    def _relevant_scores(self) -> np.ndarray:
+        return self.scores[self.relevant] if self.relevant is not None else self.scores[:0]
+
+    def prepare(self) -> ScoreDistribution:
+        """Compute now what the panel reads later (the bins, the sorted scores): for a worker thread, so that
+        showing a million candidates costs the UI thread no sort. Returns itself."""
+        _ = self._ascending, self._pinned_scores, self._relevant_scores, self.histograms()
+        return self
 
     def moved(self, threshold: float) -> bool:
         """Whether ``threshold`` stands elsewhere than the step's own cut."""
@@ -151,10 +173,14 @@ class ScoreDistribution:
         """Relevant candidates scoring ≥ ``threshold`` (0 without ground truth)."""
         if self.relevant is None:
             return 0
-        return int((self.relevant & (self.scores >= threshold)).sum())
+        return int(np.count_nonzero(self._relevant_scores >= threshold))
 
     def histograms(self) -> Histograms:
-        """The bins over the scores' range, per group."""
+        """The bins over the scores' range, per group (computed once)."""
+        return self._histograms
+
+    @cached_property
+    def _histograms(self) -> Histograms:
         edges = histogram_edges(self.scores)
         if self.relevant is None:
             groups = {"candidates": self.scores}
@@ -171,11 +197,32 @@ def step_distribution(step, confirmed_ids: Iterable[str] = (), *, label: str | N
     confirmed = set(confirmed_ids)
     pinned = None
     if confirmed:
-        pinned = np.fromiter((step.item_ids[int(r)] in confirmed for r in step.rows), bool, step.rows.shape[0])
-    kept = np.isin(step.rows, step.kept, assume_unique=True)
+        pinned = members(step.rows, _rows_of(step, confirmed))
+    kept = members(step.rows, step.kept)
     level = f" · level {step.level}" if step.level else ""
     title = f"Step {label or step.index + 1} · {step.query.kind}{level} · {step.rows.shape[0]:,} candidates"
     if step.filtered_rows.shape[0]:
         title += f" ({step.filtered_rows.shape[0]:,} filtered out)"
     return ScoreDistribution.of(step.scores, step.k, relevant=step.relevant, pinned=pinned, kept=kept,
                                 keep_rule=step.keep_rule, keep_value=step.keep_value, title=title)
+
+
+def members(rows: np.ndarray, subset: np.ndarray) -> np.ndarray:
+    """bool per entry of ``rows`` (gallery rows): whether it is in ``subset``, in linear time (a mask over the
+    rows' range, where ``np.isin`` sorts both)."""
+    rows, subset = np.asarray(rows, dtype=np.int64), np.asarray(subset, dtype=np.int64)
+    if not rows.size or not subset.size:
+        return np.zeros(rows.shape[0], dtype=bool)
+    flags = np.zeros(max(int(rows.max()), int(subset.max())) + 1, dtype=bool)
+    flags[subset] = True
+    return flags[rows]
+
+
+def _rows_of(step, item_ids: Iterable[str]) -> np.ndarray:
+    """The gallery rows of the ids the step's gallery has (through its row look-up; by scanning without one)."""
+    lookup = step.row_of
+    if lookup is None:
+        wanted = set(item_ids)
+        return np.asarray([r for r in step.rows.tolist() if step.item_ids[r] in wanted], dtype=np.int64)
+    found = (lookup.get(item_id) for item_id in item_ids)
+    return np.asarray([row for row in found if row is not None], dtype=np.int64)

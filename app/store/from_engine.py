@@ -6,6 +6,7 @@ step schema the store builds on.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -49,6 +50,17 @@ def _image(value: Any, what: str) -> Any:
     return EvidenceSource.from_bytes(encoded.tobytes(), ".png")
 
 
+def ids_of_rows(item_ids: Sequence[str], rows: np.ndarray) -> tuple[str, ...]:
+    """The ids of gallery ``rows`` in their order. Many rows are read as one run of the id sequence (a gallery's
+    id column decodes a run a block at a time, about thirty times faster than id by id), few one by one."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if rows.shape[0] <= max(64, len(item_ids) // 16):
+        return tuple(item_ids[int(row)] for row in rows)
+    low, high = int(rows.min()), int(rows.max()) + 1
+    run = list(item_ids[low:high])
+    return tuple(run[row - low] for row in rows.tolist())
+
+
 def step_input(result: StepResult, gallery_id: int, question: dict[str, Any] | None = None) -> StepInput:
     """The store's record of an engine step: its fields (``StepResult.record``, the level source as the search
     transcript writes it), its query images, its kept items best first and the witness question before it."""
@@ -59,7 +71,7 @@ def step_input(result: StepResult, gallery_id: int, question: dict[str, Any] | N
         gallery_id=gallery_id,
         sketch=_image(result.query.sketch, "sketch"),
         ir=_image(result.query.ir, "IR"),
-        kept_ids=tuple(result.item_ids[int(row)] for row in result.rows[best_first]),
+        kept_ids=ids_of_rows(result.item_ids, result.rows[best_first]),
         kept_scores=tuple(result.scores[best_first].tolist()),
         scores=result.scores,
         relevant=result.relevant,

@@ -159,6 +159,7 @@ class ResultsView(QWidget):
         self.grid.selectionModel().selectionChanged.connect(self._selection_moved)
         self.model.modelReset.connect(self._refresh_counts)
         self.model.counts_changed.connect(self._refresh_counts)
+        self.model.cards_changed.connect(self.grid.viewport().update)
         self._rebuild_filters()
         self._refresh_counts()
 

@@ -10,6 +10,9 @@ from app.state.engine_terms import read_screen_time as parse_time
 from app.views.result_card import CELL, ResultDelegate
 from app.views.results_model import CLEAR, CONFIRMED, REJECTED, format_time
 
+#: Rows laid out per pass of the event loop (a few milliseconds each: a million rows take about fifty passes).
+LAYOUT_BATCH = 20_000
+
 
 class ResultsGrid(QListView):
     """Icon-mode list with the grid's keys: C confirm, R reject, U clear, F find similar, Enter open,
@@ -24,14 +27,16 @@ class ResultsGrid(QListView):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setViewMode(QListView.ViewMode.IconMode)
+        # list mode wrapping left to right: the same grid as icon mode, but laid out as flow positions (icon
+        # mode keeps an item per row and walks them all whenever many rows change), in batches between events
+        self.setViewMode(QListView.ViewMode.ListMode)
         self.setMovement(QListView.Movement.Static)
         self.setResizeMode(QListView.ResizeMode.Adjust)
         self.setFlow(QListView.Flow.LeftToRight)
         self.setWrapping(True)
         self.setUniformItemSizes(True)
         self.setLayoutMode(QListView.LayoutMode.Batched)
-        self.setBatchSize(400)
+        self.setBatchSize(LAYOUT_BATCH)
         self.setGridSize(CELL)
         self.setSpacing(0)
         self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)

@@ -1,20 +1,27 @@
-"""Data behind the results grid: a ranking as columns (``ResultSet``, built from a ``StepResult``, a
-``FinalRanking`` or ids over a gallery) and the list model that filters and sorts it with numpy, so 100k rows
-stay smooth; plus the shared mark names and time/score formatting."""
+"""The list model behind the results grid: the entries of a ranking (``app.views.result_set.ResultSet``)
+filtered and sorted with numpy, each row read only when the grid paints it, so a million rows stay smooth
+(docs/architecture.md, "The window at a million items"); plus the shared mark names and score formatting."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 import numpy as np
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QColor, QPixmap
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QColor, QPixmap, QStandardItemModel
 
 from app.state.engine_terms import screen_time as format_time
-from app.views.thumbnails import CropResolver, GalleryCrops, ThumbnailLoader
+from app.views.result_set import (  # noqa: F401 - the grid's data, importable from here
+    CodedNames,
+    DeferredExplanations,
+    ResultSet,
+    ResultsInputError,
+    RowIds,
+    kept_explanations,
+)
+from app.views.thumbnails import ThumbnailLoader
 
 CONFIRMED = "confirmed"
 REJECTED = "rejected"
@@ -34,133 +41,12 @@ OUTFIT_CHANGE_TIP = ("Adds to the likeness what a change of clothes leaves as it
                      "identity.")
 
 
-class ResultsInputError(ValueError):
-    """A ResultSet or a setter received inconsistent data."""
-
-
 # ------------------------------------------------------------------------------------------------ formatting
 # times: ``engine.kernel.timefmt`` (local time with its zone on screen; one rule for wall-clock vs footage clock)
 
 
 def format_score(score: float | None) -> str:
     return "—" if score is None or not math.isfinite(score) else f"{score:.3f}"
-
-
-# ------------------------------------------------------------------------------------------------ data
-
-
-class DeferredExplanations(Mapping[str, str]):
-    """Tooltip lines per item id made by ``compute()`` on first use (a hover), not when a step is shown: the
-    batch of a step's best items costs the UI thread milliseconds it needs to paint the new results."""
-
-    def __init__(self, compute: Callable[[], Mapping[str, str]]) -> None:
-        self._compute = compute
-        self._lines: dict[str, str] | None = None
-
-    def _resolved(self) -> dict[str, str]:
-        if self._lines is None:
-            self._lines = dict(self._compute())
-        return self._lines
-
-    @property
-    def computed(self) -> bool:
-        return self._lines is not None
-
-    def __getitem__(self, item_id: str) -> str:
-        return self._resolved()[item_id]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._resolved())
-
-    def __len__(self) -> int:
-        return len(self._resolved())
-
-
-def _kept_explanations(explanations: Mapping[str, str] | None) -> Mapping[str, str]:
-    """A private copy of ``explanations`` (a deferred one is kept as it is, still unresolved)."""
-    if explanations is None:
-        return {}
-    return explanations if isinstance(explanations, DeferredExplanations) else dict(explanations)
-
-
-@dataclass(frozen=True, eq=False)
-class ResultSet:
-    """One ranking to show, as columns: entry i is the i-th item of the ranking, best first (the "score"
-    sort shows this order, so a ``FinalRanking`` keeps its docs/methods.md §1.3 order).
-
-    ``scores``/``times``: float, NaN when unknown; ``cameras``: name or None; ``relevant``: ground truth or
-    None; ``kept``: whether the step kept the item (items not kept are drawn faded) or None;
-    ``explanations``: optional text per id shown in the tooltip; ``crops``: item id -> crop path."""
-
-    ids: Sequence[str]
-    scores: np.ndarray
-    cameras: Sequence[str | None]
-    times: np.ndarray
-    relevant: np.ndarray | None = None
-    kept: np.ndarray | None = None
-    explanations: Mapping[str, str] = field(default_factory=dict)
-    crops: CropResolver | None = None
-
-    def __post_init__(self) -> None:
-        n = len(self.ids)
-        scores = np.asarray(self.scores, dtype=np.float64).reshape(-1)
-        times = np.asarray(self.times, dtype=np.float64).reshape(-1)
-        cameras = np.asarray(list(self.cameras), dtype=object).reshape(-1)
-        for name, column in (("scores", scores), ("times", times), ("cameras", cameras)):
-            if column.shape[0] != n:
-                raise ResultsInputError(f"ResultSet.{name} has {column.shape[0]} entries for {n} ids")
-        for name in ("relevant", "kept"):
-            value = getattr(self, name)
-            if value is not None:
-                value = np.asarray(value, dtype=bool).reshape(-1)
-                if value.shape[0] != n:
-                    raise ResultsInputError(f"ResultSet.{name} has {value.shape[0]} entries for {n} ids")
-                object.__setattr__(self, name, value)
-        ids = list(self.ids)
-        if len(set(ids)) != n:
-            raise ResultsInputError("ResultSet.ids holds an item id more than once")
-        object.__setattr__(self, "ids", ids)
-        object.__setattr__(self, "scores", scores)
-        object.__setattr__(self, "times", times)
-        object.__setattr__(self, "cameras", cameras)
-        object.__setattr__(self, "explanations", _kept_explanations(self.explanations))
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    @classmethod
-    def empty(cls) -> ResultSet:
-        return cls([], np.zeros(0), [], np.zeros(0))
-
-    @classmethod
-    def from_ids(cls, gallery, ids: Sequence[str], scores, *, relevant=None, kept=None,
-                 explanations: Mapping[str, str] | None = None) -> ResultSet:
-        """Items of an ``engine.index.Gallery`` in the given order; camera and time from its columns."""
-        rows = gallery.rows(ids)
-        return cls._from_rows(gallery, rows, list(ids), scores, relevant, kept, explanations)
-
-    @classmethod
-    def from_step(cls, step, gallery, explanations: Mapping[str, str] | None = None) -> ResultSet:
-        """A ``StepResult``'s candidates, best first, with its kept flags and ground truth."""
-        rows, scores = step.ranked()
-        relevant = None if step.relevant is None else step.relevant[step.order]
-        kept = np.isin(rows, step.kept, assume_unique=True)
-        ids = [step.item_ids[int(r)] for r in rows]
-        return cls._from_rows(gallery, rows, ids, scores, relevant, kept, explanations)
-
-    @classmethod
-    def from_ranking(cls, ranking, gallery, explanations: Mapping[str, str] | None = None) -> ResultSet:
-        """A ``FinalRanking`` (every gallery item; unranked ones have no score)."""
-        return cls._from_rows(gallery, ranking.rows, ranking.ids, ranking.scores, None, None, explanations)
-
-    @classmethod
-    def _from_rows(cls, gallery, rows, ids, scores, relevant, kept, explanations) -> ResultSet:
-        columns = gallery.columns
-        rows = np.asarray(rows, dtype=np.int64)
-        names = np.asarray([*columns.cameras.names, None], dtype=object)  # code −1 → None
-        return cls(ids=ids, scores=np.asarray(scores, dtype=np.float64), cameras=names[columns.camera[rows]],
-                   times=columns.time[rows], relevant=relevant, kept=kept, explanations=explanations,
-                   crops=GalleryCrops(gallery))
 
 
 # ------------------------------------------------------------------------------------------------ model
@@ -181,8 +67,32 @@ class Card(NamedTuple):
     time: float | None
 
 
-class ResultsModel(QAbstractListModel):
-    """The visible entries of a ResultSet (filtered, sorted). Roles below; DisplayRole is the id."""
+class _ListIndex:
+    """``model.index(row, column=0, parent=QModelIndex())`` for Python callers, as a list model offers it, made
+    by the C++ ``QStandardItemModel.index``. Not a method, so Qt's own calls never come into Python for it
+    (PySide treats only a Python function as an override of a C++ virtual)."""
+
+    def __get__(self, model, owner=None):  # noqa: ANN001, ANN204 - descriptor protocol
+        if model is None:
+            return self
+
+        def index(row: int, column: int = 0, parent: QModelIndex | QPersistentModelIndex = QModelIndex()):  # noqa: B008
+            return QStandardItemModel.index(model, row, column, parent)
+
+        return index
+
+
+class ResultsModel(QStandardItemModel):
+    """The visible entries of a ResultSet (filtered, sorted). Roles below; DisplayRole is the id.
+
+    A ``QStandardItemModel`` of one column and no items only for its row count and indexes, which it keeps in
+    C++: Qt's list view asks the model for an index of every row when it lays the grid out, and an index asks
+    for the row count, so a count kept in Python cost a million calls into Python at a million rows; the data
+    comes from the columns, row by row as the grid paints. Changes that may touch every card (the preview cut,
+    a large set of marks, new tooltips) are announced by ``cards_changed`` (the grid repaints what it shows)
+    rather than by a ``dataChanged`` over every row, which the view walks row by row."""
+
+    index = _ListIndex()
 
     IdRole = Qt.ItemDataRole.UserRole + 1
     ScoreRole = Qt.ItemDataRole.UserRole + 2
@@ -197,39 +107,40 @@ class ResultsModel(QAbstractListModel):
     ThumbnailFailedRole = Qt.ItemDataRole.UserRole + 10
 
     counts_changed = Signal()  # marks, kept flags or the visible set changed
+    cards_changed = Signal()  # any card may look different now (roles of many rows changed)
 
     def __init__(self, loader: ThumbnailLoader, parent=None) -> None:
-        super().__init__(parent)
+        super().__init__(0, 1, parent)
         self._loader = loader
         loader.ready.connect(self._thumbnails_ready)
         self._set = ResultSet.empty()
-        self._entry_of: dict[str, int] = {}
-        self._rank = np.zeros(0, dtype=np.int64)
-        self._camera_code = np.zeros(0, dtype=np.int32)
-        self._camera_names: list[str] = []
         self._order = np.zeros(0, dtype=np.int64)
-        self._position = np.zeros(0, dtype=np.int64)
+        self._order_ascending = True  # entries in ranking order: a row is found by binary search
+        self._position: np.ndarray | None = None  # entry -> visible row (−1: hidden), made when first needed
+        self._descending: bool | None = None  # whether the scores fall along the ranking (NaN: no)
+        self._keep: np.ndarray | None = None  # bool per entry under the filters (None: no filter)
+        self._visible_scores: np.ndarray | None = None  # scores of the visible entries in ranking order
+        self._step_kept: int | None = None
         self._marks: dict[str, str] = {}
         self._explanations: Mapping[str, str] = {}
         self._sort = SORT_SCORE
         self._cameras: frozenset[str] | None = None
         self._time_range: tuple[float | None, float | None] | None = None
         self._preview_threshold: float | None = None
+        self._camera_names: list[str] = []
 
     # ---------------------------------------------------------------------------------------- setters
 
     def set_results(self, results: ResultSet) -> None:
         self.beginResetModel()
         self._set = results
-        self._entry_of = {item_id: i for i, item_id in enumerate(results.ids)}
-        self._rank = np.arange(1, len(results) + 1, dtype=np.int64)  # entries come in ranking order
-        self._camera_names = sorted({c for c in results.cameras if c is not None})
-        lookup = {name: code for code, name in enumerate(self._camera_names)}
-        self._camera_code = np.fromiter((lookup.get(c, -1) for c in results.cameras), np.int32, len(results))
-        self._explanations = _kept_explanations(results.explanations)
+        self._camera_names = results.cameras.present()
+        self._descending = None
+        self._explanations = kept_explanations(results.explanations)
         self._preview_threshold = None
         self._loader.set_resolver(results.crops)
         self._reorder()
+        self._set_row_count(self._order.shape[0])
         self.endResetModel()
 
     def set_marks(self, confirmed: Iterable[str], rejected: Iterable[str]) -> None:
@@ -253,16 +164,14 @@ class ResultsModel(QAbstractListModel):
         self.counts_changed.emit()
 
     def set_explanations(self, explanations: Mapping[str, str]) -> None:
-        self._explanations = _kept_explanations(explanations)
-        if self.rowCount():
-            self.dataChanged.emit(self.index(0), self.index(self.rowCount() - 1), [Qt.ItemDataRole.ToolTipRole])
+        self._explanations = kept_explanations(explanations)
+        self.cards_changed.emit()
 
     def set_preview_threshold(self, threshold: float | None) -> None:
         """Fade the items a threshold keep rule would drop (score < threshold, not confirmed); None shows the
         step's own kept flags again."""
         self._preview_threshold = None if threshold is None else float(threshold)
-        if self.rowCount():
-            self.dataChanged.emit(self.index(0), self.index(self.rowCount() - 1), [self.KeptRole])
+        self.cards_changed.emit()
         self.counts_changed.emit()
 
     def set_sort(self, key: str) -> None:
@@ -282,6 +191,7 @@ class ResultsModel(QAbstractListModel):
         self._cameras, self._time_range = cameras, time_range
         self.beginResetModel()
         self._reorder()
+        self._set_row_count(self._order.shape[0])
         self.endResetModel()
 
     # ---------------------------------------------------------------------------------------- queries
@@ -301,35 +211,59 @@ class ResultsModel(QAbstractListModel):
 
     def time_bounds(self) -> tuple[float, float] | None:
         times = self._set.times
-        known = times[np.isfinite(times)]
-        return None if known.size == 0 else (float(known.min()), float(known.max()))
+        low, high = (np.fmin.reduce(times), np.fmax.reduce(times)) if times.size else (math.nan, math.nan)
+        return None if math.isnan(low) else (float(low), float(high))
 
     def visible_ids(self) -> list[str]:
         ids = self._set.ids
+        if isinstance(ids, RowIds):
+            return list(ids.take(self._order))
         return [ids[int(i)] for i in self._order]
 
     def row_of(self, item_id: str) -> int | None:
         """Visible row of an id, or None when it is filtered out or unknown."""
-        entry = self._entry_of.get(item_id)
-        if entry is None:
-            return None
-        row = int(self._position[entry])
-        return row if row >= 0 else None
+        entry = self._set.entry_of(item_id)
+        return None if entry is None else self._row_of_entry(entry)
 
     def item_id(self, row: int) -> str:
         return self._set.ids[int(self._order[row])]
+
+    def score_of(self, item_id: str) -> float | None:
+        """The score of an id in the ranking shown (None: not in it, or unscored)."""
+        return self._set.score_of(item_id)
 
     def marks(self) -> dict[str, str]:
         return dict(self._marks)
 
     def kept_count(self) -> int:
         """Visible items the step keeps (or the preview threshold would keep)."""
-        return int(np.count_nonzero(self._kept_mask()[self._order]))
+        threshold = self._preview_threshold
+        if threshold is None:
+            return self.step_kept_count()
+        scores = self._scores_shown()
+        if self._scores_descending():  # held negated: ascending
+            above = int(np.searchsorted(scores, -threshold, side="right"))
+        else:
+            with np.errstate(invalid="ignore"):
+                above = int(np.count_nonzero(scores >= threshold))
+        confirmed = [item_id for item_id, mark in self._marks.items() if mark == CONFIRMED]
+        entries = self._set.entries_of(confirmed)
+        entries = entries[entries >= 0]
+        if entries.size:
+            below = ~(self._set.scores[entries] >= threshold)
+            shown = np.asarray([self._row_of_entry(int(e)) is not None for e in entries[below]], dtype=bool)
+            above += int(np.count_nonzero(shown))
+        return above
 
     def step_kept_count(self) -> int:
         """Visible items the step itself kept (whatever a dragged cut previews)."""
-        kept = self._set.kept
-        return int(self._order.shape[0]) if kept is None else int(np.count_nonzero(kept[self._order]))
+        if self._step_kept is None:
+            kept = self._set.kept
+            if kept is None:
+                self._step_kept = int(self._order.shape[0])
+            else:
+                self._step_kept = int(np.count_nonzero(kept if self._keep is None else kept & self._keep))
+        return self._step_kept
 
     def step_has_kept_flags(self) -> bool:
         return self._set.kept is not None
@@ -344,9 +278,6 @@ class ResultsModel(QAbstractListModel):
         return self._set.kept is not None or self._preview_threshold is not None
 
     # ---------------------------------------------------------------------------------------- Qt model
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else int(self._order.shape[0])
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid() or not 0 <= index.row() < self._order.shape[0]:
@@ -364,11 +295,11 @@ class ResultsModel(QAbstractListModel):
         if role == self.MarkRole:
             return self._marks.get(item_id)
         if role == self.RankRole:
-            return int(self._rank[entry])
+            return entry + 1
         if role == self.RelevantRole:
             return None if self._set.relevant is None else bool(self._set.relevant[entry])
         if role == self.KeptRole:
-            return self._kept(entry)
+            return self._kept(entry, item_id)
         if role == self.ExplanationRole:
             return self._explanations.get(item_id)
         if role == self.ThumbnailRole:
@@ -387,7 +318,7 @@ class ResultsModel(QAbstractListModel):
         pixmap = self._loader.thumbnail(item_id)
         relevant = None if self._set.relevant is None else bool(self._set.relevant[entry])
         return Card(item_id, pixmap, pixmap is None and self._loader.failed(item_id), self._marks.get(item_id),
-                    self._kept(entry), int(self._rank[entry]), relevant, _finite(self._set.scores[entry]),
+                    self._kept(entry, item_id), entry + 1, relevant, _finite(self._set.scores[entry]),
                     self._set.cameras[entry], _finite(self._set.times[entry]))
 
     def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
@@ -397,30 +328,55 @@ class ResultsModel(QAbstractListModel):
 
     # ---------------------------------------------------------------------------------------- internals
 
-    def _kept(self, entry: int) -> bool:
+    def _set_row_count(self, count: int) -> None:
+        """The C++ row count to ``count``, between a reset's begin and end (no row signals: the reset says it)."""
+        blocked = self.blockSignals(True)
+        try:
+            self.setRowCount(count)
+        finally:
+            self.blockSignals(blocked)
+
+    def _kept(self, entry: int, item_id: str) -> bool:
         if self._preview_threshold is not None:
-            if self._marks.get(self._set.ids[entry]) == CONFIRMED:
+            if self._marks.get(item_id) == CONFIRMED:
                 return True
             score = self._set.scores[entry]
             return bool(np.isfinite(score) and score >= self._preview_threshold)
         return True if self._set.kept is None else bool(self._set.kept[entry])
 
-    def _kept_mask(self) -> np.ndarray:
-        """``_kept`` for every entry at once."""
-        n = len(self._set)
-        if self._preview_threshold is None:
-            return np.ones(n, dtype=bool) if self._set.kept is None else self._set.kept
-        with np.errstate(invalid="ignore"):
-            mask = self._set.scores >= self._preview_threshold
-        confirmed = [self._entry_of[i] for i, m in self._marks.items() if m == CONFIRMED and i in self._entry_of]
-        mask[np.asarray(confirmed, dtype=np.int64)] = True
-        return mask
+    def _scores_descending(self) -> bool:
+        """Whether the ranking's scores never rise (a step's ranking): counts above a cut are a binary search."""
+        if self._descending is None:
+            scores = self._set.scores
+            self._descending = bool(scores.size < 2 or np.all(scores[1:] <= scores[:-1]))
+        return self._descending
+
+    def _scores_shown(self) -> np.ndarray:
+        """The visible entries' scores in ranking order, negated when they fall along it (ascending then, for a
+        binary search)."""
+        if self._visible_scores is None:
+            if self._keep is None:
+                scores = self._set.scores
+            else:
+                scores = self._set.scores[self._order if self._order_ascending else np.flatnonzero(self._keep)]
+            self._visible_scores = -scores if self._scores_descending() else scores
+        return self._visible_scores
+
+    def _row_of_entry(self, entry: int) -> int | None:
+        if self._order_ascending:
+            row = int(np.searchsorted(self._order, entry))
+            return row if row < self._order.shape[0] and self._order[row] == entry else None
+        if self._position is None:
+            self._position = np.full(len(self._set), -1, dtype=np.int64)
+            self._position[self._order] = np.arange(self._order.shape[0])
+        row = int(self._position[entry])
+        return row if row >= 0 else None
 
     def _tooltip(self, entry: int, item_id: str) -> str:
         camera = self._set.cameras[entry]
         lines = [
             f"<b>{_escape(item_id)}</b>",
-            f"Score {format_score(self._set.scores[entry])} (rank {int(self._rank[entry]):,})",
+            f"Score {format_score(self._set.scores[entry])} (rank {entry + 1:,})",
             f"Camera {_escape(camera) if camera is not None else '—'}",
             f"Time {format_time(_finite(self._set.times[entry]))}",
         ]
@@ -434,28 +390,37 @@ class ResultsModel(QAbstractListModel):
             lines.append(f"<hr>{_escape(explanation)}")
         return "<br>".join(lines)
 
-    def _reorder(self) -> None:
-        n = len(self._set)
-        keep = np.ones(n, dtype=bool)
+    def _visible_mask(self) -> np.ndarray | None:
+        """bool per entry under the filters (None: no filter, every entry)."""
+        keep = None
         if self._cameras is not None:
-            wanted = [code for code, name in enumerate(self._camera_names) if name in self._cameras]
-            keep &= np.isin(self._camera_code, np.asarray(wanted, dtype=np.int32))
+            keep = self._set.cameras.mask(self._cameras)
         if self._time_range is not None:
             start, end = self._time_range
             times = self._set.times
-            if start is not None:
-                keep &= times >= start
-            if end is not None:
-                keep &= times <= end
-        entries = np.flatnonzero(keep)
+            inside = np.ones(times.shape[0], dtype=bool)
+            with np.errstate(invalid="ignore"):
+                if start is not None:
+                    inside &= times >= start
+                if end is not None:
+                    inside &= times <= end
+            keep = inside if keep is None else keep & inside
+        return keep
+
+    def _reorder(self) -> None:
+        n = len(self._set)
+        keep = self._visible_mask()
         if self._sort == SORT_SCORE:
-            order = entries  # ranking order
+            order = np.arange(n, dtype=np.int64) if keep is None else np.flatnonzero(keep).astype(np.int64)
         else:
-            times = self._set.times[entries]
-            order = entries[np.lexsort((self._rank[entries], np.where(np.isfinite(times), times, np.inf)))]
-        self._order = order.astype(np.int64)
-        self._position = np.full(n, -1, dtype=np.int64)
-        self._position[self._order] = np.arange(self._order.shape[0])
+            by_time = self._set.time_order()
+            order = by_time if keep is None else by_time[keep[by_time]]
+        self._order = np.asarray(order, dtype=np.int64)
+        self._keep = keep
+        self._order_ascending = self._sort == SORT_SCORE
+        self._position = None
+        self._visible_scores = None
+        self._step_kept = None
 
     def _relayout(self) -> None:
         """Re-sort keeping persistent indexes (selection, current item) on their items."""
@@ -463,16 +428,15 @@ class ResultsModel(QAbstractListModel):
         old = self.persistentIndexList()
         entries = [int(self._order[index.row()]) for index in old]
         self._reorder()
-        self.changePersistentIndexList(old, [self.index(int(self._position[e])) for e in entries])
+        self.changePersistentIndexList(old, [self.index(self._row_of_entry(e)) for e in entries])
         self.layoutChanged.emit()
 
     def _entries_changed(self, item_ids: Iterable[str]) -> None:
         item_ids = list(item_ids)
-        roles = [self.MarkRole, self.KeptRole, Qt.ItemDataRole.ToolTipRole]
-        if len(item_ids) > 64:  # one signal for a large selection instead of one per row
-            if self.rowCount():
-                self.dataChanged.emit(self.index(0), self.index(self.rowCount() - 1), roles)
+        if len(item_ids) > 64:  # one repaint for a large selection instead of a signal per row
+            self.cards_changed.emit()
             return
+        roles = [self.MarkRole, self.KeptRole, Qt.ItemDataRole.ToolTipRole]
         for item_id in item_ids:
             row = self.row_of(item_id)
             if row is not None:
@@ -480,8 +444,9 @@ class ResultsModel(QAbstractListModel):
                 self.dataChanged.emit(index, index, roles)
 
     def _thumbnails_ready(self, item_ids: list[str]) -> None:
-        for item_id in item_ids:
-            row = self.row_of(item_id)
+        entries = self._set.entries_of(item_ids)
+        for entry in entries[entries >= 0].tolist():
+            row = self._row_of_entry(entry)
             if row is not None:
                 index = self.index(row)
                 self.dataChanged.emit(index, index, [self.ThumbnailRole])

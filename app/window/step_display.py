@@ -1,15 +1,22 @@
 """``StepDisplay``: a step shown in the window: its ranking in the results grid, its scores on the distribution
-panel, the selected item (with why it ranks where it does) in the detail pane, and the marks on all three."""
+panel, the selected item (with why it ranks where it does) in the detail pane, and the marks on all three.
+
+A step of more than ``SYNC_ROWS`` candidates has its grid columns and plotted figures made in a worker (a
+million candidates take the UI thread's whole budget in sorting and gathering alone); the grid and the plot
+keep what they showed until they arrive, and a newer step shown first cancels them (docs/architecture.md,
+"The window at a million items")."""
 
 from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 
 from app.provenance import SOURCE_LABELS, similarity_line, view_network
 from app.state import AppState
+from app.state.distribution import ScoreDistribution, step_distribution
 from app.state.timeline_rows import step_label
 from app.state.working_state import step_header
 from app.views.detail import DetailPane
@@ -18,12 +25,34 @@ from app.views.results import ResultsView
 from app.views.results_model import DeferredExplanations, ResultSet
 from app.views.timeline import StepTimeline
 from app.window.messages import Messages
+from app.workers import WorkerHandle, run_in_worker
 from engine.retrieval.evidence.ranking import explanation_line
 from engine.retrieval.search import QueryInputError
 from engine.retrieval.search.trust import step_trust
 
 #: Results whose tooltip explains their score (the best ones; the detail pane explains any selected item).
 EXPLAINED_ITEMS = 200
+#: Candidates up to which a step's grid and plot are made on the UI thread (a few milliseconds); beyond, in a worker.
+SYNC_ROWS = 50_000
+
+
+class ShownScores(Mapping[str, float]):
+    """Item id → score (NaN: unscored) of the ranking in the grid, read from its columns when asked."""
+
+    def __init__(self, results: ResultSet) -> None:
+        self._results = results
+
+    def __getitem__(self, item_id: str) -> float:
+        entry = self._results.entry_of(item_id)
+        if entry is None:
+            raise KeyError(item_id)
+        return float(self._results.scores[entry])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._results.ids)
+
+    def __len__(self) -> int:
+        return len(self._results)
 
 
 class StepDisplay:
@@ -39,8 +68,10 @@ class StepDisplay:
         self.distribution = distribution
         self.timeline = timeline
         #: Item id → score of the results in the grid (NaN: unscored).
-        self.scores: dict[str, float] = {}
+        self.scores: Mapping[str, float] = {}
         self._step_result = None
+        self._preparing: WorkerHandle | None = None  # a large step's grid and plot being made
+        self._pending: tuple | None = None  # what it was asked: (result, gallery, explanations, label, grid)
         self._from_top = False  # whether _set_results opens the grid at rank #1 (a newly shown step)
         self._shown_step: tuple[int | None, object] | None = None  # (step id, its result) last put in the grid
 
@@ -52,6 +83,7 @@ class StepDisplay:
         gallery = self.state.gallery
         self.detail.clear()
         self._step_result = None
+        self._cancel_preparing()
         if gallery is None:
             self._shown_step = None
             self.results.set_step_summary("")
@@ -74,9 +106,13 @@ class StepDisplay:
         if result is not None:
             lines = DeferredExplanations(lambda: {item: explanation_line(e, labels=SOURCE_LABELS) for item, e in
                                                   result.explanations(EXPLAINED_ITEMS).items()})
+            plot_label = None if stored is None else label
+            if result.rows.shape[0] > SYNC_ROWS:
+                self._prepare(result, gallery, lines, plot_label)
+                return
             self._set_results(ResultSet.from_step(result, gallery, lines))
             self.results.set_ground_truth(*self._truth_identity(result))
-            self.distribution.set_step(result, self._confirmed(), label=None if stored is None else label)
+            self.distribution.set_step(result, self._confirmed(), label=plot_label)
             self.results.set_preview_threshold(None)
         elif stored is not None and stored.gallery_id == self.state.gallery_id:
             kept = list(stored.kept_ids)
@@ -95,10 +131,56 @@ class StepDisplay:
             self.distribution.clear()
             self.messages.message(f"Step {label} was searched on another gallery: open it to see its items")
         else:
-            ids = gallery.ids
-            self._set_results(ResultSet.from_ids(gallery, ids, np.full(len(ids), math.nan)))
+            self._set_results(ResultSet.from_gallery(gallery))
             self.distribution.clear()
         self.results.set_mark_map(self.state.marks)
+
+    @property
+    def preparing(self) -> bool:
+        """A large step's grid and plot are being made in a worker."""
+        return self._preparing is not None
+
+    def _cancel_preparing(self) -> None:
+        if self._preparing is not None:
+            self._preparing.cancel()
+            self._preparing = None
+
+    def _prepare(self, result, gallery, lines, label: str | None, grid: bool = True) -> None:
+        """Make the grid's columns (``grid``) and the plot's figures of ``result`` in a worker, then show them."""
+        self._cancel_preparing()
+        self._pending = (result, gallery, lines, label, grid)
+        confirmed = self._confirmed()
+        time_sorted = self.results.sort_key() == "time"
+
+        def make(job) -> tuple[ResultSet | None, ScoreDistribution]:
+            results = None
+            if grid:
+                results = ResultSet.from_step(result, gallery, lines)
+                job.check()
+                results.prepare(time_sorted=time_sorted)
+                job.check()
+            return results, step_distribution(result, confirmed, label=label).prepare()
+
+        def arrived(made: tuple[ResultSet | None, ScoreDistribution]) -> None:
+            if handle is not self._preparing:
+                return
+            self._preparing = None
+            results, distribution = made
+            if results is not None:
+                self._set_results(results)
+                self.results.set_ground_truth(*self._truth_identity(result))
+            self.distribution.set_distribution(distribution)
+            self.results.set_preview_threshold(None)
+            if results is not None:
+                self.results.set_mark_map(self.state.marks)
+
+        def failed(message: str) -> None:
+            if handle is self._preparing:
+                self._preparing = None
+                self.messages.error(f"The step's results could not be shown: {message}")
+
+        handle = self._preparing = run_in_worker(make, on_result=arrived, on_error=failed,
+                                                 name="Preparing the step's results")
 
     def show_item(self, item_id: str) -> None:
         """The item in the detail pane, with its score and mark and (for a step searched in this session) why it
@@ -126,8 +208,15 @@ class StepDisplay:
         result = self.state.step_result(step_id)
         if result is not None:
             stored = None if step_id is None else self.state.step_state(step_id)
-            self.distribution.set_step(result, self._confirmed(),
-                                       label=None if stored is None else step_label(self.state.case, step_id))
+            label = None if stored is None else step_label(self.state.case, step_id)
+            if result.rows.shape[0] > SYNC_ROWS:  # made again with the new marks (and the grid, when it was due)
+                pending = self._pending
+                if self._preparing is not None and pending is not None and pending[0] is result:
+                    self._prepare(*pending)
+                else:
+                    self._prepare(result, self.state.gallery, None, label, grid=False)
+                return
+            self.distribution.set_step(result, self._confirmed(), label=label)
             self.results.set_preview_threshold(None)  # a re-plot moves the cut line; the grid keeps the step's
 
     def _confirmed(self) -> list[str]:
@@ -147,5 +236,5 @@ class StepDisplay:
         return identity, identity == self.state.target_identity
 
     def _set_results(self, results: ResultSet) -> None:
-        self.scores = {item: float(score) for item, score in zip(results.ids, results.scores, strict=True)}
+        self.scores = ShownScores(results)
         self.results.set_results(results, from_top=self._from_top)
