@@ -24,6 +24,9 @@ TRUE values (ground truth) split the kept candidates most evenly (highest entrop
     HF_HUB_OFFLINE=1 .venv/bin/python bench/next_question.py [--identities 120] [--images 4] \\
         [--cache DIR] [--max-steps 8] [--json out.json]
 
+The same comparison on the hand-labelled real people of the shared clips: ``bench/next_question_footage.py``,
+which imports the witness and the walk from here (``walk``, ``Target``).
+
 Not run by the tests.
 """
 
@@ -36,6 +39,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import NamedTuple
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -90,6 +94,8 @@ def true_split(gallery: Gallery, rows: np.ndarray, keys: list[str]) -> list[str]
 
 
 def answer(truth: dict[str, str], key: str, wrong: float, rng: np.random.Generator) -> str | None:
+    """The witness's answer to ``key``: None ("don't know") when ``truth`` has no value for it, else the true
+    value, or with probability ``wrong`` another value of the key (uniform)."""
     value = truth.get(key)
     if value is None:
         return None
@@ -99,37 +105,73 @@ def answer(truth: dict[str, str], key: str, wrong: float, rng: np.random.Generat
     return value
 
 
-def found(step, gallery: Gallery, identity: str) -> bool:
-    return any(gallery.item(gallery.row(item_id)).identity == identity for item_id, _ in step.top(TOP))
+def first_key(truth: dict[str, str]) -> str | None:
+    """The key of the witness's first words: the gender, else the first key of the "add next" order that
+    ``truth`` has a value for (None when it has none)."""
+    if FIRST_KEY in truth:
+        return FIRST_KEY
+    return next((k for k in SUGGESTION_ORDER if k in truth), None)
 
 
-def lost(step, gallery: Gallery, identity: str) -> bool:
-    code = gallery.columns.identities.lookup(identity)
-    return not (gallery.columns.identity[np.asarray(step.kept)] == code).any()
+class Target(NamedTuple):
+    """What the witness knows (``truth``: key → value) and the gallery items that are the person they saw (a
+    named tuple, not a dataclass: the tests load this script as a module that is not in ``sys.modules``)."""
+
+    truth: dict[str, str]
+    ids: frozenset[str]
+    rows: np.ndarray
+
+    @classmethod
+    def of_rows(cls, gallery: Gallery, truth: dict[str, str], rows) -> Target:
+        rows = np.asarray(sorted(int(r) for r in rows), dtype=np.int64)
+        return cls(dict(truth), frozenset(gallery.item(int(r)).id for r in rows), rows)
+
+    def within(self, step, n: int) -> bool:
+        """Whether one of the target's items is among the step's first ``n``."""
+        return any(item_id in self.ids for item_id, _ in step.top(n))
+
+    def lost(self, step) -> bool:
+        """Whether the step kept none of the target's items."""
+        return not np.isin(np.asarray(step.kept), self.rows).any()
 
 
-def run_one(gallery: Gallery, encoder, target_row: int, strategy: str, wrong: float, max_steps: int,
-            rng: np.random.Generator, splits: list[bool]) -> tuple[int, bool]:
-    """(steps needed, found) for one sighting, one strategy and one witness."""
-    item = gallery.item(target_row)
-    truth, identity = dict(item.attributes), item.identity
-    session = open_search(gallery, encoder)
-    description = append_sentence("", suggestion_sentence(FIRST_KEY, truth[FIRST_KEY], {}))
+def walk(session, target: Target, strategy: str, wrong: float, max_steps: int, rng: np.random.Generator,
+         splits: list[bool] | None = None, tops: tuple[int, ...] = (TOP,),
+         ends: list[str] | None = None) -> dict[int, int | None]:
+    """Questions and answers on a fresh ``session`` until the target is among each first n of ``tops``: n → the
+    number of steps it took, None when the target was lost, ``max_steps`` ran out, no key was left to ask or no
+    candidate was left first. ``splits`` (when given) gets, per suggested question, whether its key is among the
+    three whose true values split the kept candidates most evenly (``true_split``; needs the items' truth);
+    ``ends`` (when given) gets why the walk ended: ``found``, ``lost``, ``max steps``, ``no keys`` or ``no
+    candidates``."""
+    reached: dict[int, int] = {}
+    truth = target.truth
+    key = first_key(truth)
+    if key is None:
+        if ends is not None:
+            ends.append("no keys")
+        return dict.fromkeys(tops)
+    description = append_sentence("", suggestion_sentence(key, truth[key], {}))
     hidden: list[str] = []
     step = session.step(description)
     while True:
-        if found(step, gallery, identity):
-            return len(session.steps), True
-        if len(session.steps) >= max_steps or lost(step, gallery, identity):
-            return max_steps + 1, False
+        for n in tops:
+            if n not in reached and target.within(step, n):
+                reached[n] = len(session.steps)
+        end = "found" if len(reached) == len(tops) else "max steps" if len(session.steps) >= max_steps \
+            else "lost" if target.lost(step) else None
+        if end is not None:
+            break
         stated = stated_in_chain(session.steps)
         while True:
             keys = open_keys(stated, hidden)
             if not keys:
-                return max_steps + 1, False
+                end = "no keys"
+                break
             if strategy == "suggested":
                 asked = questions_after(session, hidden=hidden, top=1)[0]["key"]
-                splits.append(asked in true_split(gallery, step.kept, keys))
+                if splits is not None:
+                    splits.append(asked in true_split(session.gallery, step.kept, keys))
             elif strategy == "ontology":
                 asked = next(k for k in SUGGESTION_ORDER if k in keys)
             else:
@@ -138,17 +180,48 @@ def run_one(gallery: Gallery, encoder, target_row: int, strategy: str, wrong: fl
             if value is not None:
                 break
             hidden.append(asked)  # "don't know"
+        if end is not None:
+            break
         description = append_sentence(description, suggestion_sentence(asked, value, stated))
         try:
             step = session.step(description)
         except NoCandidatesError:
-            return max_steps + 1, False
+            end = "no candidates"
+            break
+    if ends is not None:
+        ends.append(end)
+    return {n: reached.get(n) for n in tops}
+
+
+def run_one(gallery: Gallery, encoder, target_row: int, strategy: str, wrong: float, max_steps: int,
+            rng: np.random.Generator, splits: list[bool]) -> tuple[int, bool]:
+    """(steps needed, found) for one sighting, one strategy and one witness."""
+    item = gallery.item(target_row)
+    code = gallery.columns.identities.lookup(item.identity)
+    rows = np.flatnonzero(gallery.columns.identity == code)
+    steps = walk(open_search(gallery, encoder), Target.of_rows(gallery, item.attributes, rows), strategy, wrong,
+                 max_steps, rng, splits)[TOP]
+    return (max_steps + 1, False) if steps is None else (steps, True)
+
+
+def strategy_rng(strategy: str, wrong: float) -> np.random.Generator:
+    """The random keys' and the noisy witness's generator of one strategy and witness."""
+    return np.random.default_rng([SEED, STRATEGIES.index(strategy), int(wrong * 100)])
 
 
 def interval(values: list[float], rng: np.random.Generator, resamples: int = 2000) -> tuple[float, float, float]:
     data = np.asarray(values, dtype=np.float64)
     means = data[rng.integers(0, data.size, (resamples, data.size))].mean(axis=1)
     return float(data.mean()), float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+
+
+def steps_entry(outcomes: list[tuple[int, bool]], rng: np.random.Generator) -> tuple[dict, str]:
+    """Mean steps and share found, each with its 95 % bootstrap interval: the report's entry and a line."""
+    mean, low, high = interval([s for s, _ in outcomes], rng)
+    hit, hit_low, hit_high = interval([float(ok) for _, ok in outcomes], rng)
+    entry = {"mean_steps": round(mean, 2), "ci95": [round(low, 2), round(high, 2)],
+             "found": round(hit, 3), "found_ci95": [round(hit_low, 3), round(hit_high, 3)]}
+    return entry, f"steps {mean:.2f} [{low:.2f}, {high:.2f}]  found {hit:.2f} [{hit_low:.2f}, {hit_high:.2f}]"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -182,15 +255,10 @@ def main(argv: list[str] | None = None) -> int:
     for witness, wrong in WITNESSES.items():
         for strategy in STRATEGIES:
             splits: list[bool] = []
-            strategy_rng = np.random.default_rng([SEED, STRATEGIES.index(strategy), int(wrong * 100)])
-            outcomes = [run_one(gallery, encoder, row, strategy, wrong, args.max_steps, strategy_rng, splits)
+            draws = strategy_rng(strategy, wrong)
+            outcomes = [run_one(gallery, encoder, row, strategy, wrong, args.max_steps, draws, splits)
                         for row in targets]
-            steps = [s for s, _ in outcomes]
-            mean, low, high = interval(steps, rng)
-            hits = [float(ok) for _, ok in outcomes]
-            hit, hit_low, hit_high = interval(hits, rng)
-            entry = {"mean_steps": round(mean, 2), "ci95": [round(low, 2), round(high, 2)],
-                     "found": round(hit, 3), "found_ci95": [round(hit_low, 3), round(hit_high, 3)]}
+            entry, line = steps_entry(outcomes, rng)
             if splits:
                 share, s_low, s_high = interval([float(s) for s in splits], rng)
                 entry["suggested_in_true_top3"] = round(share, 3)
@@ -198,8 +266,7 @@ def main(argv: list[str] | None = None) -> int:
                 entry["questions"] = len(splits)
             report["results"][f"{witness}/{strategy}"] = entry
             split = f"  suggested key in true top 3: {entry['suggested_in_true_top3']:.2f}" if splits else ""
-            print(f"{witness:>8} {strategy:>9}: steps {mean:.2f} [{low:.2f}, {high:.2f}]  found {hit:.2f} "
-                  f"[{hit_low:.2f}, {hit_high:.2f}]{split}", flush=True)
+            print(f"{witness:>8} {strategy:>9}: {line}{split}", flush=True)
     report["seconds"] = round(time.perf_counter() - started, 1)
     if args.json is not None:
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
