@@ -230,12 +230,14 @@ def test_a_non_utf8_line_of_items_jsonl_names_the_file_and_line(tmp_path):
     lines = file.read_bytes().split(b"\n")
     lines[1] = lines[1].replace(b"clip", b"cl\xffp")
     file.write_bytes(b"\n".join(lines))
+    opened = Gallery.open(tmp_path / "g")  # records are read when used (columns/ holds what opening needs)
     with pytest.raises(GalleryCorruptError, match=r"items\.jsonl line 2: not UTF-8 text \(byte \d+\)"):
-        Gallery.open(tmp_path / "g")
+        opened.item(1)
+    assert any("not UTF-8 text" in problem.message for problem in opened.verify())
     lines[1] = b"[" * 5000 + b"]" * 5000
     file.write_bytes(b"\n".join(lines))
     with pytest.raises((GalleryCorruptError, ValueError), match=r"items\.jsonl"):
-        Gallery.open(tmp_path / "g")
+        Gallery.open(tmp_path / "g").item(1)
 
 
 def test_nan_weights_are_blamed_on_the_checkpoint_file(tmp_path):
