@@ -5,6 +5,7 @@ kept between sessions (``synthetic_cache``). Run with ``pytest -s`` for the gaps
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -19,15 +20,15 @@ from app.state.query_spec import KeepRule
 ITEMS = 1_000_000
 WAIT = 600_000
 SCROLL_STEPS = 40
-#: The bound the window aims at (the same at 2,100 items as at a million).
-TARGET_STALL_MS = 100
-#: What the test asserts. On the shared 2-core machine the tests run on (load average 5 to 7 from other work), this
-#: scenario measured worst gaps of 249 and 340 ms with a 99th percentile of 93–94 ms, while the 2,100-item
-#: ``test_app_heartbeat`` scenario measured 235–288 ms (99th percentile 74–123 ms) at the same hour, before and
-#: after this change alike: what is left is card painting and workers holding the interpreter lock, not the
-#: gallery's size. Before the grid's data became columns this scenario stalled the UI thread for 75 to 100
-#: seconds, which this bound catches.
-MAX_STALL_MS = 400
+#: The UI-stall bound (the same at 2,100 items as at a million). On the 2-core machine the tests run on, idle, this
+#: scenario measured worst gaps of 43, 51 and 61 ms (99th percentile 26–34 ms); before a step's ids were joined,
+#: split and checked in chunks and the gallery fingerprint hashed blocks of ids, it measured 116 ms idle and
+#: 250–530 ms under load: worker calls into C holding the interpreter lock for 30–50 ms while the UI thread waited
+#: for it (docs/scaling.md). Before the grid's data became columns it stalled the UI thread for 75 to 100 seconds.
+MAX_STALL_MS = 100
+#: What is asserted when the machine is oversubscribed (load average over its cores, from other work): the
+#: heartbeat then measures the scheduler as much as the window, and this still catches any stall of the window's own.
+LOADED_MAX_STALL_MS = 400
 
 
 @pytest.fixture(scope="session")
@@ -82,6 +83,8 @@ def test_a_million_item_gallery_scrolls_end_to_end_and_runs_a_step_without_stall
     assert model.rowCount() == ITEMS and model.item_id(0) == example  # its own best match, over every item
     assert model.step_kept_count() == ITEMS // 2
     assert sum(int(bins.sum()) for bins in window.panes.distribution.counts().values()) == ITEMS  # binned
-    print(f"heartbeat: {heart.summary()} (target {TARGET_STALL_MS} ms)")
-    assert heart.longest_gap() <= MAX_STALL_MS, f"the UI thread stalled: {heart.summary()}"
+    load = os.getloadavg()[0] / (os.cpu_count() or 1)
+    bound = MAX_STALL_MS if load <= 1.0 else LOADED_MAX_STALL_MS
+    print(f"heartbeat: {heart.summary()} (bound {bound} ms at a load of {load:.1f} per core)")
+    assert heart.longest_gap() <= bound, f"the UI thread stalled: {heart.summary()} at a load of {load:.1f} per core"
     window.close()

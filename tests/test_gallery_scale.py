@@ -223,3 +223,17 @@ def test_a_large_top_k_probes_enough_lists_to_fill_it():
     allowed[::10] = True
     scores, rows = indexes.search_among(index, query, 500, allowed)
     assert (rows >= 0).sum() == 500 and (rows[0] % 10 == 0).all()
+
+
+def test_the_fingerprint_of_an_id_column_hashes_the_same_bytes_as_its_ids_one_by_one():
+    from engine.index.versions import fingerprint
+
+    ids = [f"cam{i % 7}/person-é{i}" if i % 3 else f"x{i}" for i in range(150_000)]  # > two blocks, multi-byte
+    encoded = [i.encode("utf-8") for i in ids]
+    column = IdColumn(np.frombuffer(b"".join(encoded), dtype=np.uint8),
+                      np.cumsum([len(e) for e in encoded]).astype(np.int64))
+    assert list(column[65_530:65_540]) == ids[65_530:65_540]
+    for low, high in ((0, len(ids)), (1, 131_073), (65_536, 65_537), (70_000, 70_000)):
+        assert fingerprint("m", {"rgb": 16}, column[low:high], "head") == fingerprint("m", {"rgb": 16}, ids[low:high],
+                                                                                     "head")
+    assert fingerprint("m", {}, column) != fingerprint("m", {}, column[1:])

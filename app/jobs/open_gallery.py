@@ -72,6 +72,8 @@ class OpenGalleryJob(BackgroundJob):
         job.progress(0, 0, f"Opening gallery {self.path}")
         gallery = Gallery.open(self.path)
         job.check()
+        job.progress(0, 0, "Reading the gallery's camera and identity names")
+        gallery.columns.names()  # read here, not when the window first shows the cameras
         encoder = None
         if self.encoder_factory is not None:
             job.progress(0, 0, "Loading the model")

@@ -86,7 +86,7 @@ def step_columns(step: StepInput) -> dict[str, Any]:
     if kept_scores.shape != (len(kept_ids),):
         raise StoreInputError(f"kept_scores has shape {kept_scores.shape}, expected ({len(kept_ids)},) to match "
                               f"kept_ids")
-    if len(set(kept_ids)) != len(kept_ids):
+    if codec.has_duplicates(kept_ids):
         raise StoreInputError("kept_ids contains duplicates")
     scores = np.asarray(step.scores, dtype=np.float32)
     before = count(step.candidates_before, "candidates_before")

@@ -6,6 +6,10 @@
   histogram of the ground-truth relevant candidates, as a small JSON object.
 
 A blob per step (not a row per item) keeps a 100 000-candidate step to one row write.
+
+Large id lists are joined, split, checked and converted ``CHUNK`` ids at a time: one call into C over half a
+million ids (a join, a split, a set) holds the interpreter lock for 30 to 50 ms, and the window's thread, waiting
+for the lock while a worker records or reads such a step, would stall that long each time (docs/scaling.md).
 """
 
 from __future__ import annotations
@@ -21,14 +25,30 @@ from app.store.errors import StoreInputError
 
 HISTOGRAM_BINS = 128
 _LEVEL = 6
+#: Ids (or scores) per call into C: a few milliseconds of holding the interpreter lock each.
+CHUNK = 32_768
+#: Bytes of the joined ids text decoded and split per call (about ``CHUNK`` ids of ~30 characters).
+_TEXT_CHUNK = 1 << 20
 
 
 def ids_text(ids: Sequence[str]) -> bytes:
     """The ids as newline-joined UTF-8 (the form that is hashed); each id must be non-empty, without newline."""
-    for item_id in ids:
-        if not isinstance(item_id, str) or not item_id or "\n" in item_id or "\r" in item_id:
-            raise StoreInputError(f"item ids must be non-empty strings without line breaks, got {item_id!r}")
-    return "\n".join(ids).encode("utf-8")
+    parts = []
+    for start in range(0, len(ids), CHUNK):
+        chunk = ids[start : start + CHUNK]
+        for item_id in chunk:
+            if not isinstance(item_id, str) or not item_id or "\n" in item_id or "\r" in item_id:
+                raise StoreInputError(f"item ids must be non-empty strings without line breaks, got {item_id!r}")
+        parts.append("\n".join(chunk).encode("utf-8"))
+    return b"\n".join(parts)
+
+
+def has_duplicates(ids: Sequence[str]) -> bool:
+    """Whether an id appears twice."""
+    seen: set[str] = set()
+    for start in range(0, len(ids), CHUNK):
+        seen.update(ids[start : start + CHUNK])
+    return len(seen) != len(ids)
 
 
 def encode_ids(ids: Sequence[str]) -> tuple[bytes, str]:
@@ -38,8 +58,15 @@ def encode_ids(ids: Sequence[str]) -> tuple[bytes, str]:
 
 
 def decode_ids(blob: bytes) -> tuple[str, ...]:
-    text = zlib.decompress(blob).decode("utf-8")
-    return tuple(text.split("\n")) if text else ()
+    text = zlib.decompress(blob)
+    ids: list[str] = []
+    start, size = 0, len(text)
+    while start < size:  # cut at a newline past each chunk: a newline byte never sits inside a UTF-8 character
+        cut = text.find(b"\n", start + _TEXT_CHUNK) if start + _TEXT_CHUNK < size else -1
+        stop = size if cut < 0 else cut
+        ids.extend(text[start:stop].decode("utf-8").split("\n"))
+        start = stop + 1
+    return tuple(ids)
 
 
 def encode_scores(scores: Sequence[float] | np.ndarray) -> bytes:
@@ -53,6 +80,15 @@ def encode_scores(scores: Sequence[float] | np.ndarray) -> bytes:
 
 def decode_scores(blob: bytes) -> np.ndarray:
     return np.frombuffer(zlib.decompress(blob), dtype="<f4")
+
+
+def float_tuple(values: np.ndarray) -> tuple[float, ...]:
+    """``values`` as a tuple of Python floats."""
+    values = np.asarray(values)
+    floats: list[float] = []
+    for start in range(0, values.shape[0], CHUNK):
+        floats.extend(values[start : start + CHUNK].tolist())
+    return tuple(floats)
 
 
 def score_histogram(scores: Sequence[float] | np.ndarray, relevant: Sequence[bool] | np.ndarray | None,

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from app.store.codec import CHUNK
 from app.store.evidence import EvidenceSource
 from app.store.state import StepInput
 from engine.kernel.step_schema import step_values
@@ -58,7 +59,10 @@ def ids_of_rows(item_ids: Sequence[str], rows: np.ndarray) -> tuple[str, ...]:
         return tuple(item_ids[int(row)] for row in rows)
     low, high = int(rows.min()), int(rows.max()) + 1
     run = list(item_ids[low:high])
-    return tuple(run[row - low] for row in rows.tolist())
+    ids: list[str] = []
+    for start in range(0, rows.shape[0], CHUNK):  # a few milliseconds in C at a time (app.store.codec)
+        ids.extend(run[row] for row in (rows[start : start + CHUNK] - low).tolist())
+    return tuple(ids)
 
 
 def step_input(result: StepResult, gallery_id: int, question: dict[str, Any] | None = None) -> StepInput:
@@ -72,7 +76,7 @@ def step_input(result: StepResult, gallery_id: int, question: dict[str, Any] | N
         sketch=_image(result.query.sketch, "sketch"),
         ir=_image(result.query.ir, "IR"),
         kept_ids=ids_of_rows(result.item_ids, result.rows[best_first]),
-        kept_scores=tuple(result.scores[best_first].tolist()),
+        kept_scores=np.asarray(result.scores[best_first], dtype=np.float32),
         scores=result.scores,
         relevant=result.relevant,
         question=question,

@@ -28,7 +28,7 @@ def step_state(step: Step, evidence: dict[int, EvidenceFile]) -> StepState:
         **step_values(step, StepState), id=step.id, seq=step.seq, parent_id=step.parent_id, depth=step.depth,
         gallery_id=step.gallery_id, sketch=evidence.get(step.sketch_evidence_id),
         ir=evidence.get(step.ir_evidence_id), kept_ids=codec.decode_ids(step.kept_ids),
-        kept_scores=tuple(codec.decode_scores(step.kept_scores).tolist()), kept_sha256=step.kept_sha256,
+        kept_scores=codec.float_tuple(codec.decode_scores(step.kept_scores)), kept_sha256=step.kept_sha256,
         histogram=step.histogram, created_at=step.created_at, undone_at=step.undone_at, question=step.question)
 
 

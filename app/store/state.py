@@ -6,12 +6,15 @@ step the analyst stands on). Undone steps stay in ``steps`` with ``undone_at`` s
 
 from __future__ import annotations
 
-from collections.abc import Sized
+from collections.abc import Sequence, Sized
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.kernel.step_schema import StepRecord
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,8 @@ class StepInput(StepRecord):
     """What ``CaseStore.record_step`` stores for one search step: the step's fields (``engine.kernel.step_schema``)
     and its outputs (``app.store.from_engine`` builds it from an engine ``StepResult``).
 
-    ``kept_ids``/``kept_scores``: the kept items best first and their scores. ``scores``: every ranked
+    ``kept_ids``/``kept_scores``: the kept items best first and their scores (a sequence of floats or a float
+    array). ``scores``: every ranked
     candidate's score (for the histogram); ``relevant``: ground truth per score, or None. ``sketch``/``ir``:
     a file path, or PNG bytes for an image made in the app. ``filters``: JSON-ready, e.g.
     ``{"cameras": ["cam1"], "time_range": [0.0, None]}``. ``candidates_after`` (the number of kept ids) and
@@ -64,7 +68,7 @@ class StepInput(StepRecord):
 
     gallery_id: int
     kept_ids: tuple[str, ...]
-    kept_scores: tuple[float, ...]
+    kept_scores: Sequence[float] | np.ndarray
     scores: Any
     sketch: Any = None
     ir: Any = None

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from engine.index.columns import IdColumn
 from engine.index.content import HEAD_KEY
 from engine.index.errors import GalleryCorruptError
 
@@ -74,8 +75,12 @@ def fingerprint(model_fingerprint: str, views: Mapping[str, int], ids: Iterable[
         fields["content"] = content_head
     head = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     digest = hashlib.sha256(head.encode("utf-8"))
-    for item_id in ids:
-        digest.update(b"\n" + item_id.encode("utf-8"))
+    if isinstance(ids, IdColumn):  # a block of ids per update (a million ids: ~40 ms instead of ~1 s)
+        for chunk in ids.separated_bytes():
+            digest.update(chunk)
+    else:
+        for item_id in ids:
+            digest.update(b"\n" + item_id.encode("utf-8"))
     return digest.hexdigest()
 
 
