@@ -136,7 +136,7 @@ def run_size(folder: Path, items: int, profile: bool) -> dict[str, float]:
         state.gallery_changed.connect(opened.append)
         started = time.perf_counter()
         window.open_gallery(folder)
-        wait_until(lambda: opened and not state.busy and not window.busy)
+        wait_until(lambda: opened and not state.busy and not window.busy and not window.step_display.preparing)
         settle()
         figures["open s"] = time.perf_counter() - started
         assert len(state.gallery) == items, (len(state.gallery), items)

@@ -55,7 +55,7 @@ def test_a_million_item_gallery_scrolls_end_to_end_and_runs_a_step_without_stall
     open_or_create_case(state, "A million items")
     with qtbot.waitSignal(state.gallery_changed, timeout=WAIT):
         window.open_gallery(million_gallery)
-    qtbot.waitUntil(lambda: not state.busy and not window.busy, timeout=WAIT)
+    qtbot.waitUntil(lambda: not state.busy and not window.busy and not window.step_display.preparing, timeout=WAIT)
     grid, model = window.results.grid, window.results.model
     assert len(state.gallery) == ITEMS and model.rowCount() == ITEMS  # the whole gallery, unscored
 

@@ -1,10 +1,10 @@
 """``StepDisplay``: a step shown in the window: its ranking in the results grid, its scores on the distribution
 panel, the selected item (with why it ranks where it does) in the detail pane, and the marks on all three.
 
-A step of more than ``SYNC_ROWS`` candidates has its grid columns and plotted figures made in a worker (a
-million candidates take the UI thread's whole budget in sorting and gathering alone); the grid and the plot
-keep what they showed until they arrive, and a newer step shown first cancels them (docs/architecture.md,
-"The window at a million items")."""
+A step of more than ``SYNC_ROWS`` candidates (or a gallery of more items, shown unscored) has its grid columns
+and plotted figures made in a worker (a million candidates take the UI thread's whole budget in sorting and
+gathering alone); the grid and the plot keep what they showed until they arrive, and a newer step shown first
+cancels them (docs/architecture.md, "The window at a million items")."""
 
 from __future__ import annotations
 
@@ -131,8 +131,11 @@ class StepDisplay:
             self.distribution.clear()
             self.messages.message(f"Step {label} was searched on another gallery: open it to see its items")
         else:
-            self._set_results(ResultSet.from_gallery(gallery))
             self.distribution.clear()
+            if len(gallery) > SYNC_ROWS:
+                self._prepare_gallery(gallery)
+                return
+            self._set_results(ResultSet.from_gallery(gallery))
         self.results.set_mark_map(self.state.marks)
 
     @property
@@ -181,6 +184,28 @@ class StepDisplay:
 
         handle = self._preparing = run_in_worker(make, on_result=arrived, on_error=failed,
                                                  name="Preparing the step's results")
+
+    def _prepare_gallery(self, gallery) -> None:
+        """Make the grid's columns of the whole gallery, unscored, in a worker, then show them (the grid is empty
+        meanwhile: what it showed may belong to another gallery)."""
+        self._pending = None
+        self._set_results(ResultSet.empty())
+        time_sorted = self.results.sort_key() == "time"
+
+        def arrived(results: ResultSet) -> None:
+            if handle is self._preparing:
+                self._preparing = None
+                self._set_results(results)
+                self.results.set_mark_map(self.state.marks)
+
+        def failed(message: str) -> None:
+            if handle is self._preparing:
+                self._preparing = None
+                self.messages.error(f"The gallery's items could not be shown: {message}")
+
+        handle = self._preparing = run_in_worker(
+            lambda job: ResultSet.from_gallery(gallery).prepare(time_sorted=time_sorted), on_result=arrived,
+            on_error=failed, name="Preparing the gallery's items")
 
     def show_item(self, item_id: str) -> None:
         """The item in the detail pane, with its score and mark and (for a step searched in this session) why it
