@@ -515,3 +515,29 @@ def test_the_cut_question_names_items_by_camera_and_time(qtbot, window):
     box = window.confirmed_cut_box([(item, 0.41)], KeepRule("threshold", 0.9))
     assert item not in box.text() and window.item_label(item) in box.text()
     assert item in box.detailedText() and item in box.toolTip()
+
+
+def test_large_unscored_and_stored_sets_are_made_in_a_worker_and_then_shown(qtbot, window, monkeypatch):
+    """Past ``SYNC_ROWS`` rows the whole gallery (unscored) and a stored step's kept items (its result not re-run
+    yet) are made off the UI thread; the grid is empty meanwhile, then shows them in their order."""
+    from app.window import step_display
+
+    state = window.state
+    assert window.new_case("Large sets") is not None
+    run_step(qtbot, window, STEPS[0])
+    step_id = state.head_step_id
+    stored = state.step_state(step_id).kept_ids
+    monkeypatch.setattr(step_display, "SYNC_ROWS", 2)
+    model = window.results.model
+
+    window.step_display.show_step(None)
+    assert window.step_display.preparing and model.rowCount() == 0
+    qtbot.waitUntil(lambda: not window.step_display.preparing, timeout=WAIT)
+    assert model.rowCount() == len(state.gallery) == 24
+
+    monkeypatch.setattr(state, "step_result", lambda _step_id: None)  # as when a reopened case is not re-run yet
+    window.step_display.show_step(step_id)
+    assert window.step_display.preparing and model.rowCount() == 0
+    qtbot.waitUntil(lambda: not window.step_display.preparing, timeout=WAIT)
+    assert [model.item_id(row) for row in range(model.rowCount())] == list(stored) and len(stored) > 2
+    assert not window.distribution.is_empty()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -115,10 +115,8 @@ class StepDisplay:
             self.distribution.set_step(result, self._confirmed(), label=plot_label)
             self.results.set_preview_threshold(None)
         elif stored is not None and stored.gallery_id == self.state.gallery_id:
-            kept = list(stored.kept_ids)
+            kept = stored.kept_ids
             scores = np.asarray(stored.kept_scores, dtype=np.float64)
-            self._set_results(ResultSet.from_ids(gallery, kept, scores, kept=np.ones(len(kept), bool)))
-            self.results.set_preview_threshold(None)
             if kept:
                 self.distribution.set_scores(scores, len(kept), keep_rule=stored.keep_rule,
                                              keep_value=stored.keep_value,
@@ -126,6 +124,15 @@ class StepDisplay:
                                                    f"(re-run the case for every candidate's score)")
             else:
                 self.distribution.clear()
+
+            def stored_results() -> ResultSet:
+                return ResultSet.from_ids(gallery, list(kept), scores, kept=np.ones(len(kept), bool))
+
+            if len(kept) > SYNC_ROWS:  # every kept id is looked up in the gallery
+                self._prepare_set(stored_results, "the step's kept items")
+                return
+            self._set_results(stored_results())
+            self.results.set_preview_threshold(None)
         elif stored is not None:
             self._set_results(ResultSet.empty())
             self.distribution.clear()
@@ -133,7 +140,7 @@ class StepDisplay:
         else:
             self.distribution.clear()
             if len(gallery) > SYNC_ROWS:
-                self._prepare_gallery(gallery)
+                self._prepare_set(lambda: ResultSet.from_gallery(gallery), "the gallery's items")
                 return
             self._set_results(ResultSet.from_gallery(gallery))
         self.results.set_mark_map(self.state.marks)
@@ -185,9 +192,10 @@ class StepDisplay:
         handle = self._preparing = run_in_worker(make, on_result=arrived, on_error=failed,
                                                  name="Preparing the step's results")
 
-    def _prepare_gallery(self, gallery) -> None:
-        """Make the grid's columns of the whole gallery, unscored, in a worker, then show them (the grid is empty
-        meanwhile: what it showed may belong to another gallery)."""
+    def _prepare_set(self, make: Callable[[], ResultSet], what: str) -> None:
+        """Make a result set that passes over every row (``make``: the whole gallery unscored, or a stored step's
+        kept items) in a worker, then show it; the grid is empty meanwhile (what it showed may belong to another
+        gallery or step). ``what`` names it in the job's name and in an error."""
         self._pending = None
         self._set_results(ResultSet.empty())
         time_sorted = self.results.sort_key() == "time"
@@ -196,16 +204,16 @@ class StepDisplay:
             if handle is self._preparing:
                 self._preparing = None
                 self._set_results(results)
+                self.results.set_preview_threshold(None)
                 self.results.set_mark_map(self.state.marks)
 
         def failed(message: str) -> None:
             if handle is self._preparing:
                 self._preparing = None
-                self.messages.error(f"The gallery's items could not be shown: {message}")
+                self.messages.error(f"{what[0].upper()}{what[1:]} could not be shown: {message}")
 
-        handle = self._preparing = run_in_worker(
-            lambda job: ResultSet.from_gallery(gallery).prepare(time_sorted=time_sorted), on_result=arrived,
-            on_error=failed, name="Preparing the gallery's items")
+        handle = self._preparing = run_in_worker(lambda job: make().prepare(time_sorted=time_sorted),
+                                                 on_result=arrived, on_error=failed, name=f"Preparing {what}")
 
     def show_item(self, item_id: str) -> None:
         """The item in the detail pane, with its score and mark and (for a step searched in this session) why it
