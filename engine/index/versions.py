@@ -75,7 +75,7 @@ def fingerprint(model_fingerprint: str, views: Mapping[str, int], ids: Iterable[
         fields["content"] = content_head
     head = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     digest = hashlib.sha256(head.encode("utf-8"))
-    if isinstance(ids, IdColumn):  # a block of ids per update (a million ids: ~40 ms instead of ~1 s)
+    if isinstance(ids, IdColumn):  # a block of ids per update (a million ids: 44 ms instead of 325 ms)
         for chunk in ids.separated_bytes():
             digest.update(chunk)
     else:
