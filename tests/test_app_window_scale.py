@@ -23,7 +23,7 @@ SCROLL_STEPS = 40
 #: The UI-stall bound (the same at 2,100 items as at a million). On the 2-core machine the tests run on, idle, this
 #: scenario measured worst gaps of 43, 51 and 61 ms (99th percentile 26–34 ms); before a step's ids were joined,
 #: split and checked in chunks and the gallery fingerprint hashed blocks of ids, it measured 116 ms idle and
-#: 250–530 ms under load: worker calls into C holding the interpreter lock for 30–50 ms while the UI thread waited
+#: 200–530 ms under load: worker calls into C holding the interpreter lock for 30–50 ms while the UI thread waited
 #: for it (docs/scaling.md). Before the grid's data became columns it stalled the UI thread for 75 to 100 seconds.
 MAX_STALL_MS = 100
 #: What is asserted when the machine is oversubscribed (load average over its cores, from other work): the

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,11 +31,16 @@ CHUNK = 32_768
 _TEXT_CHUNK = 1 << 20
 
 
+def chunks(values: Sequence) -> Iterator[Sequence]:
+    """``values`` cut into slices of ``CHUNK``, in order."""
+    for start in range(0, len(values), CHUNK):
+        yield values[start : start + CHUNK]
+
+
 def ids_text(ids: Sequence[str]) -> bytes:
     """The ids as newline-joined UTF-8 (the form that is hashed); each id must be non-empty, without newline."""
     parts = []
-    for start in range(0, len(ids), CHUNK):
-        chunk = ids[start : start + CHUNK]
+    for chunk in chunks(ids):
         for item_id in chunk:
             if not isinstance(item_id, str) or not item_id or "\n" in item_id or "\r" in item_id:
                 raise StoreInputError(f"item ids must be non-empty strings without line breaks, got {item_id!r}")
@@ -46,8 +51,8 @@ def ids_text(ids: Sequence[str]) -> bytes:
 def has_duplicates(ids: Sequence[str]) -> bool:
     """Whether an id appears twice."""
     seen: set[str] = set()
-    for start in range(0, len(ids), CHUNK):
-        seen.update(ids[start : start + CHUNK])
+    for chunk in chunks(ids):
+        seen.update(chunk)
     return len(seen) != len(ids)
 
 
@@ -84,10 +89,9 @@ def decode_scores(blob: bytes) -> np.ndarray:
 
 def float_tuple(values: np.ndarray) -> tuple[float, ...]:
     """``values`` as a tuple of Python floats."""
-    values = np.asarray(values)
     floats: list[float] = []
-    for start in range(0, values.shape[0], CHUNK):
-        floats.extend(values[start : start + CHUNK].tolist())
+    for chunk in chunks(np.asarray(values)):
+        floats.extend(chunk.tolist())
     return tuple(floats)
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from app.store.codec import CHUNK
+from app.store.codec import chunks
 from app.store.evidence import EvidenceSource
 from app.store.state import StepInput
 from engine.kernel.step_schema import step_values
@@ -60,8 +60,8 @@ def ids_of_rows(item_ids: Sequence[str], rows: np.ndarray) -> tuple[str, ...]:
     low, high = int(rows.min()), int(rows.max()) + 1
     run = list(item_ids[low:high])
     ids: list[str] = []
-    for start in range(0, rows.shape[0], CHUNK):  # a few milliseconds in C at a time (app.store.codec)
-        ids.extend(run[row] for row in (rows[start : start + CHUNK] - low).tolist())
+    for chunk in chunks(rows - low):  # a few milliseconds in C at a time (app.store.codec)
+        ids.extend(run[row] for row in chunk.tolist())
     return tuple(ids)
 
 

@@ -1,10 +1,11 @@
 """``StepDisplay``: a step shown in the window: its ranking in the results grid, its scores on the distribution
 panel, the selected item (with why it ranks where it does) in the detail pane, and the marks on all three.
 
-A step of more than ``SYNC_ROWS`` candidates (or a gallery of more items, shown unscored) has its grid columns
-and plotted figures made in a worker (a million candidates take the UI thread's whole budget in sorting and
-gathering alone); the grid and the plot keep what they showed until they arrive, and a newer step shown first
-cancels them (docs/architecture.md, "The window at a million items")."""
+A step of more than ``SYNC_ROWS`` candidates has its grid columns and plotted figures made in a worker (a
+million candidates take the UI thread's whole budget in sorting and gathering alone); the grid and the plot
+keep what they showed until they arrive, and a newer step shown first cancels them. The whole gallery shown
+unscored, and a stored step's kept items shown before its result is re-run, are made in a worker past the same
+size, with the grid empty meanwhile (docs/architecture.md, "The window at a million items")."""
 
 from __future__ import annotations
 
